@@ -1,0 +1,92 @@
+#include "frag/target_workload.h"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+namespace tessera {
+
+TargetWorkload TargetWorkload::FromPods(const std::vector<PodSpec>& pods, double coverage) {
+  using Key = std::tuple<int64_t, int32_t, int32_t, std::string>;
+  std::map<Key, int64_t> counts;
+  for (const PodSpec& p : pods) {
+    const bool cpu_only = p.gpu_count == 0 || p.gpu_milli == 0;
+    counts[Key{p.cpu_milli, cpu_only ? 0 : p.gpu_milli, cpu_only ? 0 : p.gpu_count,
+               cpu_only ? std::string() : p.gpu_spec}]++;
+  }
+  std::vector<TargetClass> all;
+  all.reserve(counts.size());
+  for (const auto& [key, count] : counts) {
+    TargetClass c;
+    std::tie(c.cpu_milli, c.gpu_milli, c.gpu_count, c.gpu_spec) = key;
+    c.count = count;
+    all.push_back(std::move(c));
+  }
+  std::sort(all.begin(), all.end(), [](const TargetClass& a, const TargetClass& b) {
+    return std::tie(a.count, a.cpu_milli, a.gpu_milli, a.gpu_count, a.gpu_spec) >
+           std::tie(b.count, b.cpu_milli, b.gpu_milli, b.gpu_count, b.gpu_spec);
+  });
+  const double total = static_cast<double>(pods.size());
+  double covered = 0;
+  size_t taken = 0;
+  while (taken < all.size() && covered < coverage * total) {
+    covered += static_cast<double>(all[taken].count);
+    ++taken;
+  }
+  all.resize(taken);
+  for (TargetClass& c : all) c.probability = static_cast<double>(c.count) / covered;
+  return FromClasses(std::move(all));
+}
+
+TargetWorkload TargetWorkload::FromClasses(std::vector<TargetClass> classes) {
+  TargetWorkload w;
+  w.classes_ = std::move(classes);
+  for (const TargetClass& c : w.classes_) {
+    if (c.gpu_milli == 0 || c.gpu_count == 0) {
+      w.cpu_only_probability_ += c.probability;
+    } else {
+      w.gpu_classes_.push_back(c);
+    }
+  }
+  return w;
+}
+
+void TargetWorkload::Resolve(const Cluster& cluster) {
+  for (TargetClass& c : classes_) c.models = cluster.ResolveModels(c.gpu_spec);
+  for (TargetClass& c : gpu_classes_) c.models = cluster.ResolveModels(c.gpu_spec);
+}
+
+double TargetWorkload::NodeFragmentation(int model_id, int64_t cpu_left, const int32_t* gpu_free,
+                                         int gpu_count) const {
+  int64_t idle = 0;
+  for (int i = 0; i < gpu_count; ++i) idle += gpu_free[i];
+  if (idle == 0) return 0;
+  const double r = static_cast<double>(idle);
+  // CPU-only classes can use no GPU: all idle GPU is fragment to them.
+  double frag = cpu_only_probability_ * r;
+  for (const TargetClass& c : gpu_classes_) {
+    if (model_id < 0 || ((c.models >> model_id) & 1) == 0 || cpu_left < c.cpu_milli) {
+      frag += c.probability * r;
+      continue;
+    }
+    int fitting = 0;
+    int64_t too_small = 0;
+    for (int i = 0; i < gpu_count; ++i) {
+      if (gpu_free[i] >= c.gpu_milli) {
+        ++fitting;
+      } else {
+        too_small += gpu_free[i];
+      }
+    }
+    frag += c.probability * (fitting >= c.gpu_count ? static_cast<double>(too_small) : r);
+  }
+  return frag;
+}
+
+double TargetWorkload::ClusterFragmentation(const Cluster& cluster) const {
+  double total = 0;
+  for (int n = 0; n < cluster.size(); ++n) total += NodeFragmentation(cluster, n);
+  return total;
+}
+
+}  // namespace tessera

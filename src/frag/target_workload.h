@@ -1,0 +1,58 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/cluster.h"
+#include "model/pod.h"
+
+namespace tessera {
+
+/// One class of the target workload M: pods that share (CPU, per-GPU milli, GPU count,
+/// GPU-model constraint). Memory is not part of the key (as in the FGD paper).
+struct TargetClass {
+  int64_t cpu_milli = 0;
+  int32_t gpu_milli = 0;  ///< per GPU; 0 for CPU-only classes
+  int32_t gpu_count = 0;
+  std::string gpu_spec;   ///< "A|B"; empty = any model
+  double probability = 0; ///< p_m, in [0, 1]
+  int64_t count = 0;      ///< pods of this class in the source list
+  ModelMask models = kAnyModel;  ///< gpu_spec resolved against a cluster (see Resolve)
+};
+
+/// The target workload M of the FGD paper: the most frequent pod classes of a pod list,
+/// taken in decreasing count until they cover `coverage` of the pods, then renormalised.
+/// Immutable once built and resolved; safe to share between threads.
+class TargetWorkload {
+ public:
+  TargetWorkload() = default;
+  /// Builds M from `pods` (CPU-only pods included). Ties in count are ordered as the FGD
+  /// artifact does (larger CPU, then larger milli, GPU count and model string first).
+  static TargetWorkload FromPods(const std::vector<PodSpec>& pods, double coverage = 0.95);
+  /// Builds M from explicit classes; probabilities are used as given.
+  static TargetWorkload FromClasses(std::vector<TargetClass> classes);
+
+  /// Resolves every class's GPU-model constraint against `cluster`'s model ids.
+  void Resolve(const Cluster& cluster);
+
+  const std::vector<TargetClass>& classes() const { return classes_; }
+
+  /// F_n(M) in milli-GPU for a node of GPU model `model_id` (-1: none) with `cpu_left`
+  /// milli-CPU and `gpu_count` GPUs whose free milli are `gpu_free[0..gpu_count)`.
+  double NodeFragmentation(int model_id, int64_t cpu_left, const int32_t* gpu_free,
+                           int gpu_count) const;
+  double NodeFragmentation(const Cluster& cluster, int node) const {
+    return NodeFragmentation(cluster.model_id(node), cluster.state(node).cpu_left,
+                             cluster.state(node).gpu_free.data(), cluster.spec(node).gpu_count);
+  }
+  /// Σ_n F_n(M) over the cluster, in milli-GPU.
+  double ClusterFragmentation(const Cluster& cluster) const;
+
+ private:
+  std::vector<TargetClass> classes_;
+  double cpu_only_probability_ = 0;  // Σ p_m over CPU-only classes (their fragment is R_n)
+  std::vector<TargetClass> gpu_classes_;
+};
+
+}  // namespace tessera

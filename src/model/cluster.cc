@@ -1,0 +1,106 @@
+#include "model/cluster.h"
+
+#include <algorithm>
+#include <bit>
+
+#include "util/check.h"
+
+namespace tessera {
+
+Cluster::Cluster(std::vector<NodeSpec> nodes) : specs_(std::move(nodes)) {
+  states_.resize(specs_.size());
+  model_ids_.assign(specs_.size(), -1);
+  for (size_t n = 0; n < specs_.size(); ++n) {
+    const NodeSpec& spec = specs_[n];
+    TESSERA_CHECK(spec.gpu_count >= 0 && spec.gpu_count <= kMaxGpusPerNode);
+    NodeState& s = states_[n];
+    s.cpu_left = spec.cpu_milli;
+    s.memory_left = spec.memory_mib;
+    for (int i = 0; i < spec.gpu_count; ++i) {
+      s.gpu_free[i] = kMilliPerGpu;
+      s.gpu_mem_free[i] = static_cast<int32_t>(spec.gpu_memory_mib);
+    }
+    total_gpu_milli_ += int64_t{spec.gpu_count} * kMilliPerGpu;
+    if (spec.gpu_count > 0) {
+      auto it = std::find(models_.begin(), models_.end(), spec.gpu_model);
+      if (it == models_.end()) {
+        TESSERA_CHECK(models_.size() < static_cast<size_t>(kMaxGpuModels));
+        models_.push_back(spec.gpu_model);
+        it = models_.end() - 1;
+      }
+      model_ids_[n] = static_cast<int>(it - models_.begin());
+    }
+  }
+}
+
+ModelMask Cluster::ResolveModels(std::string_view gpu_spec) const {
+  if (gpu_spec.empty()) return kAnyModel;
+  ModelMask mask = 0;
+  size_t start = 0;
+  while (start <= gpu_spec.size()) {
+    size_t end = gpu_spec.find('|', start);
+    if (end == std::string_view::npos) end = gpu_spec.size();
+    const std::string_view name = gpu_spec.substr(start, end - start);
+    for (size_t m = 0; m < models_.size(); ++m) {
+      if (models_[m] == name) mask |= ModelMask{1} << m;
+    }
+    start = end + 1;
+  }
+  return mask;
+}
+
+PodRequest Cluster::MakeRequest(const PodSpec& pod) const {
+  PodRequest r;
+  r.cpu_milli = pod.cpu_milli;
+  r.memory_mib = pod.memory_mib;
+  r.gpu_count = pod.gpu_count;
+  r.gpu_milli = pod.gpu_count == 0 ? 0 : pod.gpu_milli;
+  r.gpu_memory_mib = pod.gpu_memory_mib;
+  r.models = ResolveModels(pod.gpu_spec);
+  if (r.IsCpuOnly()) {
+    r.gpu_count = 0;
+    r.gpu_milli = 0;
+    r.gpu_memory_mib = 0;
+    r.models = kAnyModel;
+  }
+  return r;
+}
+
+void Cluster::Allocate(int node, const PodRequest& pod, GpuSet gpus) {
+  NodeState& s = states_[node];
+  const NodeSpec& spec = specs_[node];
+  TESSERA_CHECK(s.cpu_left >= pod.cpu_milli && s.memory_left >= pod.memory_mib);
+  TESSERA_CHECK(std::popcount(gpus) == (pod.IsCpuOnly() ? 0 : pod.gpu_count));
+  TESSERA_CHECK(spec.gpu_count == kMaxGpusPerNode || (gpus >> spec.gpu_count) == 0);
+  s.cpu_left -= pod.cpu_milli;
+  s.memory_left -= pod.memory_mib;
+  for (GpuSet g = gpus; g != 0; g &= g - 1) {
+    const int i = std::countr_zero(g);
+    TESSERA_CHECK(GpuHasRoom(s, i, pod));
+    s.gpu_free[i] -= pod.gpu_milli;
+    if (pod.gpu_memory_mib > 0) s.gpu_mem_free[i] -= static_cast<int32_t>(pod.gpu_memory_mib);
+  }
+  s.pods_by_tag[static_cast<int>(pod.Tag())]++;
+  allocated_gpu_milli_ += pod.TotalGpuMilli();
+}
+
+void Cluster::Release(int node, const PodRequest& pod, GpuSet gpus) {
+  NodeState& s = states_[node];
+  const NodeSpec& spec = specs_[node];
+  TESSERA_CHECK(s.cpu_left + pod.cpu_milli <= spec.cpu_milli);
+  TESSERA_CHECK(s.memory_left + pod.memory_mib <= spec.memory_mib);
+  TESSERA_CHECK(s.pods_by_tag[static_cast<int>(pod.Tag())] > 0);
+  TESSERA_CHECK(std::popcount(gpus) == (pod.IsCpuOnly() ? 0 : pod.gpu_count));
+  s.cpu_left += pod.cpu_milli;
+  s.memory_left += pod.memory_mib;
+  for (GpuSet g = gpus; g != 0; g &= g - 1) {
+    const int i = std::countr_zero(g);
+    TESSERA_CHECK(i < spec.gpu_count && s.gpu_free[i] + pod.gpu_milli <= kMilliPerGpu);
+    s.gpu_free[i] += pod.gpu_milli;
+    if (pod.gpu_memory_mib > 0) s.gpu_mem_free[i] += static_cast<int32_t>(pod.gpu_memory_mib);
+  }
+  s.pods_by_tag[static_cast<int>(pod.Tag())]--;
+  allocated_gpu_milli_ -= pod.TotalGpuMilli();
+}
+
+}  // namespace tessera

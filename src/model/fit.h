@@ -1,0 +1,40 @@
+#pragma once
+
+#include <string_view>
+
+#include "model/node.h"
+#include "model/pod.h"
+
+namespace tessera {
+
+/// Why a pod does not fit a node (the filters, in the order they are checked).
+enum class FitReason : uint8_t {
+  kFits = 0,
+  kGpuModel,    ///< the node's GPU model is not among the pod's allowed models
+  kGpuCount,    ///< the node has fewer GPUs in total than the pod requests (never fits)
+  kCpu,         ///< not enough CPU left
+  kMemory,      ///< not enough memory left
+  kGpu,         ///< not enough GPU left: too few GPUs with the requested milli free
+  kGpuMemory,   ///< enough GPU compute, but too little GPU memory on those GPUs
+};
+inline constexpr int kNumFitReasons = 7;
+
+/// A short, stable name ("cpu", "gpu-model", ...), used in CSV output and messages.
+std::string_view FitReasonName(FitReason reason);
+
+/// Whether `pod` fits `state` on a node with `gpu_count` GPUs of model `model_id`
+/// (-1 for none). Pure function of its inputs.
+FitReason CheckFit(int gpu_count, int model_id, const NodeState& state, const PodRequest& pod);
+
+/// Whether the GPU `i` can take a share of `pod` (compute and, if requested, memory).
+inline bool GpuHasRoom(const NodeState& state, int i, const PodRequest& pod) {
+  return state.gpu_free[i] >= pod.gpu_milli &&
+         (pod.gpu_memory_mib == 0 || state.gpu_mem_free[i] >= pod.gpu_memory_mib);
+}
+
+/// The generic GPU choice inside a node (every policy but fgd): for a sharing pod the
+/// tightest GPU that fits (lowest index among equals); for whole-GPU pods the lowest-index
+/// GPUs that fit. Precondition: CheckFit(...) == kFits and the pod requests GPUs.
+GpuSet DefaultGpuChoice(int gpu_count, const NodeState& state, const PodRequest& pod);
+
+}  // namespace tessera

@@ -1,0 +1,43 @@
+#include <functional>
+#include <utility>
+
+#include "policy/builtin.h"
+#include "policy/policy.h"
+
+namespace tessera {
+namespace {
+
+using Factory = std::unique_ptr<Policy> (*)(const PolicyContext&);
+
+const std::vector<std::pair<std::string, Factory>>& Registry() {
+  static const std::vector<std::pair<std::string, Factory>> registry = {
+      {"fgd", &MakeFgdPolicy},
+      {"bestfit", &MakeBestFitPolicy},
+      {"packing", &MakePackingPolicy},
+      {"clustering", &MakeClusteringPolicy},
+      {"dotprod", &MakeDotProdPolicy},
+      {"random", &MakeRandomPolicy},
+      {"k8s-default", &MakeK8sDefaultPolicy},
+  };
+  return registry;
+}
+
+}  // namespace
+
+std::unique_ptr<Policy> MakePolicy(std::string_view name, const PolicyContext& context) {
+  for (const auto& [n, factory] : Registry()) {
+    if (n == name) return factory(context);
+  }
+  return nullptr;
+}
+
+const std::vector<std::string>& PolicyNames() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> v;
+    for (const auto& entry : Registry()) v.push_back(entry.first);
+    return v;
+  }();
+  return names;
+}
+
+}  // namespace tessera

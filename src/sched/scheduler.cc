@@ -1,0 +1,241 @@
+#include "sched/scheduler.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <tuple>
+
+#include "util/check.h"
+
+namespace tessera {
+namespace {
+
+inline uint64_t Mix(uint64_t h, uint64_t v) {
+  h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+  return h;
+}
+
+}  // namespace
+
+size_t Scheduler::KeyHash::operator()(const Key& k) const {
+  uint64_t h = static_cast<uint64_t>(k.type);
+  h = Mix(h, static_cast<uint64_t>(k.state.cpu_left));
+  h = Mix(h, static_cast<uint64_t>(k.state.memory_left));
+  for (int i = 0; i < kMaxGpusPerNode; ++i) {
+    h = Mix(h, static_cast<uint64_t>(static_cast<uint32_t>(k.state.gpu_free[i])) |
+                   (static_cast<uint64_t>(static_cast<uint32_t>(k.state.gpu_mem_free[i])) << 32));
+  }
+  for (uint16_t c : k.state.pods_by_tag) h = Mix(h, c);
+  return static_cast<size_t>(h);
+}
+
+Scheduler::Scheduler(Cluster* cluster, const Policy* policy, const std::vector<int>& node_order,
+                     uint64_t seed)
+    : cluster_(cluster), policy_(policy), rng_(seed) {
+  const int n = cluster_->size();
+  TESSERA_CHECK(static_cast<int>(node_order.size()) == n);
+  rank_.assign(n, -1);
+  for (int r = 0; r < n; ++r) {
+    TESSERA_CHECK(node_order[r] >= 0 && node_order[r] < n && rank_[node_order[r]] < 0);
+    rank_[node_order[r]] = r;
+  }
+  // Capacity types: nodes with equal capacity and model are interchangeable for policies.
+  std::map<std::tuple<int64_t, int64_t, int, int, int64_t>, int> types;
+  type_.resize(n);
+  for (int i = 0; i < n; ++i) {
+    const NodeSpec& s = cluster_->spec(i);
+    auto key = std::make_tuple(s.cpu_milli, s.memory_mib, s.gpu_count, cluster_->model_id(i),
+                               s.gpu_memory_mib);
+    type_[i] = types.emplace(key, static_cast<int>(types.size())).first->second;
+  }
+  group_of_.assign(n, -1);
+  member_pos_.assign(n, -1);
+  for (int i = 0; i < n; ++i) Insert(i);
+}
+
+void Scheduler::Insert(int node) {
+  Key key{type_[node], cluster_->state(node)};
+  auto it = group_index_.find(key);
+  int gid;
+  if (it == group_index_.end()) {
+    if (!free_groups_.empty()) {
+      gid = free_groups_.back();
+      free_groups_.pop_back();
+    } else {
+      gid = static_cast<int>(groups_.size());
+      groups_.emplace_back();
+    }
+    Group& g = groups_[gid];
+    g.key = key;
+    g.representative = node;
+    g.ranks.clear();
+    g.members.clear();
+    g.cache.clear();
+    g.live_pos = static_cast<int>(live_.size());
+    live_.push_back(gid);
+    group_index_.emplace(key, gid);
+  } else {
+    gid = it->second;
+  }
+  Group& g = groups_[gid];
+  g.ranks.insert(rank_[node]);
+  member_pos_[node] = static_cast<int>(g.members.size());
+  g.members.push_back(node);
+  group_of_[node] = gid;
+}
+
+void Scheduler::Remove(int node) {
+  const int gid = group_of_[node];
+  Group& g = groups_[gid];
+  g.ranks.erase(rank_[node]);
+  const int pos = member_pos_[node];
+  const int last = g.members.back();
+  g.members[pos] = last;
+  member_pos_[last] = pos;
+  g.members.pop_back();
+  group_of_[node] = -1;
+  if (g.members.empty()) {
+    const int lp = g.live_pos;
+    live_[lp] = live_.back();
+    groups_[live_[lp]].live_pos = lp;
+    live_.pop_back();
+    group_index_.erase(g.key);
+    g.cache.clear();
+    g.cache.shrink_to_fit();
+    free_groups_.push_back(gid);
+  } else if (g.representative == node) {
+    g.representative = g.members.front();
+  }
+}
+
+int Scheduler::ShapeId(const PodRequest& pod) {
+  uint64_t h = Mix(static_cast<uint64_t>(pod.cpu_milli), static_cast<uint64_t>(pod.memory_mib));
+  h = Mix(h, static_cast<uint64_t>(pod.gpu_count) << 32 | static_cast<uint32_t>(pod.gpu_milli));
+  h = Mix(h, static_cast<uint64_t>(pod.gpu_memory_mib));
+  h = Mix(h, pod.models);
+  std::vector<int>& ids = shape_index_[h];
+  for (int id : ids) {
+    if (shapes_[id] == pod) return id;
+  }
+  const int id = static_cast<int>(shapes_.size());
+  shapes_.push_back(pod);
+  ids.push_back(id);
+  return id;
+}
+
+const Scheduler::CacheEntry& Scheduler::Evaluate(Group& g, int shape, const PodRequest& pod) {
+  if (static_cast<int>(g.cache.size()) <= shape) g.cache.resize(shapes_.size());
+  CacheEntry& e = g.cache[shape];
+  if (e.known) return e;
+  e.known = 1;
+  const int node = g.representative;
+  const NodeSpec& spec = cluster_->spec(node);
+  e.fit = CheckFit(spec.gpu_count, cluster_->model_id(node), g.key.state, pod);
+  if (e.fit == FitReason::kFits && policy_->mode() != ScoreMode::kUniformRandom) {
+    const NodeScore s = policy_->Score(NodeView{spec, cluster_->model_id(node), g.key.state}, pod);
+    e.raw = s.score;
+    e.gpus = s.gpus;
+    if (e.gpus == 0 && !pod.IsCpuOnly()) {
+      e.gpus = DefaultGpuChoice(spec.gpu_count, g.key.state, pod);
+    }
+  } else if (e.fit == FitReason::kFits && !pod.IsCpuOnly()) {
+    e.gpus = DefaultGpuChoice(spec.gpu_count, g.key.state, pod);
+  }
+  return e;
+}
+
+Decision Scheduler::Decide(const PodRequest& pod) {
+  const int shape = ShapeId(pod);
+  Decision d;
+  scratch_.clear();
+  int64_t feasible_nodes = 0;
+  double lo = std::numeric_limits<double>::infinity();
+  double hi = -lo;
+  for (int gid : live_) {
+    Group& g = groups_[gid];
+    const CacheEntry& e = Evaluate(g, shape, pod);
+    if (e.fit != FitReason::kFits) {
+      d.rejected[static_cast<int>(e.fit)] += static_cast<int>(g.members.size());
+      continue;
+    }
+    scratch_.emplace_back(gid, e.raw);
+    feasible_nodes += static_cast<int64_t>(g.members.size());
+    lo = std::min(lo, e.raw);
+    hi = std::max(hi, e.raw);
+  }
+  if (scratch_.empty()) return d;
+
+  const ScoreMode mode = policy_->mode();
+  if (mode == ScoreMode::kUniformRandom) {
+    int64_t k = static_cast<int64_t>(rng_.Below(static_cast<uint64_t>(feasible_nodes)));
+    for (const auto& [gid, raw] : scratch_) {
+      const int64_t size = static_cast<int64_t>(groups_[gid].members.size());
+      if (k < size) {
+        const Group& g = groups_[gid];
+        d.node = g.members[k];
+        d.gpus = g.cache[shape].gpus;
+        if (pod.IsSharing()) {  // a GPU drawn uniformly among those with room
+          const int gpu_count = cluster_->spec(d.node).gpu_count;
+          int with_room = 0;
+          for (int i = 0; i < gpu_count; ++i) with_room += GpuHasRoom(g.key.state, i, pod);
+          int pick = static_cast<int>(rng_.Below(static_cast<uint64_t>(with_room)));
+          for (int i = 0; i < gpu_count; ++i) {
+            if (GpuHasRoom(g.key.state, i, pod) && pick-- == 0) d.gpus = GpuSet{1} << i;
+          }
+        }
+        return d;
+      }
+      k -= size;
+    }
+    TESSERA_CHECK(false);
+  }
+
+  int best_group = -1;
+  int best_score = std::numeric_limits<int>::min();
+  int best_rank = std::numeric_limits<int>::max();
+  for (const auto& [gid, raw] : scratch_) {
+    int score;
+    if (mode == ScoreMode::kMinMax) {
+      score = hi > lo ? static_cast<int>(std::floor(100.0 * (raw - lo) / (hi - lo))) : 100;
+    } else {
+      score = static_cast<int>(raw);
+    }
+    const int rank = *groups_[gid].ranks.begin();
+    if (score > best_score || (score == best_score && rank < best_rank)) {
+      best_score = score;
+      best_rank = rank;
+      best_group = gid;
+    }
+  }
+  d.score = best_score;
+  return Finish(d, best_group, pod);
+}
+
+Decision Scheduler::Finish(Decision d, int best_group, const PodRequest& pod) {
+  const Group& g = groups_[best_group];
+  const int rank = *g.ranks.begin();
+  // The member with that rank: members are few per group on average; find it.
+  for (int node : g.members) {
+    if (rank_[node] == rank) {
+      d.node = node;
+      break;
+    }
+  }
+  d.gpus = pod.IsCpuOnly() ? 0 : g.cache[ShapeId(pod)].gpus;
+  return d;
+}
+
+void Scheduler::Bind(int node, const PodRequest& pod, GpuSet gpus) {
+  Remove(node);
+  cluster_->Allocate(node, pod, gpus);
+  Insert(node);
+}
+
+void Scheduler::Unbind(int node, const PodRequest& pod, GpuSet gpus) {
+  Remove(node);
+  cluster_->Release(node, pod, gpus);
+  Insert(node);
+}
+
+}  // namespace tessera

@@ -1,0 +1,102 @@
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <set>
+#include <unordered_map>
+#include <vector>
+
+#include "model/cluster.h"
+#include "model/fit.h"
+#include "policy/policy.h"
+#include "util/rng.h"
+
+namespace tessera {
+
+/// The outcome of scheduling one pod.
+struct Decision {
+  int node = -1;     ///< chosen node, or -1 if the pod fits nowhere
+  GpuSet gpus = 0;   ///< GPUs on that node (0 for CPU-only pods)
+  int score = 0;     ///< the winning integer score
+  /// For a failed pod: how many nodes each filter rejected (indexed by FitReason).
+  std::array<int, kNumFitReasons> rejected{};
+  bool ok() const { return node >= 0; }
+};
+
+/// Filter → score → pick node → pick GPUs, over one Cluster with one Policy.
+///
+/// Nodes in equal states (same capacity, model, what is left on each GPU and which kinds of
+/// pods they hold) form one group, scored once; a score is cached per (group, pod shape), so
+/// the cost of a decision grows with the number of distinct node states, not with nodes.
+/// Ties go to the node that comes first in `node_order` (the per-seed random node order).
+///
+/// The Scheduler is the only writer of its Cluster while it lives (Bind/Unbind).
+/// Not thread-safe; the Cluster and the Policy must outlive it.
+class Scheduler {
+ public:
+  /// `node_order` is a permutation of the cluster's node indices; `seed` drives the
+  /// `random` policy's draws.
+  Scheduler(Cluster* cluster, const Policy* policy, const std::vector<int>& node_order,
+            uint64_t seed);
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
+
+  /// Chooses a node and GPUs for `pod`; changes no allocation.
+  Decision Decide(const PodRequest& pod);
+  /// Allocates `pod` on `node`/`gpus` (as returned by Decide, or chosen by a caller that
+  /// checked the fit).
+  void Bind(int node, const PodRequest& pod, GpuSet gpus);
+  /// Gives back an allocation made by Bind.
+  void Unbind(int node, const PodRequest& pod, GpuSet gpus);
+
+  const Cluster& cluster() const { return *cluster_; }
+  /// Node groups currently holding at least one node (distinct node states).
+  int distinct_states() const { return static_cast<int>(live_.size()); }
+
+ private:
+  struct Key {
+    int type;
+    NodeState state;
+    bool operator==(const Key&) const = default;
+  };
+  struct KeyHash {
+    size_t operator()(const Key& k) const;
+  };
+  struct CacheEntry {
+    int8_t known = 0;  // 0 = not computed yet
+    FitReason fit = FitReason::kFits;
+    GpuSet gpus = 0;
+    double raw = 0;
+  };
+  struct Group {
+    Key key;
+    int representative = -1;
+    std::set<int> ranks;              // ranks of member nodes in node_order
+    std::vector<int> members;         // member nodes (for uniform draws)
+    std::vector<CacheEntry> cache;    // by pod shape id
+    int live_pos = -1;
+  };
+
+  int ShapeId(const PodRequest& pod);
+  const CacheEntry& Evaluate(Group& g, int shape, const PodRequest& pod);
+  void Insert(int node);
+  void Remove(int node);
+  Decision Finish(Decision d, int best_group, const PodRequest& pod);
+
+  Cluster* cluster_;
+  const Policy* policy_;
+  Rng rng_;
+  std::vector<int> rank_;        // node -> rank in node_order
+  std::vector<int> type_;        // node -> capacity type id
+  std::vector<int> group_of_;    // node -> group id
+  std::vector<int> member_pos_;  // node -> position in its group's members
+  std::vector<Group> groups_;
+  std::vector<int> free_groups_;
+  std::vector<int> live_;        // ids of non-empty groups
+  std::unordered_map<Key, int, KeyHash> group_index_;
+  std::vector<PodRequest> shapes_;
+  std::unordered_map<uint64_t, std::vector<int>> shape_index_;  // hash -> shape ids
+  std::vector<std::pair<int, double>> scratch_;                 // (group, raw) of feasible
+};
+
+}  // namespace tessera

@@ -1,0 +1,70 @@
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "frag/target_workload.h"
+#include "model/node.h"
+#include "model/pod.h"
+#include "model/resources.h"
+#include "util/result.h"
+
+namespace tessera {
+
+/// The inflation experiment of the FGD paper (DESIGN.md, "The inflation experiment").
+struct InflationOptions {
+  /// Clones are appended until the arrived GPU request reaches this % of capacity.
+  double max_arrival_pct = 130.0;
+  /// Record every placement (placements.csv); costs memory on big grids.
+  bool record_placements = true;
+};
+
+/// The cluster after the first pod whose cumulative arrival reaches `arrival_pct`.
+struct CurvePoint {
+  double arrival_pct = 0;          ///< the target percentage (0, 1, ..., max)
+  double arrived_pct = 0;          ///< actual arrived GPU request, % of capacity
+  int64_t allocated_milli = 0;
+  double unallocated_pct = 0;      ///< 100 − allocated / capacity · 100
+  double frag_milli = 0;           ///< Σ_n F_n(M)
+  double frag_ratio = 0;           ///< Σ_n F_n(M) / Σ_n R_n (0 when nothing is idle)
+};
+
+/// One submitted pod and what became of it.
+struct PlacementRecord {
+  int seq = 0;                     ///< submission order, from 0
+  int pod = 0;                     ///< index into the pod list (clones repeat an index)
+  int clone = 0;                   ///< 0 for the original, k for its k-th clone
+  int node = -1;                   ///< -1 if it failed
+  GpuSet gpus = 0;
+  std::string reason;              ///< why it failed ("cpu:12 gpu:1201"), empty if placed
+};
+
+struct RunResult {
+  std::string policy;
+  uint64_t seed = 0;
+  int64_t capacity_milli = 0;
+  int submitted = 0;
+  int failed = 0;
+  std::vector<CurvePoint> curve;            ///< at arrival 0, 1, ..., max_arrival_pct
+  std::vector<PlacementRecord> placements;  ///< if options.record_placements
+  int max_distinct_states = 0;              ///< most node groups the scheduler held
+};
+
+/// The pod sequence for `seed`: the pods shuffled, then clones drawn uniformly with
+/// replacement appended while the total GPU request stays within max_arrival_pct of
+/// `capacity_milli` (random pods removed instead if the list exceeds it). Pairs are
+/// (pod index, clone number).
+std::vector<std::pair<int, int>> InflatedSequence(const std::vector<PodSpec>& pods,
+                                                  int64_t capacity_milli, uint64_t seed,
+                                                  double max_arrival_pct);
+
+/// One run of the experiment: `policy` on `nodes` with the inflated `pods` for `seed`.
+/// `workload` must be resolved against a cluster of `nodes`. Deterministic for a seed.
+/// Returns an error only for an unknown policy name.
+Result<RunResult> RunInflation(const std::vector<NodeSpec>& nodes, const std::vector<PodSpec>& pods,
+                               const TargetWorkload& workload, const std::string& policy,
+                               uint64_t seed, const InflationOptions& options);
+
+}  // namespace tessera

@@ -1,0 +1,70 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/node.h"
+#include "model/pod.h"
+#include "util/result.h"
+
+namespace tessera {
+
+/// A group of identical nodes in a scenario.
+struct NodePool {
+  std::string name;             ///< node names are "<name>-<index>"
+  std::string model;            ///< GPU model; empty for CPU-only pools
+  int gpus = 0;                 ///< GPUs per node
+  int64_t gpu_memory_mib = 0;   ///< per GPU; 0 = unknown
+  int64_t cpu_milli = 0;
+  int64_t memory_mib = 0;
+  int count = 0;
+};
+
+/// A kind of pod in a scenario, with its share of all pods.
+struct PodClass {
+  std::string name;
+  int64_t cpu_milli = 0;
+  int64_t memory_mib = 0;
+  int gpu_count = 0;
+  int32_t gpu_milli = 0;        ///< per GPU; 1000 for whole GPUs
+  int64_t gpu_memory_mib = 0;
+  std::string gpu_spec;         ///< allowed models joined with '|'; empty = any
+  std::string qos;
+  double share = 0;             ///< fraction of pods, > 0; shares are renormalised
+};
+
+/// A hand-written description of a cluster and a workload mix, from which nodes and pods
+/// are generated. YAML form (see docs/SCENARIOS.md):
+///   name: openb-like
+///   pods: 8152            # how many pods to generate
+///   seed: 1               # generation seed
+///   nodes:  [{name, model, gpus, gpu_memory_mib, cpu_milli, memory_mib, count}, ...]
+///   classes: [{name, cpu_milli, memory_mib, gpu_count, gpu_milli, gpu_memory_mib,
+///              models: [A, B], qos, share}, ...]
+struct Scenario {
+  std::string name;
+  std::string description;
+  int pods = 0;
+  uint64_t seed = 1;
+  std::vector<NodePool> nodes;
+  std::vector<PodClass> classes;
+};
+
+/// Parses a scenario. Unknown keys, wrong types, missing required fields, negative or absurd
+/// quantities give an error "file:line: field 'x': what is wrong" (line from the YAML mark).
+Result<Scenario> ParseScenario(std::string_view yaml, std::string_view file);
+
+/// The nodes of a scenario, pool by pool, in order.
+std::vector<NodeSpec> ScenarioNodes(const Scenario& scenario);
+/// `scenario.pods` pods: each class gets its share (largest remainder rounding), named
+/// "<class>-<k>", then the list is shuffled with `scenario.seed`. Deterministic.
+std::vector<PodSpec> ScenarioPods(const Scenario& scenario);
+
+/// The YAML text of an embedded scenario ("openb-like"), or empty if there is none.
+std::string_view EmbeddedScenario(std::string_view name);
+/// Names of the embedded scenarios.
+std::vector<std::string> EmbeddedScenarioNames();
+
+}  // namespace tessera
