@@ -1,6 +1,9 @@
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "model/node.h"
@@ -9,47 +12,86 @@
 
 namespace tessera {
 
+// Reports of the inflation experiment (DESIGN.md, "The inflation experiment"): CSV files for
+// tools, a plain-text summary for the terminal and a self-contained HTML page for people.
+// Every function here is pure (no I/O, no globals) and safe to call from any thread.
+//
+// Percentages are in % (0..100); the fragmentation ratio Σ F_n(M) / Σ R_n is shown in the
+// summary table and the HTML report as a percentage too (ratio · 100).
+
 /// What a `tessera frag` run was, for the report's header.
 struct FragReportInfo {
-  std::string title;             ///< e.g. "openb_pod_list_default.csv on openb_node_list_gpu_node.csv"
+  std::string title;  ///< e.g. "openb_pod_list_default.csv on openb_node_list_gpu_node.csv"
   std::string nodes_source;
   std::string pods_source;
   int num_nodes = 0;
   int64_t num_gpus = 0;
   int num_pods = 0;
-  int never_fit = 0;             ///< pods no node of the empty cluster could host
+  int never_fit = 0;  ///< pods no node of the empty cluster could host
   std::vector<uint64_t> seeds;
-  std::string generated_by;      ///< command line
+  std::string generated_by;  ///< command line
 };
 
 /// Summary statistics of one policy at one arrival level over the seeds.
 struct SummaryCell {
   double mean = 0;
-  double sd = 0;                 ///< sample standard deviation (0 for one seed)
+  double sd = 0;  ///< sample standard deviation (0 for one seed)
+  int runs = 0;   ///< runs that had a curve point at the level (0: mean and sd are meaningless)
 };
 
 /// Mean ± s.d. over seeds of unallocated % (`frag` = false) or fragmentation ratio
-/// (`frag` = true) at `arrival_pct` for `policy`.
+/// (`frag` = true, as a ratio 0..1) at `arrival_pct` for `policy`: over the runs of `policy`,
+/// the curve point whose arrival_pct equals `arrival_pct`. Runs without such a point are left
+/// out (see SummaryCell::runs).
 SummaryCell Summarize(const std::vector<RunResult>& runs, const std::string& policy,
                       double arrival_pct, bool frag);
 
 /// curve.csv: policy,seed,arrival_pct,arrived_pct,allocated_milli,unallocated_pct,
-/// frag_milli,frag_ratio — one row per run and arrival level.
+/// frag_milli,frag_ratio — one row per run and arrival level, runs in the given order.
+/// Numbers are written in the shortest form that reads back exactly ("12.5", "100").
 std::string CurveCsv(const std::vector<RunResult>& runs);
 
-/// placements.csv: policy,seed,seq,pod,node,gpus,milli_per_gpu,status — gpus as "0-3",
-/// status "OK" or "FAILED <reason>". Clones are named "<pod>~<k>".
+/// placements.csv: policy,seed,seq,pod,node,gpus,milli_per_gpu,status — gpus as "0-3-5"
+/// (ascending indices; empty for CPU-only pods), node empty for failed pods,
+/// milli_per_gpu the pod's per-GPU milli (0 for CPU-only pods), status "OK" or
+/// "FAILED <reason>". Clones are named "<pod>~<k>". No field contains a comma (commas, quotes
+/// and line breaks in names and reasons are replaced), so no field is quoted.
 std::string PlacementsCsv(const std::vector<RunResult>& runs, const std::vector<PodSpec>& pods,
                           const std::vector<NodeSpec>& nodes);
 
-/// The plain-text table printed by `tessera frag`: unallocated % and fragmentation ratio
-/// at `levels` per policy (mean ± s.d.).
-std::string SummaryTable(const std::vector<RunResult>& runs, const std::vector<std::string>& policies,
+/// The plain-text table printed by `tessera frag`: one row per policy (in the given order),
+/// columns "unalloc@<level>" (unallocated GPU %) then "frag@<level>" (fragmentation ratio, %)
+/// as "mean±sd" with 2 decimals ("n/a" where no run reached the level); a last row "ideal"
+/// with max(0, 100 − level) for unallocated; a one-line legend below. Columns are aligned.
+std::string SummaryTable(const std::vector<RunResult>& runs,
+                         const std::vector<std::string>& policies,
                          const std::vector<double>& levels);
 
-/// report.html: self-contained (inline SVG, no scripts or network), the two curves with one
-/// line per policy plus the ideal line, and the summary table.
+/// report.html: self-contained (inline CSS and SVG; no scripts, no external resources), the
+/// two curves (unallocated GPU % and fragmentation ratio against arrival %) with one line per
+/// policy — the mean over its runs at each integer arrival % — plus the ideal line, and the
+/// summary table. Each policy line is `<polyline class="series" data-policy="NAME">`, the
+/// ideal line `<polyline class="series ideal">`. All strings are HTML-escaped.
 std::string FragReportHtml(const FragReportInfo& info, const std::vector<RunResult>& runs,
-                           const std::vector<std::string>& policies, const std::vector<double>& levels);
+                           const std::vector<std::string>& policies,
+                           const std::vector<double>& levels);
+
+// Helpers shared by the report writers (and usable by other front ends).
+
+/// `text` with &, <, >, " and ' replaced by HTML character references.
+std::string HtmlEscape(std::string_view text);
+
+/// "mean±sd" with `decimals` decimals, `scale` applied to both (e.g. 100 for a ratio as %);
+/// "n/a" when cell.runs == 0.
+std::string FormatMeanSd(const SummaryCell& cell, int decimals = 2, double scale = 1.0);
+
+/// The mean over the runs of `policy` of unallocated % (`frag` = false) or fragmentation
+/// ratio 0..1 (`frag` = true) at each integer arrival % 0..`max_arrival`: element a is the
+/// mean at arrival a, or nullopt where no run has a point there.
+std::vector<std::optional<double>> MeanCurve(const std::vector<RunResult>& runs,
+                                             const std::string& policy, bool frag, int max_arrival);
+
+/// The largest integer arrival % among the curve points of `runs` (0 if there are none).
+int MaxArrival(const std::vector<RunResult>& runs);
 
 }  // namespace tessera

@@ -197,7 +197,7 @@ Decision Scheduler::Decide(const PodRequest& pod) {
   for (const auto& [gid, raw] : scratch_) {
     int score;
     if (mode == ScoreMode::kMinMax) {
-      score = hi > lo ? static_cast<int>(std::floor(100.0 * (raw - lo) / (hi - lo))) : 100;
+      score = hi > lo ? static_cast<int>(std::floor(100.0 * (raw - lo) / (hi - lo))) : 0;
     } else {
       score = static_cast<int>(raw);
     }

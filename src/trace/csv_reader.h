@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <string_view>
 #include <vector>
 
@@ -11,14 +12,24 @@ namespace tessera {
 
 /// Reads an openb node list (columns sn,cpu_milli,memory_mib,gpu,model; header required,
 /// columns found by name, extra columns ignored). `file` names the source in errors, which
-/// read "file:line: field 'x': what is wrong". Rejects malformed rows, missing columns,
-/// negative or absurd quantities, more than kMaxGpusPerNode GPUs, duplicate node names.
+/// read "file:line: field 'x': what is wrong" (line: 1-based physical line, the header is 1).
+/// Rejects malformed rows, missing columns, negative or absurd quantities, more than
+/// kMaxGpusPerNode GPUs, a GPU node without a model, duplicate node names, and a file with no
+/// rows. Fields may be double-quoted ("" for a quote); CRLF line ends, a UTF-8 byte order mark
+/// and blank lines are tolerated. The model of a node without GPUs is dropped; gpu_memory_mib
+/// comes from KnownGpuMemoryMib. Pure function of its arguments; thread-safe.
 Result<std::vector<NodeSpec>> ReadNodeCsv(std::string_view text, std::string_view file);
 
 /// Reads an openb pod list: required name,cpu_milli,memory_mib,num_gpu,gpu_milli; optional
 /// gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time (the multigpu files have
 /// only the required five). Validates as ReadNodeCsv does; gpu_milli must be 1..1000 for GPU
-/// pods and 1000 for multi-GPU pods.
+/// pods and 1000 for multi-GPU pods (a pod with num_gpu 0 is CPU-only and its gpu_milli is
+/// set to 0). Empty or absent times are -1; gpu_spec keeps its non-empty '|'-separated models
+/// ("A||B" -> "A|B"); pod_phase is not kept.
 Result<std::vector<PodSpec>> ReadPodCsv(std::string_view text, std::string_view file);
+
+/// Per-GPU memory in MiB of a known GPU model (V100M16 16384, V100M32 32768, P100 16384,
+/// T4 15360, A10 24576), or 0 for a model not in the table (memory then not enforced).
+int64_t KnownGpuMemoryMib(std::string_view model);
 
 }  // namespace tessera

@@ -13,10 +13,10 @@ namespace tessera {
 
 /// A group of identical nodes in a scenario.
 struct NodePool {
-  std::string name;             ///< node names are "<name>-<index>"
-  std::string model;            ///< GPU model; empty for CPU-only pools
-  int gpus = 0;                 ///< GPUs per node
-  int64_t gpu_memory_mib = 0;   ///< per GPU; 0 = unknown
+  std::string name;            ///< node names are "<name>-<index>"
+  std::string model;           ///< GPU model; empty for CPU-only pools
+  int gpus = 0;                ///< GPUs per node
+  int64_t gpu_memory_mib = 0;  ///< per GPU; 0 = unknown
   int64_t cpu_milli = 0;
   int64_t memory_mib = 0;
   int count = 0;
@@ -28,11 +28,11 @@ struct PodClass {
   int64_t cpu_milli = 0;
   int64_t memory_mib = 0;
   int gpu_count = 0;
-  int32_t gpu_milli = 0;        ///< per GPU; 1000 for whole GPUs
+  int32_t gpu_milli = 0;  ///< per GPU; 1000 for whole GPUs
   int64_t gpu_memory_mib = 0;
-  std::string gpu_spec;         ///< allowed models joined with '|'; empty = any
+  std::string gpu_spec;  ///< allowed models joined with '|'; empty = any
   std::string qos;
-  double share = 0;             ///< fraction of pods, > 0; shares are renormalised
+  double share = 0;  ///< fraction of pods, > 0; shares are renormalised
 };
 
 /// A hand-written description of a cluster and a workload mix, from which nodes and pods
@@ -53,7 +53,8 @@ struct Scenario {
 };
 
 /// Parses a scenario. Unknown keys, wrong types, missing required fields, negative or absurd
-/// quantities give an error "file:line: field 'x': what is wrong" (line from the YAML mark).
+/// quantities give an error "file:line: field 'x': what is wrong" (line from the YAML mark;
+/// x is a path such as "nodes[2].gpus"). Broken YAML gives "file:line: yaml syntax error: ...".
 Result<Scenario> ParseScenario(std::string_view yaml, std::string_view file);
 
 /// The nodes of a scenario, pool by pool, in order.

@@ -1,0 +1,155 @@
+// Engine benchmarks (Google Benchmark). Results and machine are recorded in
+// docs/PERFORMANCE.md. Run: build/bench/tessera_bench [--benchmark_filter=...]
+#include <benchmark/benchmark.h>
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <numeric>
+#include <sstream>
+
+#include "frag/target_workload.h"
+#include "model/cluster.h"
+#include "policy/policy.h"
+#include "sched/scheduler.h"
+#include "sim/grid.h"
+#include "trace/csv_reader.h"
+#include "util/rng.h"
+
+namespace tessera {
+namespace {
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+struct Trace {
+  std::vector<NodeSpec> nodes;
+  std::vector<PodSpec> pods;
+  TargetWorkload workload;
+};
+
+const std::string kDir = TESSERA_DATA_DIR;
+
+Trace Load(const std::string& pod_file) {
+  Trace t;
+  t.nodes = ReadNodeCsv(Slurp(kDir + "/openb_node_list_gpu_node.csv"), "nodes").value();
+  t.pods = ReadPodCsv(Slurp(kDir + "/" + pod_file), pod_file).value();
+  t.workload = TargetWorkload::FromPods(t.pods);
+  t.workload.Resolve(Cluster(t.nodes));
+  return t;
+}
+
+const Trace& DefaultTrace() {
+  static const Trace t = Load("openb_pod_list_default.csv");
+  return t;
+}
+
+// One run of the inflation experiment on the default trace, one thread.
+void BM_InflationRunDefaultTrace(benchmark::State& state, const char* policy) {
+  const Trace& t = DefaultTrace();
+  InflationOptions options;
+  options.record_placements = false;
+  uint64_t seed = 42;
+  int pods = 0;
+  for (auto _ : state) {
+    Result<RunResult> r = RunInflation(t.nodes, t.pods, t.workload, policy, seed, options);
+    pods = r->submitted;
+    benchmark::DoNotOptimize(r->curve.back().unallocated_pct);
+    seed = seed == 51 ? 42 : seed + 1;
+  }
+  state.counters["pods"] = pods;
+}
+BENCHMARK_CAPTURE(BM_InflationRunDefaultTrace, fgd, "fgd")->Unit(benchmark::kMillisecond)->MinTime(3);
+BENCHMARK_CAPTURE(BM_InflationRunDefaultTrace, bestfit, "bestfit")->Unit(benchmark::kMillisecond)->MinTime(2);
+
+// The grid of 7 policies x 10 seeds on the default trace, both cores.
+void BM_GridDefaultTrace(benchmark::State& state) {
+  const Trace& t = DefaultTrace();
+  InflationOptions options;
+  options.record_placements = false;
+  std::vector<uint64_t> seeds(10);
+  std::iota(seeds.begin(), seeds.end(), 42);
+  for (auto _ : state) {
+    auto runs = RunGrid(t.nodes, t.pods, t.workload, PolicyNames(), seeds, 2, options);
+    benchmark::DoNotOptimize(runs->size());
+  }
+}
+BENCHMARK(BM_GridDefaultTrace)->Unit(benchmark::kSecond)->Iterations(3)->UseRealTime();
+
+// Every pod list in the data set x 7 policies x 10 seeds, both cores.
+void BM_GridAllPodLists(benchmark::State& state) {
+  std::vector<std::string> files;
+  for (const auto& e : std::filesystem::directory_iterator(kDir)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("openb_pod_list_", 0) == 0) files.push_back(name);
+  }
+  std::sort(files.begin(), files.end());
+  std::vector<uint64_t> seeds(10);
+  std::iota(seeds.begin(), seeds.end(), 42);
+  InflationOptions options;
+  options.record_placements = false;
+  for (auto _ : state) {
+    for (const std::string& f : files) {
+      const Trace t = Load(f);
+      auto runs = RunGrid(t.nodes, t.pods, t.workload, PolicyNames(), seeds, 2, options);
+      benchmark::DoNotOptimize(runs->size());
+    }
+  }
+  state.counters["pod_lists"] = static_cast<double>(files.size());
+}
+BENCHMARK(BM_GridAllPodLists)->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
+
+// Per-pod decision time (Decide + Bind) with FGD on synthetic clusters built from the openb
+// node mix, loaded to about half their GPUs with default-trace pods first.
+void BM_DecisionSynthetic(benchmark::State& state) {
+  const Trace& t = DefaultTrace();
+  const int num_nodes = static_cast<int>(state.range(0));
+  Rng rng(7);
+  std::vector<NodeSpec> nodes;
+  nodes.reserve(num_nodes);
+  for (int i = 0; i < num_nodes; ++i) {
+    NodeSpec n = t.nodes[rng.Below(t.nodes.size())];
+    n.name = "n" + std::to_string(i);
+    nodes.push_back(n);
+  }
+  Cluster cluster(nodes);
+  TargetWorkload w = t.workload;
+  w.Resolve(cluster);
+  PolicyContext ctx;
+  ctx.workload = &w;
+  std::unique_ptr<Policy> policy = MakePolicy("fgd", ctx);
+  std::vector<int> order(num_nodes);
+  std::iota(order.begin(), order.end(), 0);
+  rng.Shuffle(order);
+  Scheduler scheduler(&cluster, policy.get(), order, 1);
+  std::vector<PodRequest> reqs;
+  for (const PodSpec& p : t.pods) reqs.push_back(cluster.MakeRequest(p));
+  size_t k = 0;
+  while (cluster.allocated_gpu_milli() * 2 < cluster.total_gpu_milli()) {
+    const PodRequest& r = reqs[rng.Below(reqs.size())];
+    const Decision d = scheduler.Decide(r);
+    if (d.ok()) scheduler.Bind(d.node, r, d.gpus);
+    ++k;
+  }
+  // Measure decisions at this load; bind and unbind so the load stays put.
+  for (auto _ : state) {
+    const PodRequest& r = reqs[rng.Below(reqs.size())];
+    const Decision d = scheduler.Decide(r);
+    if (d.ok()) {
+      scheduler.Bind(d.node, r, d.gpus);
+      scheduler.Unbind(d.node, r, d.gpus);
+    }
+  }
+  state.counters["distinct_states"] = scheduler.distinct_states();
+  state.counters["warmup_pods"] = static_cast<double>(k);
+}
+BENCHMARK(BM_DecisionSynthetic)->Arg(1000)->Arg(10000)->Arg(100000)->Unit(benchmark::kMicrosecond);
+
+}  // namespace
+}  // namespace tessera
+
+BENCHMARK_MAIN();

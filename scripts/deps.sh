@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs what Tessera needs to build, test and render reports, from Debian 12 packages.
+# Idempotent: installs only what is missing, so a second run costs a few dpkg queries.
+set -euo pipefail
+
+packages=(
+  g++ cmake ninja-build pkg-config          # toolchain
+  libgtest-dev libgmock-dev libbenchmark-dev  # tests and benchmarks
+  nlohmann-json3-dev libcli11-dev libyaml-cpp-dev
+  chromium imagemagick fonts-dejavu-core    # the report check: headless Chromium screenshot
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed"; then
+    missing+=("$p")
+  fi
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+echo "deps: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

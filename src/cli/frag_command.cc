@@ -1,0 +1,254 @@
+#include "cli/frag_command.h"
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <thread>
+
+#include "frag/target_workload.h"
+#include "model/cluster.h"
+#include "policy/policy.h"
+#include "report/report.h"
+#include "sim/grid.h"
+#include "trace/csv_reader.h"
+#include "trace/scenario.h"
+#include "util/file.h"
+
+namespace tessera {
+namespace {
+
+const std::vector<double> kReportLevels = {80, 90, 95, 100, 110, 130};
+
+struct Workload {
+  std::vector<NodeSpec> nodes;
+  std::vector<PodSpec> pods;
+  std::string nodes_source;
+  std::string pods_source;
+};
+
+Result<Workload> LoadWorkload(const FragOptions& o) {
+  Workload w;
+  if (!o.nodes_file.empty() || !o.pods_file.empty()) {
+    if (o.nodes_file.empty() || o.pods_file.empty()) {
+      return Error{"--nodes and --pods go together (or give neither to use --scenario)"};
+    }
+    Result<std::string> node_text = ReadFile(o.nodes_file);
+    if (!node_text) return node_text.error();
+    Result<std::vector<NodeSpec>> nodes = ReadNodeCsv(*node_text, o.nodes_file);
+    if (!nodes) return nodes.error();
+    Result<std::string> pod_text = ReadFile(o.pods_file);
+    if (!pod_text) return pod_text.error();
+    Result<std::vector<PodSpec>> pods = ReadPodCsv(*pod_text, o.pods_file);
+    if (!pods) return pods.error();
+    w.nodes = std::move(nodes).value();
+    w.pods = std::move(pods).value();
+    w.nodes_source = o.nodes_file;
+    w.pods_source = o.pods_file;
+    return w;
+  }
+  std::string yaml(EmbeddedScenario(o.scenario));
+  std::string source = "embedded scenario '" + o.scenario + "'";
+  if (yaml.empty()) {
+    Result<std::string> text = ReadFile(o.scenario);
+    if (!text) {
+      std::string names;
+      for (const std::string& n : EmbeddedScenarioNames()) names += (names.empty() ? "" : ", ") + n;
+      return Error{"--scenario '" + o.scenario + "' is neither an embedded scenario (" + names +
+                   ") nor a readable file: " + text.error().message};
+    }
+    yaml = std::move(text).value();
+    source = o.scenario;
+  }
+  Result<Scenario> scenario = ParseScenario(yaml, source);
+  if (!scenario) return scenario.error();
+  w.nodes = ScenarioNodes(*scenario);
+  w.pods = ScenarioPods(*scenario);
+  w.nodes_source = source + " (" + std::to_string(scenario->nodes.size()) + " node pools)";
+  w.pods_source = source + " (" + std::to_string(scenario->classes.size()) +
+                  " pod classes, generated with seed " + std::to_string(scenario->seed) + ")";
+  return w;
+}
+
+Result<std::vector<std::string>> ParsePolicies(const std::string& text) {
+  if (text == "all") return PolicyNames();
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find(',', start);
+    if (end == std::string::npos) end = text.size();
+    std::string name = text.substr(start, end - start);
+    const auto& known = PolicyNames();
+    if (std::find(known.begin(), known.end(), name) == known.end()) {
+      std::string list;
+      for (const std::string& k : known) list += (list.empty() ? "" : ", ") + k;
+      return Error{"--policy: unknown policy '" + name + "' (known: " + list + ", or all)"};
+    }
+    if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
+    start = end + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<std::vector<uint64_t>> ParseSeeds(const std::string& text) {
+  std::vector<uint64_t> seeds;
+  size_t start = 0;
+  auto number = [](const std::string& s, uint64_t* v) {
+    if (s.empty() || s.size() > 18 || s.find_first_not_of("0123456789") != std::string::npos) {
+      return false;
+    }
+    *v = std::stoull(s);
+    return true;
+  };
+  while (start <= text.size()) {
+    size_t end = text.find(',', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string part = text.substr(start, end - start);
+    const size_t dash = part.find('-');
+    uint64_t lo = 0;
+    uint64_t hi = 0;
+    const bool ok = dash == std::string::npos
+                        ? number(part, &lo) && number(part, &hi)
+                        : number(part.substr(0, dash), &lo) && number(part.substr(dash + 1), &hi);
+    if (!ok || hi < lo || hi - lo >= 100000) {
+      return Error{"--seeds: bad part '" + part + "' (expected N, N-M or a comma list of them)"};
+    }
+    for (uint64_t s = lo; s <= hi; ++s) seeds.push_back(s);
+    start = end + 1;
+  }
+  std::sort(seeds.begin(), seeds.end());
+  seeds.erase(std::unique(seeds.begin(), seeds.end()), seeds.end());
+  return seeds;
+}
+
+void AddFragCommand(CLI::App& app, FragOptions& o, int& exit_code) {
+  CLI::App* cmd = app.add_subcommand(
+      "frag",
+      "The fragmentation experiment of the FGD paper (USENIX ATC '23): submit a shuffled, "
+      "inflated pod list once, in order, to an empty cluster, and measure unallocated GPUs and "
+      "fragmentation against arrived workload for each policy and seed.");
+  cmd->footer(
+      "\nExamples:\n"
+      "  tessera frag                                  # embedded 'openb-like' scenario\n"
+      "  tessera frag --nodes openb_node_list_gpu_node.csv --pods openb_pod_list_default.csv\n"
+      "  tessera frag --policy fgd,bestfit --seeds 42-44 --out results/quick\n"
+      "\nOutputs in --out: curve.csv (every arrival %), placements.csv (every pod; check it with\n"
+      "tessera_check), report.html (self-contained charts and table).");
+  cmd->add_option("--nodes", o.nodes_file, "Node list CSV (openb format: sn,cpu_milli,memory_mib,gpu,model)");
+  cmd->add_option("--pods", o.pods_file,
+                  "Pod list CSV (openb format: name,cpu_milli,memory_mib,num_gpu,gpu_milli[,gpu_spec,...])");
+  cmd->add_option("--scenario", o.scenario,
+                  "Embedded scenario name or YAML scenario file, used when no CSVs are given")
+      ->capture_default_str();
+  cmd->add_option("--policy", o.policies,
+                  "Comma-separated policies: fgd,bestfit,packing,clustering,dotprod,random,k8s-default, or all")
+      ->capture_default_str();
+  cmd->add_option("--seeds", o.seeds, "Seeds: N, N-M or a comma list (the paper uses 42-51)")
+      ->capture_default_str();
+  cmd->add_option("--threads", o.threads, "Worker threads (0 = all cores)")
+      ->check(CLI::Range(0, 1024))
+      ->capture_default_str();
+  cmd->add_option("--out", o.out_dir, "Output folder (created if missing)")->capture_default_str();
+  cmd->add_option("--max-arrival", o.max_arrival, "Inflate the workload to this % of GPU capacity")
+      ->check(CLI::Range(1.0, 1000.0))
+      ->capture_default_str();
+  cmd->add_flag("!--no-placements", o.placements, "Do not write placements.csv (saves memory on big grids)");
+  cmd->add_flag("-q,--quiet", o.quiet, "No progress on stderr");
+  cmd->callback([&o, &exit_code] { exit_code = RunFrag(o); });
+}
+
+int RunFrag(const FragOptions& o) {
+  auto fail = [](const std::string& message) {
+    std::cerr << "tessera frag: error: " << message << "\n";
+    return 2;
+  };
+  Result<std::vector<std::string>> policies = ParsePolicies(o.policies);
+  if (!policies) return fail(policies.error().message);
+  Result<std::vector<uint64_t>> seeds = ParseSeeds(o.seeds);
+  if (!seeds) return fail(seeds.error().message);
+  Result<Workload> w = LoadWorkload(o);
+  if (!w) return fail(w.error().message);
+  if (w->nodes.empty()) return fail("the cluster has no nodes");
+  if (w->pods.empty()) return fail("the pod list is empty");
+
+  const Cluster empty(w->nodes);
+  if (empty.total_gpu_milli() == 0) return fail("the cluster has no GPUs");
+  TargetWorkload workload = TargetWorkload::FromPods(w->pods);
+  workload.Resolve(empty);
+
+  // Pods that no node of the empty cluster could ever host.
+  int never_fit = 0;
+  for (const PodSpec& p : w->pods) {
+    const PodRequest r = empty.MakeRequest(p);
+    bool fits = false;
+    for (int n = 0; n < empty.size() && !fits; ++n) fits = empty.Check(n, r) == FitReason::kFits;
+    never_fit += !fits;
+  }
+
+  const int threads =
+      o.threads > 0 ? o.threads : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  if (!o.quiet) {
+    std::cerr << "tessera frag: " << w->nodes.size() << " nodes, " << empty.total_gpus() << " GPUs, "
+              << w->pods.size() << " pods (" << workload.classes().size()
+              << " classes in the target workload); " << policies->size() << " policies x "
+              << seeds->size() << " seeds on " << threads << " threads\n";
+  }
+  InflationOptions options;
+  options.max_arrival_pct = o.max_arrival;
+  options.record_placements = o.placements;
+  const auto start = std::chrono::steady_clock::now();
+  GridProgress progress = nullptr;
+  if (!o.quiet) {
+    progress = [&](int done, int total, const RunResult& r) {
+      const double elapsed =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      const size_t at100 = std::min<size_t>(100, r.curve.size() - 1);
+      std::fprintf(stderr, "  [%d/%d] %-12s seed %-4llu unallocated@100%% %6.2f%%  failed %5d  (%.1f s)\n",
+                   done, total, r.policy.c_str(), static_cast<unsigned long long>(r.seed),
+                   r.curve[at100].unallocated_pct, r.failed, elapsed);
+    };
+  }
+  Result<std::vector<RunResult>> runs =
+      RunGrid(w->nodes, w->pods, workload, *policies, *seeds, threads, options, progress);
+  if (!runs) return fail(runs.error().message);
+
+  std::vector<double> levels;
+  for (double l : kReportLevels) {
+    if (l <= o.max_arrival) levels.push_back(l);
+  }
+  std::cout << "Unallocated GPU % and fragmentation ratio by arrived workload (% of GPU capacity), "
+            << "mean ± s.d. over " << seeds->size() << " seed(s)\n"
+            << SummaryTable(*runs, *policies, levels);
+  if (never_fit > 0) {
+    std::cout << never_fit << " pod(s) fit no node of the empty cluster (counted as arrived, never placed)\n";
+  }
+
+  if (Status s = MakeDirectories(o.out_dir); !s) return fail(s.error().message);
+  if (Status s = WriteFile(o.out_dir + "/curve.csv", CurveCsv(*runs)); !s) return fail(s.error().message);
+  if (o.placements) {
+    if (Status s = WriteFile(o.out_dir + "/placements.csv", PlacementsCsv(*runs, w->pods, w->nodes)); !s) {
+      return fail(s.error().message);
+    }
+  }
+  FragReportInfo info;
+  info.title = "Fragmentation: " + w->pods_source;
+  info.nodes_source = w->nodes_source;
+  info.pods_source = w->pods_source;
+  info.num_nodes = static_cast<int>(w->nodes.size());
+  info.num_gpus = empty.total_gpus();
+  info.num_pods = static_cast<int>(w->pods.size());
+  info.never_fit = never_fit;
+  info.seeds = *seeds;
+  info.generated_by = o.command_line;
+  if (Status s = WriteFile(o.out_dir + "/report.html", FragReportHtml(info, *runs, *policies, levels)); !s) {
+    return fail(s.error().message);
+  }
+  std::cout << "Wrote " << o.out_dir << "/curve.csv" << (o.placements ? ", placements.csv" : "")
+            << ", report.html\n";
+  return 0;
+}
+
+}  // namespace tessera

@@ -1,0 +1,38 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "util/result.h"
+
+namespace CLI {
+class App;
+}
+
+namespace tessera {
+
+/// Options of `tessera frag` (see its --help).
+struct FragOptions {
+  std::string nodes_file;
+  std::string pods_file;
+  std::string scenario = "openb-like";  ///< embedded name or YAML file, used without CSVs
+  std::string policies = "all";
+  std::string seeds = "42-51";
+  int threads = 0;                      ///< 0 = all cores
+  std::string out_dir = "results/frag";
+  double max_arrival = 130;
+  bool placements = true;
+  bool quiet = false;
+  std::string command_line;             ///< as typed, for the report
+};
+
+/// Registers the `frag` subcommand on `app`; the callback runs it and sets `exit_code`.
+void AddFragCommand(CLI::App& app, FragOptions& options, int& exit_code);
+/// Runs `tessera frag`; returns the process exit code. Prints to stdout/stderr.
+int RunFrag(const FragOptions& options);
+
+/// Parses "42-51", "1,3,7-9" into seeds. Errors name the bad part.
+Result<std::vector<uint64_t>> ParseSeeds(const std::string& text);
+
+}  // namespace tessera

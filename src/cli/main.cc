@@ -1,0 +1,26 @@
+// tessera: a GPU scheduler for Kubernetes that treats fragmentation and latency SLOs as
+// first-class constraints. This is the command-line front door (see README.md).
+#include <CLI/CLI.hpp>
+#include <iostream>
+#include <string>
+
+#include "cli/frag_command.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "Tessera: a fragmentation- and SLO-aware GPU scheduler for Kubernetes.\n"
+      "One scheduling engine, several front doors; run `tessera <command> --help` for each."};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("tessera 0.1.0"));
+  int exit_code = 0;
+  tessera::FragOptions frag;
+  frag.command_line = "tessera";
+  for (int i = 1; i < argc; ++i) frag.command_line += std::string(" ") + argv[i];
+  tessera::AddFragCommand(app, frag, exit_code);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  return exit_code;
+}

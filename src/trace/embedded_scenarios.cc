@@ -1,0 +1,81 @@
+// Scenarios compiled into the binary, so that `tessera` runs without any input files.
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "trace/scenario.h"
+
+namespace tessera {
+namespace {
+
+// A hand-written description of the public Alibaba GPU cluster (the FGD paper's "openb"
+// setting): the published composition of its 1213 GPU nodes (6212 GPUs), and a pod mix with
+// rounded numbers that approximates the default trace (about 13 % CPU-only, 38 % GPU-sharing,
+// 48 % one-GPU and 1 % multi-GPU pods). Not a copy of the trace.
+constexpr std::string_view kOpenbLike =
+    R"yaml(# openb-like: a description of the Alibaba GPU cluster (1213 nodes, 6212 GPUs).
+name: openb-like
+description: >-
+  The 1213 GPU nodes of the public Alibaba GPU cluster (cluster-trace-gpu-v2023, 6212 GPUs)
+  and a hand-written pod mix with rounded numbers approximating its default trace: about 13 %
+  CPU-only, 38 % GPU-sharing, 48 % one-GPU and 1 % multi-GPU pods.
+pods: 8152
+seed: 1
+
+nodes:
+  - {name: g2-8g-96c,       model: G2,      gpus: 8, cpu_milli: 96000,  memory_mib: 393216,  count: 549}
+  - {name: t4-2g-104c,      model: T4,      gpus: 2, cpu_milli: 104000, memory_mib: 524288,  count: 387}
+  - {name: p100-2g-16c,     model: P100,    gpus: 2, cpu_milli: 16000,  memory_mib: 122880,  count: 107}
+  - {name: g3-8g-128c,      model: G3,      gpus: 8, cpu_milli: 128000, memory_mib: 786432,  count: 39}
+  - {name: v100m16-4g-32c,  model: V100M16, gpus: 4, cpu_milli: 32000,  memory_mib: 131072,  count: 28}
+  - {name: p100-2g-64c,     model: P100,    gpus: 2, cpu_milli: 64000,  memory_mib: 262144,  count: 22}
+  - {name: v100m32-8g-96c,  model: V100M32, gpus: 8, cpu_milli: 96000,  memory_mib: 786432,  count: 21}
+  - {name: v100m16-1g-8c,   model: V100M16, gpus: 1, cpu_milli: 8000,   memory_mib: 32768,   count: 19}
+  - {name: t4-4g-96c,       model: T4,      gpus: 4, cpu_milli: 96000,  memory_mib: 393216,  count: 17}
+  - {name: v100m32-4g-48c,  model: V100M32, gpus: 4, cpu_milli: 48000,  memory_mib: 376832,  count: 9}
+  - {name: v100m16-8g-64c,  model: V100M16, gpus: 8, cpu_milli: 64000,  memory_mib: 262144,  count: 7}
+  - {name: p100-1g-8c,      model: P100,    gpus: 1, cpu_milli: 8000,   memory_mib: 61440,   count: 3}
+  - {name: p100-2g-8c,      model: P100,    gpus: 2, cpu_milli: 8000,   memory_mib: 61440,   count: 2}
+  - {name: a10-1g-128c,     model: A10,     gpus: 1, cpu_milli: 128000, memory_mib: 1048576, count: 2}
+  - {name: v100m16-8g-82c,  model: V100M16, gpus: 8, cpu_milli: 82000,  memory_mib: 344064,  count: 1}
+
+# Shares are percentages of all pods (they are renormalised, so they need not sum to 100).
+classes:
+  # CPU-only pods: 13 %.
+  - {name: cpu-1c,     cpu_milli: 1000,  memory_mib: 4096,   qos: BE, share: 2}
+  - {name: cpu-4c,     cpu_milli: 4000,  memory_mib: 16384,  qos: BE, share: 5}
+  - {name: cpu-12c,    cpu_milli: 12000, memory_mib: 49152,  qos: LS, share: 6}
+  # GPU-sharing pods (part of one GPU): 38 %.
+  - {name: share-810,  cpu_milli: 4000,  memory_mib: 16384,  gpu_count: 1, gpu_milli: 810, qos: LS, share: 13}
+  - {name: share-460,  cpu_milli: 8000,  memory_mib: 32768,  gpu_count: 1, gpu_milli: 460, qos: LS, share: 9}
+  - {name: share-500,  cpu_milli: 12000, memory_mib: 49152,  gpu_count: 1, gpu_milli: 500, qos: BE, share: 5}
+  - {name: share-300,  cpu_milli: 4000,  memory_mib: 16384,  gpu_count: 1, gpu_milli: 300, qos: BE, share: 5}
+  - {name: share-250,  cpu_milli: 4000,  memory_mib: 16384,  gpu_count: 1, gpu_milli: 250, qos: BE, share: 2}
+  - {name: share-200,  cpu_milli: 4000,  memory_mib: 16384,  gpu_count: 1, gpu_milli: 200, qos: LS, share: 2}
+  - {name: share-100,  cpu_milli: 6000,  memory_mib: 24576,  gpu_count: 1, gpu_milli: 100, qos: BE, share: 2}
+  # One whole GPU: 48 %.
+  - {name: gpu1-12c,   cpu_milli: 12000, memory_mib: 49152,  gpu_count: 1, qos: LS, share: 24}
+  - {name: gpu1-8c,    cpu_milli: 8000,  memory_mib: 32768,  gpu_count: 1, qos: BE, share: 7}
+  - {name: gpu1-16c,   cpu_milli: 16000, memory_mib: 65536,  gpu_count: 1, qos: LS, share: 7}
+  - {name: gpu1-t4,    cpu_milli: 8000,  memory_mib: 32768,  gpu_count: 1, models: [T4],   qos: LS, share: 4}
+  - {name: gpu1-g2,    cpu_milli: 12000, memory_mib: 49152,  gpu_count: 1, models: [G2],   qos: LS, share: 3}
+  - {name: gpu1-p100,  cpu_milli: 8000,  memory_mib: 32768,  gpu_count: 1, models: [P100], qos: BE, share: 2}
+  - {name: gpu1-v100,  cpu_milli: 16000, memory_mib: 65536,  gpu_count: 1, models: [V100M16, V100M32], qos: LS, share: 1}
+  # Several whole GPUs: 1 %.
+  - {name: gpu2-16c,   cpu_milli: 16000, memory_mib: 65536,  gpu_count: 2, qos: LS, share: 0.2}
+  - {name: gpu4-32c,   cpu_milli: 32000, memory_mib: 131072, gpu_count: 4, qos: LS, share: 0.2}
+  - {name: gpu8-64c,   cpu_milli: 64000, memory_mib: 262144, gpu_count: 8, qos: LS, share: 0.3}
+  - {name: gpu8-88c,   cpu_milli: 88000, memory_mib: 360448, gpu_count: 8, qos: LS, share: 0.3}
+)yaml";
+
+}  // namespace
+
+std::string_view EmbeddedScenario(std::string_view name) {
+  if (name == "openb-like") return kOpenbLike;
+  return {};
+}
+
+std::vector<std::string> EmbeddedScenarioNames() { return {"openb-like"}; }
+
+}  // namespace tessera
