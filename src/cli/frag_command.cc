@@ -157,6 +157,9 @@ void AddFragCommand(CLI::App& app, FragOptions& o, int& exit_code) {
       ->capture_default_str();
   cmd->add_flag("!--no-placements", o.placements, "Do not write placements.csv (saves memory on big grids)");
   cmd->add_flag("-q,--quiet", o.quiet, "No progress on stderr");
+  for (CLI::Option* opt : cmd->get_options()) {
+    opt->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);  // the last one given wins
+  }
   cmd->callback([&o, &exit_code] { exit_code = RunFrag(o); });
 }
 
