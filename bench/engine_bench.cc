@@ -64,6 +64,7 @@ void BM_InflationRunDefaultTrace(benchmark::State& state, const char* policy) {
   state.counters["pods"] = pods;
 }
 BENCHMARK_CAPTURE(BM_InflationRunDefaultTrace, fgd, "fgd")->Unit(benchmark::kMillisecond)->MinTime(3);
+BENCHMARK_CAPTURE(BM_InflationRunDefaultTrace, tessera, "tessera")->Unit(benchmark::kMillisecond)->MinTime(3);
 BENCHMARK_CAPTURE(BM_InflationRunDefaultTrace, bestfit, "bestfit")->Unit(benchmark::kMillisecond)->MinTime(2);
 
 // The grid of 7 policies x 10 seeds on the default trace, both cores.

@@ -144,7 +144,8 @@ void AddFragCommand(CLI::App& app, FragOptions& o, int& exit_code) {
                   "Embedded scenario name or YAML scenario file, used when no CSVs are given")
       ->capture_default_str();
   cmd->add_option("--policy", o.policies,
-                  "Comma-separated policies: fgd,bestfit,packing,clustering,dotprod,random,k8s-default, or all")
+                  "Comma-separated policies: tessera,fgd,bestfit,packing,clustering,dotprod,random,"
+                  "k8s-default, or all")
       ->capture_default_str();
   cmd->add_option("--seeds", o.seeds, "Seeds: N, N-M or a comma list (the paper uses 42-51)")
       ->capture_default_str();

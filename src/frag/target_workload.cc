@@ -33,9 +33,11 @@ TargetWorkload TargetWorkload::FromPods(const std::vector<PodSpec>& pods, double
     covered += static_cast<double>(all[taken].count);
     ++taken;
   }
-  all.resize(taken);
   for (TargetClass& c : all) c.probability = static_cast<double>(c.count) / covered;
-  return FromClasses(std::move(all));
+  std::vector<TargetClass> top(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(taken));
+  TargetWorkload w = FromClasses(std::move(top));
+  w.all_classes_ = std::move(all);
+  return w;
 }
 
 TargetWorkload TargetWorkload::FromClasses(std::vector<TargetClass> classes) {
@@ -51,8 +53,21 @@ TargetWorkload TargetWorkload::FromClasses(std::vector<TargetClass> classes) {
   return w;
 }
 
+int64_t TargetWorkload::GpusOfModels(ModelMask models) const {
+  int64_t total = 0;
+  for (size_t m = 0; m < gpus_by_model_.size(); ++m) {
+    if ((models >> m) & 1) total += gpus_by_model_[m];
+  }
+  return total;
+}
+
 void TargetWorkload::Resolve(const Cluster& cluster) {
+  gpus_by_model_.assign(cluster.models().size(), 0);
+  for (int n = 0; n < cluster.size(); ++n) {
+    if (cluster.model_id(n) >= 0) gpus_by_model_[cluster.model_id(n)] += cluster.spec(n).gpu_count;
+  }
   for (TargetClass& c : classes_) c.models = cluster.ResolveModels(c.gpu_spec);
+  for (TargetClass& c : all_classes_) c.models = cluster.ResolveModels(c.gpu_spec);
   for (TargetClass& c : gpu_classes_) c.models = cluster.ResolveModels(c.gpu_spec);
 }
 

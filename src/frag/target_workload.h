@@ -33,10 +33,17 @@ class TargetWorkload {
   /// Builds M from explicit classes; probabilities are used as given.
   static TargetWorkload FromClasses(std::vector<TargetClass> classes);
 
-  /// Resolves every class's GPU-model constraint against `cluster`'s model ids.
+  /// Resolves every class's GPU-model constraint against `cluster`'s model ids, and records
+  /// how many GPUs of each model the cluster has.
   void Resolve(const Cluster& cluster);
+  /// GPUs in the cluster whose model is in `models` (after Resolve).
+  int64_t GpusOfModels(ModelMask models) const;
 
   const std::vector<TargetClass>& classes() const { return classes_; }
+  /// Every class of the source pod list, M's and the rest, in the same order and with
+  /// probabilities on the same scale as M's (count / pods covered by M). Empty for
+  /// FromClasses workloads.
+  const std::vector<TargetClass>& all_classes() const { return all_classes_; }
 
   /// F_n(M) in milli-GPU for a node of GPU model `model_id` (-1: none) with `cpu_left`
   /// milli-CPU and `gpu_count` GPUs whose free milli are `gpu_free[0..gpu_count)`.
@@ -51,6 +58,8 @@ class TargetWorkload {
 
  private:
   std::vector<TargetClass> classes_;
+  std::vector<TargetClass> all_classes_;
+  std::vector<int64_t> gpus_by_model_;
   double cpu_only_probability_ = 0;  // Σ p_m over CPU-only classes (their fragment is R_n)
   std::vector<TargetClass> gpu_classes_;
 };

@@ -3,14 +3,20 @@
 
 #include "policy/builtin.h"
 #include "policy/policy.h"
+#include "policy/tessera_policy.h"
 
 namespace tessera {
 namespace {
 
 using Factory = std::unique_ptr<Policy> (*)(const PolicyContext&);
 
+std::unique_ptr<Policy> MakeDefaultTesseraPolicy(const PolicyContext& context) {
+  return MakeTesseraPolicy(context, TesseraParams{});
+}
+
 const std::vector<std::pair<std::string, Factory>>& Registry() {
   static const std::vector<std::pair<std::string, Factory>> registry = {
+      {"tessera", &MakeDefaultTesseraPolicy},
       {"fgd", &MakeFgdPolicy},
       {"bestfit", &MakeBestFitPolicy},
       {"packing", &MakePackingPolicy},

@@ -67,20 +67,25 @@ Result<RunResult> RunInflation(const std::vector<NodeSpec>& nodes, const std::ve
   context.workload = &workload;
   std::unique_ptr<Policy> policy = MakePolicy(policy_name, context);
   if (!policy) return Error{"unknown policy '" + policy_name + "'"};
+  return RunInflation(nodes, pods, workload, *policy, seed, options);
+}
 
+RunResult RunInflation(const std::vector<NodeSpec>& nodes, const std::vector<PodSpec>& pods,
+                       const TargetWorkload& workload, const Policy& policy, uint64_t seed,
+                       const InflationOptions& options) {
   Cluster cluster(nodes);
   std::vector<int> order(nodes.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
   Rng order_rng(seed ^ kNodeOrderStream);
   order_rng.Shuffle(order);
-  Scheduler scheduler(&cluster, policy.get(), order, seed ^ kSchedulerStream);
+  Scheduler scheduler(&cluster, &policy, order, seed ^ kSchedulerStream);
 
   std::vector<PodRequest> requests;
   requests.reserve(pods.size());
   for (const PodSpec& p : pods) requests.push_back(cluster.MakeRequest(p));
 
   RunResult run;
-  run.policy = policy_name;
+  run.policy = std::string(policy.name());
   run.seed = seed;
   run.capacity_milli = cluster.total_gpu_milli();
   const double capacity = static_cast<double>(run.capacity_milli);

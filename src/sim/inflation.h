@@ -9,6 +9,7 @@
 #include "model/node.h"
 #include "model/pod.h"
 #include "model/resources.h"
+#include "policy/policy.h"
 #include "util/result.h"
 
 namespace tessera {
@@ -66,5 +67,9 @@ std::vector<std::pair<int, int>> InflatedSequence(const std::vector<PodSpec>& po
 Result<RunResult> RunInflation(const std::vector<NodeSpec>& nodes, const std::vector<PodSpec>& pods,
                                const TargetWorkload& workload, const std::string& policy,
                                uint64_t seed, const InflationOptions& options);
+/// The same with a policy object (e.g. a variant built with its own parameters).
+RunResult RunInflation(const std::vector<NodeSpec>& nodes, const std::vector<PodSpec>& pods,
+                       const TargetWorkload& workload, const Policy& policy, uint64_t seed,
+                       const InflationOptions& options);
 
 }  // namespace tessera

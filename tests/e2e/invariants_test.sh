@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs `tessera frag` on every pod list in the shared data (all 7 policies, seed 42) and checks
+# Runs `tessera frag` on every pod list in the shared data (all policies, seed 42) and checks
 # each run's placements.csv and curve.csv with the independent checker tessera_check.
 set -euo pipefail
 : "${TESSERA:?}" "${TESSERA_CHECK:?}" "${TESSERA_DATA_DIR:?}"

@@ -106,7 +106,7 @@ TEST_P(SchedulerEquivalence, GroupedDecisionsEqualThePlainLoop) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllScoredPolicies, SchedulerEquivalence,
-                         ::testing::Values("fgd", "bestfit", "packing", "clustering", "dotprod",
+                         ::testing::Values("tessera", "fgd", "bestfit", "packing", "clustering", "dotprod",
                                            "k8s-default"));
 
 TEST(Scheduler, FailureCountsRejectionsPerFilter) {

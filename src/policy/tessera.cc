@@ -1,0 +1,174 @@
+// tessera: FGD's fragmentation-aware placement, with FGD's frequent ties broken by how much
+// idle GPU the placement strands for want of CPU.
+//
+// FGD (fgd.cc) scores a node by the change of its fragmentation F_n(M), quantized to
+// ⌊100 · sigmoid(Δ / 1000)⌋, so many nodes tie and the per-seed node order decides. F_n(M)
+// asks, per target class m, whether *one* more pod of m fits; it does not see that a node with
+// 8 idle GPUs and 16 cores left can take one 12-core GPU pod, not eight: seven GPUs are
+// stranded. At the end of a default-trace FGD run about a fifth of the idle GPUs sit on such
+// CPU-exhausted nodes.
+//
+// Among FGD's ties this policy prefers the placement that strands the least idle GPU:
+//   S_n(m) = R_n − min(GPU milli m could use, (CPU left / cpu_m) · milli_m · n_m)
+//            (R_n when m cannot use the node at all), S_n = Σ_m w_m S_n(m),
+// over M plus the multi-GPU classes of the pod list (M's 95 % cut drops them, yet they alone
+// need whole free GPUs), with weights raised for multi-GPU classes and for classes limited to
+// scarce GPU models. The secondary score is ⌊1000 · sigmoid(ΔS / 1000)⌋. Idle nodes are scored
+// as stranding nothing (and, for sharing pods, as costing `sharing_open_cost`), so that the
+// policy does not use up the idle nodes that multi-GPU pods need. See docs/POLICIES.md.
+#include "policy/tessera_policy.h"
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cmath>
+#include <vector>
+
+#include "frag/target_workload.h"
+#include "model/fit.h"
+#include "policy/builtin.h"
+#include "util/check.h"
+
+namespace tessera {
+namespace {
+
+constexpr int64_t kSecondaryLevels = 1000;  // resolution of the tie-break score
+constexpr double kSecondaryScale = 1000.0;  // milli-GPU: one GPU moves the sigmoid by one unit
+
+bool SameClass(const TargetClass& a, const TargetClass& b) {
+  return a.cpu_milli == b.cpu_milli && a.gpu_milli == b.gpu_milli && a.gpu_count == b.gpu_count &&
+         a.gpu_spec == b.gpu_spec;
+}
+
+class TesseraPolicy final : public Policy {
+ public:
+  TesseraPolicy(const TargetWorkload* workload, const TesseraParams& params)
+      : workload_(workload), params_(params) {
+    classes_ = workload_->classes();
+    if (params_.multi_gpu_classes) {
+      for (const TargetClass& c : workload_->all_classes()) {
+        const bool in_m = std::any_of(classes_.begin(), classes_.end(),
+                                      [&](const TargetClass& m) { return SameClass(m, c); });
+        if (c.gpu_count > 1 && !in_m) classes_.push_back(c);
+      }
+    }
+    const double all_gpus = static_cast<double>(workload_->GpusOfModels(kAnyModel));
+    for (const TargetClass& c : classes_) {
+      double w = c.probability;
+      const double allowed = static_cast<double>(workload_->GpusOfModels(c.models));
+      if (c.gpu_count > 0 && allowed > 0) w *= std::pow(all_gpus / allowed, params_.scarcity);
+      if (c.gpu_count > 1) w *= 1.0 + params_.multi_gpu_weight * (c.gpu_count - 1);
+      weights_.push_back(w);
+    }
+  }
+
+  std::string_view name() const override { return "tessera"; }
+
+  NodeScore Score(const NodeView& node, const PodRequest& pod) const override {
+    const int g = node.spec.gpu_count;
+    const int64_t cpu_after = node.state.cpu_left - pod.cpu_milli;
+    std::array<int32_t, kMaxGpusPerNode> free = node.state.gpu_free;
+    bool idle = node.state.cpu_left == node.spec.cpu_milli;
+    for (int i = 0; i < g && idle; ++i) idle = free[i] == kMilliPerGpu;
+    const Measures before = Measure(node.model_id, node.state.cpu_left, free.data(), g, idle);
+    if (pod.IsSharing()) {  // every GPU with room; the first best by index
+      int64_t best_score = -1;
+      int best_gpu = -1;
+      for (int i = 0; i < g; ++i) {
+        if (!GpuHasRoom(node.state, i, pod)) continue;
+        free[i] -= pod.gpu_milli;
+        const int64_t score =
+            Combine(before, Measure(node.model_id, cpu_after, free.data(), g, idle), idle, pod);
+        free[i] += pod.gpu_milli;
+        if (score > best_score) {
+          best_score = score;
+          best_gpu = i;
+        }
+      }
+      TESSERA_CHECK(best_gpu >= 0);
+      return {static_cast<double>(best_score), GpuSet{1} << best_gpu};
+    }
+    GpuSet gpus = 0;
+    if (!pod.IsCpuOnly()) {
+      gpus = DefaultGpuChoice(g, node.state, pod);
+      for (GpuSet s = gpus; s != 0; s &= s - 1) free[std::countr_zero(s)] -= pod.gpu_milli;
+    }
+    const Measures after = Measure(node.model_id, cpu_after, free.data(), g, idle);
+    return {static_cast<double>(Combine(before, after, idle, pod)), gpus};
+  }
+
+ private:
+  struct Measures {
+    double frag = 0;      // FGD's F_n(M)
+    double stranded = 0;  // S_n
+  };
+
+  Measures Measure(int model_id, int64_t cpu_left, const int32_t* gpu_free, int g, bool idle) const {
+    Measures m;
+    m.frag = workload_->NodeFragmentation(model_id, cpu_left, gpu_free, g);
+    if (params_.cpu_stranding && !idle) m.stranded = Stranded(model_id, cpu_left, gpu_free, g);
+    return m;
+  }
+
+  // FGD's score first; among its ties, the stranding score.
+  int64_t Combine(const Measures& before, const Measures& after, bool idle, const PodRequest& pod) const {
+    const auto primary = static_cast<int64_t>(100.0 / (1.0 + std::exp(-(before.frag - after.frag) / 1000.0)));
+    if (!params_.cpu_stranding) return primary;
+    double delta = before.stranded - after.stranded;
+    if (idle) delta = pod.IsSharing() ? -params_.sharing_open_cost : 0.0;
+    const auto secondary = static_cast<int64_t>(static_cast<double>(kSecondaryLevels) /
+                                                (1.0 + std::exp(-delta / kSecondaryScale)));
+    return primary * kSecondaryLevels + std::min(secondary, kSecondaryLevels - 1);
+  }
+
+  // S_n in milli-GPU (weighted; see the file comment).
+  double Stranded(int model_id, int64_t cpu_left, const int32_t* gpu_free, int g) const {
+    int64_t idle = 0;
+    for (int i = 0; i < g; ++i) idle += gpu_free[i];
+    if (idle == 0) return 0;
+    const double r = static_cast<double>(idle);
+    double total = 0;
+    for (size_t k = 0; k < classes_.size(); ++k) {
+      const TargetClass& c = classes_[k];
+      if (c.gpu_milli == 0 || c.gpu_count == 0 || model_id < 0 || ((c.models >> model_id) & 1) == 0 ||
+          cpu_left < c.cpu_milli) {
+        total += weights_[k] * r;
+        continue;
+      }
+      int fitting = 0;
+      int64_t too_small = 0;
+      for (int i = 0; i < g; ++i) {
+        if (gpu_free[i] >= c.gpu_milli) {
+          ++fitting;
+        } else {
+          too_small += gpu_free[i];
+        }
+      }
+      if (fitting < c.gpu_count) {
+        total += weights_[k] * r;
+        continue;
+      }
+      double usable = static_cast<double>(idle - too_small);
+      if (c.cpu_milli > 0) {
+        usable = std::min(usable, static_cast<double>(cpu_left) / static_cast<double>(c.cpu_milli) *
+                                      c.gpu_milli * c.gpu_count);
+      }
+      total += weights_[k] * (r - usable);
+    }
+    return total;
+  }
+
+  const TargetWorkload* workload_;
+  TesseraParams params_;
+  std::vector<TargetClass> classes_;  // M plus the multi-GPU classes
+  std::vector<double> weights_;       // w_m, by classes_ index
+};
+
+}  // namespace
+
+std::unique_ptr<Policy> MakeTesseraPolicy(const PolicyContext& context, const TesseraParams& params) {
+  if (context.workload == nullptr) return nullptr;
+  return std::make_unique<TesseraPolicy>(context.workload, params);
+}
+
+}  // namespace tessera

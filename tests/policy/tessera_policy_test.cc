@@ -1,0 +1,159 @@
+#include "policy/tessera_policy.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+
+#include "frag/target_workload.h"
+#include "model/cluster.h"
+#include "sched/scheduler.h"
+#include "sim/inflation.h"
+#include "util/rng.h"
+
+namespace tessera {
+namespace {
+
+PodSpec Pod(int64_t cpu, int gpus, int32_t milli) {
+  PodSpec p;
+  p.name = "p";
+  p.cpu_milli = cpu;
+  p.memory_mib = 1024;
+  p.gpu_count = gpus;
+  p.gpu_milli = milli;
+  return p;
+}
+
+// Two nodes in use, 4 free GPUs each; the workload is 12-core one-GPU pods. A 4-core CPU-only
+// pod leaves both nodes able to host such a pod, so FGD's fragmentation does not change on
+// either (both score 50) and the node order decides. On node a (48 cores left) it takes CPU
+// that one of the 4 GPU pods needed: 44 / 12 = 3.67 pods, 333 milli of GPU stranded. On node b
+// (100 cores left) nothing is stranded. tessera takes b.
+class CpuStranding : public ::testing::Test {
+ protected:
+  CpuStranding()
+      : cluster_({NodeSpec{"a", 52000, 262144, 4, "T4", 0}, NodeSpec{"b", 104000, 262144, 4, "T4", 0}}) {
+    cluster_.Allocate(0, cluster_.MakeRequest(Pod(4000, 0, 0)), 0);
+    cluster_.Allocate(1, cluster_.MakeRequest(Pod(4000, 0, 0)), 0);
+    workload_ = TargetWorkload::FromPods({Pod(12000, 1, 1000)});
+    workload_.Resolve(cluster_);
+  }
+  Decision Choose(const Policy& policy, const PodSpec& pod) {
+    Cluster copy = cluster_;
+    Scheduler s(&copy, &policy, {0, 1}, 1);
+    return s.Decide(copy.MakeRequest(pod));
+  }
+  PolicyContext Context() {
+    PolicyContext c;
+    c.workload = &workload_;
+    return c;
+  }
+  Cluster cluster_;
+  TargetWorkload workload_;
+};
+
+TEST_F(CpuStranding, FgdTiesAndTakesTheFirstNode) {
+  std::unique_ptr<Policy> fgd = MakePolicy("fgd", Context());
+  const Decision d = Choose(*fgd, Pod(4000, 0, 0));
+  EXPECT_EQ(d.node, 0);
+  EXPECT_EQ(d.score, 50);
+}
+
+TEST_F(CpuStranding, TesseraTakesTheNodeWhereNoGpuIsStranded) {
+  std::unique_ptr<Policy> t = MakePolicy("tessera", Context());
+  const Decision d = Choose(*t, Pod(4000, 0, 0));
+  EXPECT_EQ(d.node, 1);
+  EXPECT_EQ(d.score / 1000, 50);  // FGD's score is the primary key
+}
+
+TEST_F(CpuStranding, WithoutTheStrandingIngredientItIsFgd) {
+  TesseraParams params;
+  params.cpu_stranding = false;
+  std::unique_ptr<Policy> t = MakeTesseraPolicy(Context(), params);
+  EXPECT_EQ(Choose(*t, Pod(4000, 0, 0)).node, 0);
+}
+
+// The primary key of tessera's score is FGD's published score, on any node state: tessera only
+// reorders FGD's ties.
+TEST(TesseraPolicy, PrimaryScoreIsFgdsScore) {
+  Rng rng(5);
+  std::vector<NodeSpec> nodes;
+  for (int i = 0; i < 40; ++i) {
+    nodes.push_back(NodeSpec{"n" + std::to_string(i), 16000 * static_cast<int64_t>(1 + rng.Below(8)), 262144,
+                             1 << rng.Below(4), i % 3 ? "T4" : "G2", 0});
+  }
+  Cluster c(nodes);
+  std::vector<PodSpec> pods;
+  for (int i = 0; i < 300; ++i) {
+    const int kind = static_cast<int>(rng.Below(4));
+    pods.push_back(Pod(1000 * static_cast<int64_t>(1 + rng.Below(16)), kind == 0 ? 0 : (kind == 3 ? 2 : 1),
+                       kind == 0 ? 0 : (kind == 1 ? 100 * static_cast<int32_t>(1 + rng.Below(9)) : 1000)));
+  }
+  TargetWorkload w = TargetWorkload::FromPods(pods);
+  w.Resolve(c);
+  PolicyContext ctx;
+  ctx.workload = &w;
+  std::unique_ptr<Policy> fgd = MakePolicy("fgd", ctx);
+  std::unique_ptr<Policy> t = MakePolicy("tessera", ctx);
+  int compared = 0;
+  for (const PodSpec& p : pods) {
+    const PodRequest r = c.MakeRequest(p);
+    for (int n = 0; n < c.size(); ++n) {
+      if (c.Check(n, r) != FitReason::kFits) continue;
+      const NodeView view{c.spec(n), c.model_id(n), c.state(n)};
+      ASSERT_EQ(static_cast<int64_t>(t->Score(view, r).score) / 1000, static_cast<int64_t>(fgd->Score(view, r).score));
+      ++compared;
+    }
+    // Fill the cluster as we go, so that states vary.
+    for (int n = 0; n < c.size(); ++n) {
+      if (c.Check(n, r) == FitReason::kFits) {
+        c.Allocate(n, r, r.IsCpuOnly() ? 0 : DefaultGpuChoice(c.spec(n).gpu_count, c.state(n), r));
+        break;
+      }
+    }
+  }
+  EXPECT_GT(compared, 1000);
+}
+
+// An idle node stays idle for a sharing pod when a used node ties under FGD and strands
+// little, so that whole idle nodes remain for multi-GPU pods.
+TEST(TesseraPolicy, SharingPodPrefersAUsedNodeToAnIdleOne) {
+  Cluster c({NodeSpec{"idle", 96000, 393216, 8, "G2", 0}, NodeSpec{"used", 96000, 393216, 8, "G2", 0}});
+  c.Allocate(1, c.MakeRequest(Pod(4000, 1, 500)), 0b1);
+  TargetWorkload w = TargetWorkload::FromPods({Pod(4000, 1, 500), Pod(64000, 8, 1000)});
+  w.Resolve(c);
+  PolicyContext ctx;
+  ctx.workload = &w;
+  std::unique_ptr<Policy> t = MakePolicy("tessera", ctx);
+  Scheduler s(&c, t.get(), {0, 1}, 1);
+  const Decision d = s.Decide(c.MakeRequest(Pod(4000, 1, 500)));
+  EXPECT_EQ(d.node, 1);
+  EXPECT_EQ(d.gpus, 0b1u);  // completes the half-used GPU
+}
+
+TEST(TesseraPolicy, RunsAreDeterministicForASeed) {
+  std::vector<NodeSpec> nodes;
+  for (int i = 0; i < 20; ++i) {
+    nodes.push_back(NodeSpec{"n" + std::to_string(i), i % 2 ? 96000 : 32000, 262144, i % 3 ? 8 : 2, "T4", 0});
+  }
+  std::vector<PodSpec> pods;
+  for (int i = 0; i < 60; ++i) {
+    pods.push_back(Pod(2000 + 1000 * (i % 9), i % 4 == 0 ? 0 : (i % 7 == 0 ? 2 : 1),
+                       i % 4 == 0 ? 0 : (i % 3 ? 1000 : 250 + 50 * (i % 5))));
+  }
+  TargetWorkload w = TargetWorkload::FromPods(pods);
+  w.Resolve(Cluster(nodes));
+  Result<RunResult> a = RunInflation(nodes, pods, w, "tessera", 7, {});
+  Result<RunResult> b = RunInflation(nodes, pods, w, "tessera", 7, {});
+  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_EQ(a->placements.size(), b->placements.size());
+  int placed = 0;
+  for (size_t i = 0; i < a->placements.size(); ++i) {
+    EXPECT_EQ(a->placements[i].node, b->placements[i].node);
+    EXPECT_EQ(a->placements[i].gpus, b->placements[i].gpus);
+    placed += a->placements[i].node >= 0;
+  }
+  EXPECT_GT(placed, 30);
+}
+
+}  // namespace
+}  // namespace tessera
