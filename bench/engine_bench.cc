@@ -63,9 +63,15 @@ void BM_InflationRunDefaultTrace(benchmark::State& state, const char* policy) {
   }
   state.counters["pods"] = pods;
 }
-BENCHMARK_CAPTURE(BM_InflationRunDefaultTrace, fgd, "fgd")->Unit(benchmark::kMillisecond)->MinTime(3);
-BENCHMARK_CAPTURE(BM_InflationRunDefaultTrace, tessera, "tessera")->Unit(benchmark::kMillisecond)->MinTime(3);
-BENCHMARK_CAPTURE(BM_InflationRunDefaultTrace, bestfit, "bestfit")->Unit(benchmark::kMillisecond)->MinTime(2);
+BENCHMARK_CAPTURE(BM_InflationRunDefaultTrace, fgd, "fgd")
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(3);
+BENCHMARK_CAPTURE(BM_InflationRunDefaultTrace, tessera, "tessera")
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(3);
+BENCHMARK_CAPTURE(BM_InflationRunDefaultTrace, bestfit, "bestfit")
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(2);
 
 // The grid of 7 policies x 10 seeds on the default trace, both cores.
 void BM_GridDefaultTrace(benchmark::State& state) {
@@ -136,7 +142,8 @@ void BM_DecisionSynthetic(benchmark::State& state) {
     const PodRequest& r = reqs[rng.Below(reqs.size())];
     const int n = static_cast<int>(rng.Below(num_nodes));
     if (cluster.Check(n, r) == FitReason::kFits) {
-      scheduler.Bind(n, r, r.IsCpuOnly() ? 0 : DefaultGpuChoice(nodes[n].gpu_count, cluster.state(n), r));
+      scheduler.Bind(n, r,
+                     r.IsCpuOnly() ? 0 : DefaultGpuChoice(nodes[n].gpu_count, cluster.state(n), r));
     }
     ++k;
   }

@@ -57,8 +57,8 @@ struct Curve {
   std::vector<double> at100;
 };
 
-Curve Run(const std::vector<NodeSpec>& nodes, const std::vector<PodSpec>& pods, const TargetWorkload& w,
-          const Variant& v) {
+Curve Run(const std::vector<NodeSpec>& nodes, const std::vector<PodSpec>& pods,
+          const TargetWorkload& w, const Variant& v) {
   PolicyContext ctx;
   ctx.workload = &w;
   std::unique_ptr<Policy> policy = v.make(ctx);
@@ -70,7 +70,8 @@ Curve Run(const std::vector<NodeSpec>& nodes, const std::vector<PodSpec>& pods, 
   std::vector<std::thread> threads;
   for (int t = 0; t < 2; ++t) {
     threads.emplace_back([&, t] {
-      for (int s = t; s < 10; s += 2) runs[s] = RunInflation(nodes, pods, w, *policy, 42 + s, options);
+      for (int s = t; s < 10; s += 2)
+        runs[s] = RunInflation(nodes, pods, w, *policy, 42 + s, options);
     });
   }
   for (auto& t : threads) t.join();
@@ -126,10 +127,13 @@ int main(int argc, char** argv) {
       variant("tessera", [](TesseraParams&) {}),
   };
   if (ablation) {
-    variants.push_back(variant("no multi-GPU classes", [](TesseraParams& p) { p.multi_gpu_classes = false; }));
-    variants.push_back(variant("multi_gpu_weight 0", [](TesseraParams& p) { p.multi_gpu_weight = 0; }));
+    variants.push_back(
+        variant("no multi-GPU classes", [](TesseraParams& p) { p.multi_gpu_classes = false; }));
+    variants.push_back(
+        variant("multi_gpu_weight 0", [](TesseraParams& p) { p.multi_gpu_weight = 0; }));
     variants.push_back(variant("scarcity 0", [](TesseraParams& p) { p.scarcity = 0; }));
-    variants.push_back(variant("sharing_open_cost 0", [](TesseraParams& p) { p.sharing_open_cost = 0; }));
+    variants.push_back(
+        variant("sharing_open_cost 0", [](TesseraParams& p) { p.sharing_open_cost = 0; }));
   }
 
   // Per pod list and variant: mean unallocated % at 100 % arrival, and in brackets the worst
@@ -139,7 +143,8 @@ int main(int argc, char** argv) {
   std::printf("\n|---|");
   for (size_t i = 0; i < variants.size(); ++i) std::printf("---|");
   std::printf("\n");
-  std::vector<int> better(variants.size(), 0), within_sd(variants.size(), 0), curve_ok(variants.size(), 0);
+  std::vector<int> better(variants.size(), 0), within_sd(variants.size(), 0),
+      curve_ok(variants.size(), 0);
   for (const std::string& list : lists) {
     auto pods = ReadPodCsv(Slurp(dir + "/" + list), list);
     if (!pods) {
@@ -160,7 +165,8 @@ int main(int argc, char** argv) {
         continue;
       }
       double worst = -1e9;
-      for (int l = 1; l < 100; ++l) worst = std::max(worst, curves[i].mean_by_level[l] - curves[0].mean_by_level[l]);
+      for (int l = 1; l < 100; ++l)
+        worst = std::max(worst, curves[i].mean_by_level[l] - curves[0].mean_by_level[l]);
       std::printf(" %.2f ± %.2f (%+.2f) |", s.mean, s.sd, worst);
       better[i] += s.mean < f.mean;
       within_sd[i] += s.mean - f.mean <= std::max(f.sd, s.sd);
@@ -169,11 +175,13 @@ int main(int argc, char** argv) {
     std::printf("\n");
     std::fflush(stdout);
   }
-  std::printf("\n| variant | better than fgd @100 | within one s.d. of fgd or better | never > 0.3 pp behind before 100 |\n");
+  std::printf(
+      "\n| variant | better than fgd @100 | within one s.d. of fgd or better | never > 0.3 pp "
+      "behind before 100 |\n");
   std::printf("|---|---|---|---|\n");
   for (size_t i = 1; i < variants.size(); ++i) {
-    std::printf("| %s | %d / %zu | %d / %zu | %d / %zu |\n", variants[i].name.c_str(), better[i], lists.size(),
-                within_sd[i], lists.size(), curve_ok[i], lists.size());
+    std::printf("| %s | %d / %zu | %d / %zu | %d / %zu |\n", variants[i].name.c_str(), better[i],
+                lists.size(), within_sd[i], lists.size(), curve_ok[i], lists.size());
   }
   return 0;
 }

@@ -137,9 +137,11 @@ void AddFragCommand(CLI::App& app, FragOptions& o, int& exit_code) {
       "  tessera frag --policy fgd,bestfit --seeds 42-44 --out results/quick\n"
       "\nOutputs in --out: curve.csv (every arrival %), placements.csv (every pod; check it with\n"
       "tessera_check), report.html (self-contained charts and table).");
-  cmd->add_option("--nodes", o.nodes_file, "Node list CSV (openb format: sn,cpu_milli,memory_mib,gpu,model)");
-  cmd->add_option("--pods", o.pods_file,
-                  "Pod list CSV (openb format: name,cpu_milli,memory_mib,num_gpu,gpu_milli[,gpu_spec,...])");
+  cmd->add_option("--nodes", o.nodes_file,
+                  "Node list CSV (openb format: sn,cpu_milli,memory_mib,gpu,model)");
+  cmd->add_option(
+      "--pods", o.pods_file,
+      "Pod list CSV (openb format: name,cpu_milli,memory_mib,num_gpu,gpu_milli[,gpu_spec,...])");
   cmd->add_option("--scenario", o.scenario,
                   "Embedded scenario name or YAML scenario file, used when no CSVs are given")
       ->capture_default_str();
@@ -156,7 +158,8 @@ void AddFragCommand(CLI::App& app, FragOptions& o, int& exit_code) {
   cmd->add_option("--max-arrival", o.max_arrival, "Inflate the workload to this % of GPU capacity")
       ->check(CLI::Range(1.0, 1000.0))
       ->capture_default_str();
-  cmd->add_flag("!--no-placements", o.placements, "Do not write placements.csv (saves memory on big grids)");
+  cmd->add_flag("!--no-placements", o.placements,
+                "Do not write placements.csv (saves memory on big grids)");
   cmd->add_flag("-q,--quiet", o.quiet, "No progress on stderr");
   for (CLI::Option* opt : cmd->get_options()) {
     opt->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);  // the last one given wins
@@ -192,11 +195,12 @@ int RunFrag(const FragOptions& o) {
     never_fit += !fits;
   }
 
-  const int threads =
-      o.threads > 0 ? o.threads : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  const int threads = o.threads > 0
+                          ? o.threads
+                          : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   if (!o.quiet) {
-    std::cerr << "tessera frag: " << w->nodes.size() << " nodes, " << empty.total_gpus() << " GPUs, "
-              << w->pods.size() << " pods (" << workload.classes().size()
+    std::cerr << "tessera frag: " << w->nodes.size() << " nodes, " << empty.total_gpus()
+              << " GPUs, " << w->pods.size() << " pods (" << workload.classes().size()
               << " classes in the target workload); " << policies->size() << " policies x "
               << seeds->size() << " seeds on " << threads << " threads\n";
   }
@@ -210,7 +214,8 @@ int RunFrag(const FragOptions& o) {
       const double elapsed =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       const size_t at100 = std::min<size_t>(100, r.curve.size() - 1);
-      std::fprintf(stderr, "  [%d/%d] %-12s seed %-4llu unallocated@100%% %6.2f%%  failed %5d  (%.1f s)\n",
+      std::fprintf(stderr,
+                   "  [%d/%d] %-12s seed %-4llu unallocated@100%% %6.2f%%  failed %5d  (%.1f s)\n",
                    done, total, r.policy.c_str(), static_cast<unsigned long long>(r.seed),
                    r.curve[at100].unallocated_pct, r.failed, elapsed);
     };
@@ -227,13 +232,17 @@ int RunFrag(const FragOptions& o) {
             << "mean ± s.d. over " << seeds->size() << " seed(s)\n"
             << SummaryTable(*runs, *policies, levels);
   if (never_fit > 0) {
-    std::cout << never_fit << " pod(s) fit no node of the empty cluster (counted as arrived, never placed)\n";
+    std::cout << never_fit
+              << " pod(s) fit no node of the empty cluster (counted as arrived, never placed)\n";
   }
 
   if (Status s = MakeDirectories(o.out_dir); !s) return fail(s.error().message);
-  if (Status s = WriteFile(o.out_dir + "/curve.csv", CurveCsv(*runs)); !s) return fail(s.error().message);
+  if (Status s = WriteFile(o.out_dir + "/curve.csv", CurveCsv(*runs)); !s)
+    return fail(s.error().message);
   if (o.placements) {
-    if (Status s = WriteFile(o.out_dir + "/placements.csv", PlacementsCsv(*runs, w->pods, w->nodes)); !s) {
+    if (Status s =
+            WriteFile(o.out_dir + "/placements.csv", PlacementsCsv(*runs, w->pods, w->nodes));
+        !s) {
       return fail(s.error().message);
     }
   }
@@ -247,7 +256,9 @@ int RunFrag(const FragOptions& o) {
   info.never_fit = never_fit;
   info.seeds = *seeds;
   info.generated_by = o.command_line;
-  if (Status s = WriteFile(o.out_dir + "/report.html", FragReportHtml(info, *runs, *policies, levels)); !s) {
+  if (Status s =
+          WriteFile(o.out_dir + "/report.html", FragReportHtml(info, *runs, *policies, levels));
+      !s) {
     return fail(s.error().message);
   }
   std::cout << "Wrote " << o.out_dir << "/curve.csv" << (o.placements ? ", placements.csv" : "")

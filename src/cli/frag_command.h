@@ -19,12 +19,12 @@ struct FragOptions {
   std::string scenario = "openb-like";  ///< embedded name or YAML file, used without CSVs
   std::string policies = "all";
   std::string seeds = "42-51";
-  int threads = 0;                      ///< 0 = all cores
+  int threads = 0;  ///< 0 = all cores
   std::string out_dir = "results/frag";
   double max_arrival = 130;
   bool placements = true;
   bool quiet = false;
-  std::string command_line;             ///< as typed, for the report
+  std::string command_line;  ///< as typed, for the report
 };
 
 /// Registers the `frag` subcommand on `app`; the callback runs it and sets `exit_code`.

@@ -15,9 +15,9 @@ struct TargetClass {
   int64_t cpu_milli = 0;
   int32_t gpu_milli = 0;  ///< per GPU; 0 for CPU-only classes
   int32_t gpu_count = 0;
-  std::string gpu_spec;   ///< "A|B"; empty = any model
-  double probability = 0; ///< p_m, in [0, 1]
-  int64_t count = 0;      ///< pods of this class in the source list
+  std::string gpu_spec;          ///< "A|B"; empty = any model
+  double probability = 0;        ///< p_m, in [0, 1]
+  int64_t count = 0;             ///< pods of this class in the source list
   ModelMask models = kAnyModel;  ///< gpu_spec resolved against a cluster (see Resolve)
 };
 

@@ -6,13 +6,20 @@ namespace tessera {
 
 std::string_view FitReasonName(FitReason reason) {
   switch (reason) {
-    case FitReason::kFits: return "fits";
-    case FitReason::kGpuModel: return "gpu-model";
-    case FitReason::kGpuCount: return "gpu-count";
-    case FitReason::kCpu: return "cpu";
-    case FitReason::kMemory: return "memory";
-    case FitReason::kGpu: return "gpu";
-    case FitReason::kGpuMemory: return "gpu-memory";
+    case FitReason::kFits:
+      return "fits";
+    case FitReason::kGpuModel:
+      return "gpu-model";
+    case FitReason::kGpuCount:
+      return "gpu-count";
+    case FitReason::kCpu:
+      return "cpu";
+    case FitReason::kMemory:
+      return "memory";
+    case FitReason::kGpu:
+      return "gpu";
+    case FitReason::kGpuMemory:
+      return "gpu-memory";
   }
   return "unknown";
 }

@@ -10,12 +10,12 @@ namespace tessera {
 /// Why a pod does not fit a node (the filters, in the order they are checked).
 enum class FitReason : uint8_t {
   kFits = 0,
-  kGpuModel,    ///< the node's GPU model is not among the pod's allowed models
-  kGpuCount,    ///< the node has fewer GPUs in total than the pod requests (never fits)
-  kCpu,         ///< not enough CPU left
-  kMemory,      ///< not enough memory left
-  kGpu,         ///< not enough GPU left: too few GPUs with the requested milli free
-  kGpuMemory,   ///< enough GPU compute, but too little GPU memory on those GPUs
+  kGpuModel,   ///< the node's GPU model is not among the pod's allowed models
+  kGpuCount,   ///< the node has fewer GPUs in total than the pod requests (never fits)
+  kCpu,        ///< not enough CPU left
+  kMemory,     ///< not enough memory left
+  kGpu,        ///< not enough GPU left: too few GPUs with the requested milli free
+  kGpuMemory,  ///< enough GPU compute, but too little GPU memory on those GPUs
 };
 inline constexpr int kNumFitReasons = 7;
 

@@ -19,14 +19,22 @@ struct NodeSpec {
 };
 
 /// The kinds of pod the `clustering` policy tells apart (its "type tags").
-enum class PodTypeTag : uint8_t { kNoGpu = 0, kShareGpu, kOneGpu, kTwoGpu, kFourGpu, kEightGpu, kOther };
+enum class PodTypeTag : uint8_t {
+  kNoGpu = 0,
+  kShareGpu,
+  kOneGpu,
+  kTwoGpu,
+  kFourGpu,
+  kEightGpu,
+  kOther
+};
 inline constexpr int kNumPodTypeTags = 7;
 
 /// The mutable state of one node: what is left. Plain value; compared and hashed as a whole
 /// by the scheduler, which groups nodes in equal states.
 struct NodeState {
-  int64_t cpu_left = 0;     ///< milli-CPU
-  int64_t memory_left = 0;  ///< MiB
+  int64_t cpu_left = 0;                                 ///< milli-CPU
+  int64_t memory_left = 0;                              ///< MiB
   std::array<int32_t, kMaxGpusPerNode> gpu_free{};      ///< milli free per GPU index
   std::array<int32_t, kMaxGpusPerNode> gpu_mem_free{};  ///< MiB free per GPU (0 if unknown)
   std::array<uint16_t, kNumPodTypeTags> pods_by_tag{};  ///< resident pods per type tag

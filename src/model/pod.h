@@ -42,11 +42,16 @@ struct PodRequest {
     if (IsCpuOnly()) return PodTypeTag::kNoGpu;
     if (IsSharing()) return PodTypeTag::kShareGpu;
     switch (gpu_count) {
-      case 1: return PodTypeTag::kOneGpu;
-      case 2: return PodTypeTag::kTwoGpu;
-      case 4: return PodTypeTag::kFourGpu;
-      case 8: return PodTypeTag::kEightGpu;
-      default: return PodTypeTag::kOther;
+      case 1:
+        return PodTypeTag::kOneGpu;
+      case 2:
+        return PodTypeTag::kTwoGpu;
+      case 4:
+        return PodTypeTag::kFourGpu;
+      case 8:
+        return PodTypeTag::kEightGpu;
+      default:
+        return PodTypeTag::kOther;
     }
   }
   bool operator==(const PodRequest&) const = default;

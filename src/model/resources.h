@@ -19,8 +19,8 @@ inline constexpr ModelMask kAnyModel = ~ModelMask{0};
 using GpuSet = uint32_t;
 
 /// Bounds for "absurd" quantities, rejected at input boundaries.
-inline constexpr int64_t kMaxCpuMilli = int64_t{1} << 40;    // ~1e9 cores
-inline constexpr int64_t kMaxMemoryMib = int64_t{1} << 40;   // ~1 EiB
+inline constexpr int64_t kMaxCpuMilli = int64_t{1} << 40;   // ~1e9 cores
+inline constexpr int64_t kMaxMemoryMib = int64_t{1} << 40;  // ~1 EiB
 inline constexpr int64_t kMaxGpuMemoryMib = int64_t{1} << 30;
 
 }  // namespace tessera

@@ -28,8 +28,8 @@ class FgdPolicy final : public Policy {
   NodeScore Score(const NodeView& node, const PodRequest& pod) const override {
     const int g = node.spec.gpu_count;
     const int64_t cpu_after = node.state.cpu_left - pod.cpu_milli;
-    const double before =
-        workload_->NodeFragmentation(node.model_id, node.state.cpu_left, node.state.gpu_free.data(), g);
+    const double before = workload_->NodeFragmentation(node.model_id, node.state.cpu_left,
+                                                       node.state.gpu_free.data(), g);
     std::array<int32_t, kMaxGpusPerNode> free = node.state.gpu_free;
     if (pod.IsSharing()) {
       int best_score = -1;
@@ -45,7 +45,8 @@ class FgdPolicy final : public Policy {
         }
         if (score < 0) {
           free[i] -= pod.gpu_milli;
-          score = QuantizedScore(before, workload_->NodeFragmentation(node.model_id, cpu_after, free.data(), g));
+          score = QuantizedScore(
+              before, workload_->NodeFragmentation(node.model_id, cpu_after, free.data(), g));
           free[i] += pod.gpu_milli;
           tried[num_tried] = free[i];
           tried_score[num_tried++] = score;

@@ -30,8 +30,7 @@ class K8sDefaultPolicy final : public Policy {
                            LeastAllocated(node.spec.memory_mib, mem_free_after)) /
                           2;
     const double cpu_frac = Fraction(node.spec.cpu_milli, node.spec.cpu_milli - cpu_free_after);
-    const double mem_frac =
-        Fraction(node.spec.memory_mib, node.spec.memory_mib - mem_free_after);
+    const double mem_frac = Fraction(node.spec.memory_mib, node.spec.memory_mib - mem_free_after);
     const auto balanced = static_cast<int64_t>((1.0 - std::abs(cpu_frac - mem_frac) / 2.0) * 100);
     return {static_cast<double>(least + balanced), 0};
   }

@@ -26,9 +26,8 @@ class PackingPolicy final : public Policy {
     // Tightest-first (stable by index) choice of the GPUs.
     std::array<int, kMaxGpusPerNode> order{};
     std::iota(order.begin(), order.begin() + g, 0);
-    std::stable_sort(order.begin(), order.begin() + g, [&](int a, int b) {
-      return node.state.gpu_free[a] < node.state.gpu_free[b];
-    });
+    std::stable_sort(order.begin(), order.begin() + g,
+                     [&](int a, int b) { return node.state.gpu_free[a] < node.state.gpu_free[b]; });
     int taken = 0;
     int opened = 0;
     int64_t used_pct = 0;

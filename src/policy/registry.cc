@@ -16,14 +16,10 @@ std::unique_ptr<Policy> MakeDefaultTesseraPolicy(const PolicyContext& context) {
 
 const std::vector<std::pair<std::string, Factory>>& Registry() {
   static const std::vector<std::pair<std::string, Factory>> registry = {
-      {"tessera", &MakeDefaultTesseraPolicy},
-      {"fgd", &MakeFgdPolicy},
-      {"bestfit", &MakeBestFitPolicy},
-      {"packing", &MakePackingPolicy},
-      {"clustering", &MakeClusteringPolicy},
-      {"dotprod", &MakeDotProdPolicy},
-      {"random", &MakeRandomPolicy},
-      {"k8s-default", &MakeK8sDefaultPolicy},
+      {"tessera", &MakeDefaultTesseraPolicy}, {"fgd", &MakeFgdPolicy},
+      {"bestfit", &MakeBestFitPolicy},        {"packing", &MakePackingPolicy},
+      {"clustering", &MakeClusteringPolicy},  {"dotprod", &MakeDotProdPolicy},
+      {"random", &MakeRandomPolicy},          {"k8s-default", &MakeK8sDefaultPolicy},
   };
   return registry;
 }

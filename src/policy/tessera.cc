@@ -16,8 +16,6 @@
 // scarce GPU models. The secondary score is ⌊1000 · sigmoid(ΔS / 1000)⌋. Idle nodes are scored
 // as stranding nothing (and, for sharing pods, as costing `sharing_open_cost`), so that the
 // policy does not use up the idle nodes that multi-GPU pods need. See docs/POLICIES.md.
-#include "policy/tessera_policy.h"
-
 #include <algorithm>
 #include <array>
 #include <bit>
@@ -27,6 +25,7 @@
 #include "frag/target_workload.h"
 #include "model/fit.h"
 #include "policy/builtin.h"
+#include "policy/tessera_policy.h"
 #include "util/check.h"
 
 namespace tessera {
@@ -103,7 +102,8 @@ class TesseraPolicy final : public Policy {
     double stranded = 0;  // S_n
   };
 
-  Measures Measure(int model_id, int64_t cpu_left, const int32_t* gpu_free, int g, bool idle) const {
+  Measures Measure(int model_id, int64_t cpu_left, const int32_t* gpu_free, int g,
+                   bool idle) const {
     Measures m;
     m.frag = workload_->NodeFragmentation(model_id, cpu_left, gpu_free, g);
     if (params_.cpu_stranding && !idle) m.stranded = Stranded(model_id, cpu_left, gpu_free, g);
@@ -111,8 +111,10 @@ class TesseraPolicy final : public Policy {
   }
 
   // FGD's score first; among its ties, the stranding score.
-  int64_t Combine(const Measures& before, const Measures& after, bool idle, const PodRequest& pod) const {
-    const auto primary = static_cast<int64_t>(100.0 / (1.0 + std::exp(-(before.frag - after.frag) / 1000.0)));
+  int64_t Combine(const Measures& before, const Measures& after, bool idle,
+                  const PodRequest& pod) const {
+    const auto primary =
+        static_cast<int64_t>(100.0 / (1.0 + std::exp(-(before.frag - after.frag) / 1000.0)));
     if (!params_.cpu_stranding) return primary;
     double delta = before.stranded - after.stranded;
     if (idle) delta = pod.IsSharing() ? -params_.sharing_open_cost : 0.0;
@@ -130,8 +132,8 @@ class TesseraPolicy final : public Policy {
     double total = 0;
     for (size_t k = 0; k < classes_.size(); ++k) {
       const TargetClass& c = classes_[k];
-      if (c.gpu_milli == 0 || c.gpu_count == 0 || model_id < 0 || ((c.models >> model_id) & 1) == 0 ||
-          cpu_left < c.cpu_milli) {
+      if (c.gpu_milli == 0 || c.gpu_count == 0 || model_id < 0 ||
+          ((c.models >> model_id) & 1) == 0 || cpu_left < c.cpu_milli) {
         total += weights_[k] * r;
         continue;
       }
@@ -166,7 +168,8 @@ class TesseraPolicy final : public Policy {
 
 }  // namespace
 
-std::unique_ptr<Policy> MakeTesseraPolicy(const PolicyContext& context, const TesseraParams& params) {
+std::unique_ptr<Policy> MakeTesseraPolicy(const PolicyContext& context,
+                                          const TesseraParams& params) {
   if (context.workload == nullptr) return nullptr;
   return std::make_unique<TesseraPolicy>(context.workload, params);
 }

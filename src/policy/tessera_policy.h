@@ -23,6 +23,7 @@ struct TesseraParams {
 };
 
 /// Builds the `tessera` policy; nullptr without a target workload in `context`.
-std::unique_ptr<Policy> MakeTesseraPolicy(const PolicyContext& context, const TesseraParams& params);
+std::unique_ptr<Policy> MakeTesseraPolicy(const PolicyContext& context,
+                                          const TesseraParams& params);
 
 }  // namespace tessera

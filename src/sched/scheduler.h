@@ -15,9 +15,9 @@ namespace tessera {
 
 /// The outcome of scheduling one pod.
 struct Decision {
-  int node = -1;     ///< chosen node, or -1 if the pod fits nowhere
-  GpuSet gpus = 0;   ///< GPUs on that node (0 for CPU-only pods)
-  int score = 0;     ///< the winning integer score
+  int node = -1;    ///< chosen node, or -1 if the pod fits nowhere
+  GpuSet gpus = 0;  ///< GPUs on that node (0 for CPU-only pods)
+  int score = 0;    ///< the winning integer score
   /// For a failed pod: how many nodes each filter rejected (indexed by FitReason).
   std::array<int, kNumFitReasons> rejected{};
   bool ok() const { return node >= 0; }
@@ -71,9 +71,9 @@ class Scheduler {
   struct Group {
     Key key;
     int representative = -1;
-    std::set<int> ranks;              // ranks of member nodes in node_order
-    std::vector<int> members;         // member nodes (for uniform draws)
-    std::vector<CacheEntry> cache;    // by pod shape id
+    std::set<int> ranks;            // ranks of member nodes in node_order
+    std::vector<int> members;       // member nodes (for uniform draws)
+    std::vector<CacheEntry> cache;  // by pod shape id
     int live_pos = -1;
   };
 
@@ -92,7 +92,7 @@ class Scheduler {
   std::vector<int> member_pos_;  // node -> position in its group's members
   std::vector<Group> groups_;
   std::vector<int> free_groups_;
-  std::vector<int> live_;        // ids of non-empty groups
+  std::vector<int> live_;  // ids of non-empty groups
   std::unordered_map<Key, int, KeyHash> group_index_;
   std::vector<PodRequest> shapes_;
   std::unordered_map<uint64_t, std::vector<int>> shape_index_;  // hash -> shape ids

@@ -24,22 +24,22 @@ struct InflationOptions {
 
 /// The cluster after the first pod whose cumulative arrival reaches `arrival_pct`.
 struct CurvePoint {
-  double arrival_pct = 0;          ///< the target percentage (0, 1, ..., max)
-  double arrived_pct = 0;          ///< actual arrived GPU request, % of capacity
+  double arrival_pct = 0;  ///< the target percentage (0, 1, ..., max)
+  double arrived_pct = 0;  ///< actual arrived GPU request, % of capacity
   int64_t allocated_milli = 0;
-  double unallocated_pct = 0;      ///< 100 − allocated / capacity · 100
-  double frag_milli = 0;           ///< Σ_n F_n(M)
-  double frag_ratio = 0;           ///< Σ_n F_n(M) / Σ_n R_n (0 when nothing is idle)
+  double unallocated_pct = 0;  ///< 100 − allocated / capacity · 100
+  double frag_milli = 0;       ///< Σ_n F_n(M)
+  double frag_ratio = 0;       ///< Σ_n F_n(M) / Σ_n R_n (0 when nothing is idle)
 };
 
 /// One submitted pod and what became of it.
 struct PlacementRecord {
-  int seq = 0;                     ///< submission order, from 0
-  int pod = 0;                     ///< index into the pod list (clones repeat an index)
-  int clone = 0;                   ///< 0 for the original, k for its k-th clone
-  int node = -1;                   ///< -1 if it failed
+  int seq = 0;    ///< submission order, from 0
+  int pod = 0;    ///< index into the pod list (clones repeat an index)
+  int clone = 0;  ///< 0 for the original, k for its k-th clone
+  int node = -1;  ///< -1 if it failed
   GpuSet gpus = 0;
-  std::string reason;              ///< why it failed ("cpu:12 gpu:1201"), empty if placed
+  std::string reason;  ///< why it failed ("cpu:12 gpu:1201"), empty if placed
 };
 
 struct RunResult {

@@ -4,6 +4,7 @@
 #include <string_view>
 #include <vector>
 
+#include "model/gpu_catalog.h"
 #include "model/node.h"
 #include "model/pod.h"
 #include "util/result.h"
@@ -27,9 +28,5 @@ Result<std::vector<NodeSpec>> ReadNodeCsv(std::string_view text, std::string_vie
 /// set to 0). Empty or absent times are -1; gpu_spec keeps its non-empty '|'-separated models
 /// ("A||B" -> "A|B"); pod_phase is not kept.
 Result<std::vector<PodSpec>> ReadPodCsv(std::string_view text, std::string_view file);
-
-/// Per-GPU memory in MiB of a known GPU model (V100M16 16384, V100M32 32768, P100 16384,
-/// T4 15360, A10 24576), or 0 for a model not in the table (memory then not enforced).
-int64_t KnownGpuMemoryMib(std::string_view model);
 
 }  // namespace tessera

@@ -5,10 +5,10 @@
 
 /// TESSERA_CHECK(cond): an engine invariant (never untrusted input). Active in every build:
 /// a broken invariant aborts with its place rather than corrupting results silently.
-#define TESSERA_CHECK(cond)                                                              \
-  do {                                                                                   \
-    if (!(cond)) {                                                                       \
+#define TESSERA_CHECK(cond)                                                               \
+  do {                                                                                    \
+    if (!(cond)) {                                                                        \
       std::fprintf(stderr, "%s:%d: invariant violated: %s\n", __FILE__, __LINE__, #cond); \
-      std::abort();                                                                      \
-    }                                                                                    \
+      std::abort();                                                                       \
+    }                                                                                     \
   } while (0)

@@ -29,15 +29,19 @@ PodSpec Pod(int64_t cpu, int64_t mem, int gpus, int32_t milli) {
 class SmallCluster : public ::testing::Test {
  protected:
   SmallCluster()
-      : cluster_({NodeSpec{"n0", 96000, 393216, 8, "T4", 0}, NodeSpec{"n1", 32000, 131072, 2, "T4", 0},
-                  NodeSpec{"n2", 64000, 262144, 4, "T4", 0}, NodeSpec{"n3", 40000, 262144, 8, "T4", 0}}) {
+      : cluster_({NodeSpec{"n0", 96000, 393216, 8, "T4", 0},
+                  NodeSpec{"n1", 32000, 131072, 2, "T4", 0},
+                  NodeSpec{"n2", 64000, 262144, 4, "T4", 0},
+                  NodeSpec{"n3", 40000, 262144, 8, "T4", 0}}) {
     cluster_.Allocate(2, cluster_.MakeRequest(Pod(0, 0, 1, 700)), 0b1);
-    for (int g = 0; g < 4; ++g) cluster_.Allocate(3, cluster_.MakeRequest(Pod(8000, 0, 1, 1000)), 1u << g);
+    for (int g = 0; g < 4; ++g)
+      cluster_.Allocate(3, cluster_.MakeRequest(Pod(8000, 0, 1, 1000)), 1u << g);
     workload_ = TargetWorkload::FromPods({Pod(4000, 0, 1, 250)});
     workload_.Resolve(cluster_);
   }
 
-  Decision Choose(const std::string& policy_name, const PodSpec& pod, std::vector<int> order = {0, 1, 2, 3}) {
+  Decision Choose(const std::string& policy_name, const PodSpec& pod,
+                  std::vector<int> order = {0, 1, 2, 3}) {
     PolicyContext ctx;
     ctx.workload = &workload_;
     std::unique_ptr<Policy> policy = MakePolicy(policy_name, ctx);

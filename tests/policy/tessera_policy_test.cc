@@ -31,7 +31,8 @@ PodSpec Pod(int64_t cpu, int gpus, int32_t milli) {
 class CpuStranding : public ::testing::Test {
  protected:
   CpuStranding()
-      : cluster_({NodeSpec{"a", 52000, 262144, 4, "T4", 0}, NodeSpec{"b", 104000, 262144, 4, "T4", 0}}) {
+      : cluster_(
+            {NodeSpec{"a", 52000, 262144, 4, "T4", 0}, NodeSpec{"b", 104000, 262144, 4, "T4", 0}}) {
     cluster_.Allocate(0, cluster_.MakeRequest(Pod(4000, 0, 0)), 0);
     cluster_.Allocate(1, cluster_.MakeRequest(Pod(4000, 0, 0)), 0);
     workload_ = TargetWorkload::FromPods({Pod(12000, 1, 1000)});
@@ -78,15 +79,17 @@ TEST(TesseraPolicy, PrimaryScoreIsFgdsScore) {
   Rng rng(5);
   std::vector<NodeSpec> nodes;
   for (int i = 0; i < 40; ++i) {
-    nodes.push_back(NodeSpec{"n" + std::to_string(i), 16000 * static_cast<int64_t>(1 + rng.Below(8)), 262144,
+    nodes.push_back(NodeSpec{"n" + std::to_string(i),
+                             16000 * static_cast<int64_t>(1 + rng.Below(8)), 262144,
                              1 << rng.Below(4), i % 3 ? "T4" : "G2", 0});
   }
   Cluster c(nodes);
   std::vector<PodSpec> pods;
   for (int i = 0; i < 300; ++i) {
     const int kind = static_cast<int>(rng.Below(4));
-    pods.push_back(Pod(1000 * static_cast<int64_t>(1 + rng.Below(16)), kind == 0 ? 0 : (kind == 3 ? 2 : 1),
-                       kind == 0 ? 0 : (kind == 1 ? 100 * static_cast<int32_t>(1 + rng.Below(9)) : 1000)));
+    pods.push_back(
+        Pod(1000 * static_cast<int64_t>(1 + rng.Below(16)), kind == 0 ? 0 : (kind == 3 ? 2 : 1),
+            kind == 0 ? 0 : (kind == 1 ? 100 * static_cast<int32_t>(1 + rng.Below(9)) : 1000)));
   }
   TargetWorkload w = TargetWorkload::FromPods(pods);
   w.Resolve(c);
@@ -100,7 +103,8 @@ TEST(TesseraPolicy, PrimaryScoreIsFgdsScore) {
     for (int n = 0; n < c.size(); ++n) {
       if (c.Check(n, r) != FitReason::kFits) continue;
       const NodeView view{c.spec(n), c.model_id(n), c.state(n)};
-      ASSERT_EQ(static_cast<int64_t>(t->Score(view, r).score) / 1000, static_cast<int64_t>(fgd->Score(view, r).score));
+      ASSERT_EQ(static_cast<int64_t>(t->Score(view, r).score) / 1000,
+                static_cast<int64_t>(fgd->Score(view, r).score));
       ++compared;
     }
     // Fill the cluster as we go, so that states vary.
@@ -117,7 +121,8 @@ TEST(TesseraPolicy, PrimaryScoreIsFgdsScore) {
 // An idle node stays idle for a sharing pod when a used node ties under FGD and strands
 // little, so that whole idle nodes remain for multi-GPU pods.
 TEST(TesseraPolicy, SharingPodPrefersAUsedNodeToAnIdleOne) {
-  Cluster c({NodeSpec{"idle", 96000, 393216, 8, "G2", 0}, NodeSpec{"used", 96000, 393216, 8, "G2", 0}});
+  Cluster c(
+      {NodeSpec{"idle", 96000, 393216, 8, "G2", 0}, NodeSpec{"used", 96000, 393216, 8, "G2", 0}});
   c.Allocate(1, c.MakeRequest(Pod(4000, 1, 500)), 0b1);
   TargetWorkload w = TargetWorkload::FromPods({Pod(4000, 1, 500), Pod(64000, 8, 1000)});
   w.Resolve(c);
@@ -133,7 +138,8 @@ TEST(TesseraPolicy, SharingPodPrefersAUsedNodeToAnIdleOne) {
 TEST(TesseraPolicy, RunsAreDeterministicForASeed) {
   std::vector<NodeSpec> nodes;
   for (int i = 0; i < 20; ++i) {
-    nodes.push_back(NodeSpec{"n" + std::to_string(i), i % 2 ? 96000 : 32000, 262144, i % 3 ? 8 : 2, "T4", 0});
+    nodes.push_back(
+        NodeSpec{"n" + std::to_string(i), i % 2 ? 96000 : 32000, 262144, i % 3 ? 8 : 2, "T4", 0});
   }
   std::vector<PodSpec> pods;
   for (int i = 0; i < 60; ++i) {

@@ -15,7 +15,8 @@ namespace tessera {
 namespace {
 
 // Reference: score every node from scratch, normalise if asked, first max in order wins.
-Decision Reference(const Cluster& c, const Policy& p, const std::vector<int>& order, const PodRequest& r) {
+Decision Reference(const Cluster& c, const Policy& p, const std::vector<int>& order,
+                   const PodRequest& r) {
   std::vector<std::pair<int, NodeScore>> feasible;
   for (int n : order) {
     if (c.Check(n, r) != FitReason::kFits) continue;
@@ -38,7 +39,8 @@ Decision Reference(const Cluster& c, const Policy& p, const std::vector<int>& or
       best = score;
       d.node = n;
       d.score = score;
-      d.gpus = s.gpus != 0 || r.IsCpuOnly() ? s.gpus : DefaultGpuChoice(c.spec(n).gpu_count, c.state(n), r);
+      d.gpus = s.gpus != 0 || r.IsCpuOnly() ? s.gpus
+                                            : DefaultGpuChoice(c.spec(n).gpu_count, c.state(n), r);
     }
   }
   return d;
@@ -106,8 +108,8 @@ TEST_P(SchedulerEquivalence, GroupedDecisionsEqualThePlainLoop) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllScoredPolicies, SchedulerEquivalence,
-                         ::testing::Values("tessera", "fgd", "bestfit", "packing", "clustering", "dotprod",
-                                           "k8s-default"));
+                         ::testing::Values("tessera", "fgd", "bestfit", "packing", "clustering",
+                                           "dotprod", "k8s-default"));
 
 TEST(Scheduler, FailureCountsRejectionsPerFilter) {
   Cluster c({NodeSpec{"a", 1000, 1024, 1, "T4", 0}, NodeSpec{"b", 64000, 1024, 1, "T4", 0},
@@ -132,7 +134,8 @@ TEST(Scheduler, FailureCountsRejectionsPerFilter) {
 
 TEST(Scheduler, EqualNodesShareOneGroupUntilTheyDiffer) {
   std::vector<NodeSpec> nodes;
-  for (int i = 0; i < 1000; ++i) nodes.push_back(NodeSpec{"n" + std::to_string(i), 64000, 65536, 8, "T4", 0});
+  for (int i = 0; i < 1000; ++i)
+    nodes.push_back(NodeSpec{"n" + std::to_string(i), 64000, 65536, 8, "T4", 0});
   Cluster c(nodes);
   TargetWorkload w;
   PolicyContext ctx;

@@ -25,7 +25,8 @@ std::vector<PodSpec> Pods() {
 
 std::vector<NodeSpec> Nodes() {
   std::vector<NodeSpec> nodes;
-  for (int i = 0; i < 8; ++i) nodes.push_back(NodeSpec{"n" + std::to_string(i), 64000, 262144, 4, "T4", 0});
+  for (int i = 0; i < 8; ++i)
+    nodes.push_back(NodeSpec{"n" + std::to_string(i), 64000, 262144, 4, "T4", 0});
   return nodes;
 }
 

@@ -54,8 +54,8 @@ TEST(Reproduction, DefaultTraceMatchesThePublishedNumbers) {
       const SummaryCell at90 = Summarize(*runs, policy, 90, false);
       EXPECT_NEAR(at90.mean, 10.0, 0.3) << policy << " at 90 % arrival";
     }
-    std::printf("  %-10s unallocated@100 %.2f ± %.2f (published %.2f)\n", policy.c_str(), at100.mean,
-                at100.sd, value);
+    std::printf("  %-10s unallocated@100 %.2f ± %.2f (published %.2f)\n", policy.c_str(),
+                at100.mean, at100.sd, value);
   }
 }
 

@@ -24,7 +24,8 @@ std::string Slurp(const std::string& path) {
 
 TEST(TesseraVsFgd, DefaultTraceFewerUnallocatedGpusAndNeverBehindOnTheCurve) {
   const std::string dir = TESSERA_DATA_DIR;
-  if (!std::filesystem::exists(dir + "/openb_pod_list_default.csv")) GTEST_SKIP() << "no trace at " << dir;
+  if (!std::filesystem::exists(dir + "/openb_pod_list_default.csv"))
+    GTEST_SKIP() << "no trace at " << dir;
   auto nodes = ReadNodeCsv(Slurp(dir + "/openb_node_list_gpu_node.csv"), "nodes");
   auto pods = ReadPodCsv(Slurp(dir + "/openb_pod_list_default.csv"), "pods");
   ASSERT_TRUE(nodes.ok() && pods.ok());
@@ -38,10 +39,12 @@ TEST(TesseraVsFgd, DefaultTraceFewerUnallocatedGpusAndNeverBehindOnTheCurve) {
   ASSERT_TRUE(runs.ok());
   const SummaryCell fgd = Summarize(*runs, "fgd", 100, false);
   const SummaryCell ours = Summarize(*runs, "tessera", 100, false);
-  std::printf("  unallocated@100: fgd %.2f ± %.2f, tessera %.2f ± %.2f\n", fgd.mean, fgd.sd, ours.mean, ours.sd);
+  std::printf("  unallocated@100: fgd %.2f ± %.2f, tessera %.2f ± %.2f\n", fgd.mean, fgd.sd,
+              ours.mean, ours.sd);
   EXPECT_LT(ours.mean, fgd.mean - 0.2);
   for (int level = 1; level < 100; ++level) {
-    EXPECT_LE(Summarize(*runs, "tessera", level, false).mean, Summarize(*runs, "fgd", level, false).mean + 0.3)
+    EXPECT_LE(Summarize(*runs, "tessera", level, false).mean,
+              Summarize(*runs, "fgd", level, false).mean + 0.3)
         << "at " << level << " % arrival";
   }
 }

@@ -101,8 +101,9 @@ int main(int argc, char** argv) {
   std::unordered_map<std::string, Node> base_nodes;
   int64_t capacity = 0;
   {
-    const int sn = nodes_t.Col("sn"), cpu = nodes_t.Col("cpu_milli"), mem = nodes_t.Col("memory_mib"),
-              gpu = nodes_t.Col("gpu"), model = nodes_t.Col("model");
+    const int sn = nodes_t.Col("sn"), cpu = nodes_t.Col("cpu_milli"),
+              mem = nodes_t.Col("memory_mib"), gpu = nodes_t.Col("gpu"),
+              model = nodes_t.Col("model");
     for (const auto& r : nodes_t.rows) {
       Node n;
       n.cpu = std::stoll(r[cpu]);
@@ -116,8 +117,9 @@ int main(int argc, char** argv) {
   }
   std::unordered_map<std::string, Pod> pods;
   {
-    const int name = pods_t.Col("name"), cpu = pods_t.Col("cpu_milli"), mem = pods_t.Col("memory_mib"),
-              ng = pods_t.Col("num_gpu"), milli = pods_t.Col("gpu_milli");
+    const int name = pods_t.Col("name"), cpu = pods_t.Col("cpu_milli"),
+              mem = pods_t.Col("memory_mib"), ng = pods_t.Col("num_gpu"),
+              milli = pods_t.Col("gpu_milli");
     int spec = -1;
     for (size_t i = 0; i < pods_t.header.size(); ++i) {
       if (pods_t.header[i] == "gpu_spec") spec = static_cast<int>(i);
@@ -143,12 +145,14 @@ int main(int argc, char** argv) {
     std::vector<int64_t> allocated_after;  // by seq
   };
   std::map<std::pair<std::string, std::string>, Run> runs;
-  const int c_policy = place_t.Col("policy"), c_seed = place_t.Col("seed"), c_seq = place_t.Col("seq"),
-            c_pod = place_t.Col("pod"), c_node = place_t.Col("node"), c_gpus = place_t.Col("gpus"),
-            c_milli = place_t.Col("milli_per_gpu"), c_status = place_t.Col("status");
+  const int c_policy = place_t.Col("policy"), c_seed = place_t.Col("seed"),
+            c_seq = place_t.Col("seq"), c_pod = place_t.Col("pod"), c_node = place_t.Col("node"),
+            c_gpus = place_t.Col("gpus"), c_milli = place_t.Col("milli_per_gpu"),
+            c_status = place_t.Col("status");
   int64_t checked = 0;
   for (const auto& r : place_t.rows) {
-    const std::string where = r[c_policy] + " seed " + r[c_seed] + " seq " + r[c_seq] + " pod " + r[c_pod];
+    const std::string where =
+        r[c_policy] + " seed " + r[c_seed] + " seq " + r[c_seq] + " pod " + r[c_pod];
     Run& run = runs[{r[c_policy], r[c_seed]}];
     if (run.nodes.empty()) run.nodes = base_nodes;
     const size_t seq = std::stoul(r[c_seq]);
@@ -180,7 +184,8 @@ int main(int argc, char** argv) {
           std::string g;
           while (std::getline(ss, g, '-')) idx.insert(std::stoi(g));
         }
-        if (static_cast<int>(idx.size()) != p.gpus) Fail(where + ": wrong number of GPUs " + r[c_gpus]);
+        if (static_cast<int>(idx.size()) != p.gpus)
+          Fail(where + ": wrong number of GPUs " + r[c_gpus]);
         if (p.gpus > 0 && std::stoll(r[c_milli]) != p.milli) Fail(where + ": wrong milli per GPU");
         if (p.gpus > 0 && !p.models.empty() && !p.models.count(n.model)) {
           Fail(where + ": GPU model " + n.model + " not allowed");
@@ -191,7 +196,8 @@ int main(int argc, char** argv) {
             continue;
           }
           n.gpu_used[g] += p.milli;
-          if (n.gpu_used[g] > 1000) Fail(where + ": GPU " + std::to_string(g) + " over-allocated on " + r[c_node]);
+          if (n.gpu_used[g] > 1000)
+            Fail(where + ": GPU " + std::to_string(g) + " over-allocated on " + r[c_node]);
         }
         alloc += p.gpus * p.milli;
       }
@@ -203,9 +209,9 @@ int main(int argc, char** argv) {
   }
 
   // curve.csv against the replay.
-  const int k_policy = curve_t.Col("policy"), k_seed = curve_t.Col("seed"), k_level = curve_t.Col("arrival_pct"),
-            k_arrived = curve_t.Col("arrived_pct"), k_alloc = curve_t.Col("allocated_milli"),
-            k_unalloc = curve_t.Col("unallocated_pct");
+  const int k_policy = curve_t.Col("policy"), k_seed = curve_t.Col("seed"),
+            k_level = curve_t.Col("arrival_pct"), k_arrived = curve_t.Col("arrived_pct"),
+            k_alloc = curve_t.Col("allocated_milli"), k_unalloc = curve_t.Col("unallocated_pct");
   int64_t curve_rows = 0;
   for (const auto& r : curve_t.rows) {
     auto it = runs.find({r[k_policy], r[k_seed]});
@@ -225,9 +231,11 @@ int main(int argc, char** argv) {
     }
     const std::string where = "curve " + r[k_policy] + " seed " + r[k_seed] + " @" + r[k_level];
     if (std::stoll(r[k_alloc]) != alloc) {
-      Fail(where + ": allocated_milli " + r[k_alloc] + " but placements sum to " + std::to_string(alloc));
+      Fail(where + ": allocated_milli " + r[k_alloc] + " but placements sum to " +
+           std::to_string(alloc));
     }
-    if (std::fabs(std::stod(r[k_arrived]) - 100.0 * arrived / capacity) > 1e-3) Fail(where + ": arrived_pct");
+    if (std::fabs(std::stod(r[k_arrived]) - 100.0 * arrived / capacity) > 1e-3)
+      Fail(where + ": arrived_pct");
     if (std::fabs(std::stod(r[k_unalloc]) - (100.0 - 100.0 * alloc / capacity)) > 1e-3) {
       Fail(where + ": unallocated_pct");
     }
