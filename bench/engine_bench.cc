@@ -3,10 +3,8 @@
 #include <benchmark/benchmark.h>
 
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <numeric>
-#include <sstream>
 
 #include "frag/target_workload.h"
 #include "model/cluster.h"
@@ -14,17 +12,11 @@
 #include "sched/scheduler.h"
 #include "sim/grid.h"
 #include "trace/csv_reader.h"
+#include "util/file.h"
 #include "util/rng.h"
 
 namespace tessera {
 namespace {
-
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 struct Trace {
   std::vector<NodeSpec> nodes;
@@ -36,8 +28,8 @@ const std::string kDir = TESSERA_DATA_DIR;
 
 Trace Load(const std::string& pod_file) {
   Trace t;
-  t.nodes = ReadNodeCsv(Slurp(kDir + "/openb_node_list_gpu_node.csv"), "nodes").value();
-  t.pods = ReadPodCsv(Slurp(kDir + "/" + pod_file), pod_file).value();
+  t.nodes = ReadNodeCsv(ReadFile(kDir + "/openb_node_list_gpu_node.csv").value(), "nodes").value();
+  t.pods = ReadPodCsv(ReadFile(kDir + "/" + pod_file).value(), pod_file).value();
   t.workload = TargetWorkload::FromPods(t.pods);
   t.workload.Resolve(Cluster(t.nodes));
   return t;

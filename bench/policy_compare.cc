@@ -22,16 +22,10 @@
 #include "policy/tessera_policy.h"
 #include "sim/inflation.h"
 #include "trace/csv_reader.h"
+#include "util/file.h"
 
 namespace tessera {
 namespace {
-
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 struct Variant {
   std::string name;
@@ -109,7 +103,7 @@ int main(int argc, char** argv) {
     lists.push_back(name);
   }
   std::sort(lists.begin(), lists.end());
-  auto nodes = ReadNodeCsv(Slurp(dir + "/openb_node_list_gpu_node.csv"), "nodes");
+  auto nodes = ReadNodeCsv(ReadFile(dir + "/openb_node_list_gpu_node.csv").value(), "nodes");
   if (!nodes) {
     std::fprintf(stderr, "%s\n", nodes.error().message.c_str());
     return 2;
@@ -146,7 +140,7 @@ int main(int argc, char** argv) {
   std::vector<int> better(variants.size(), 0), within_sd(variants.size(), 0),
       curve_ok(variants.size(), 0);
   for (const std::string& list : lists) {
-    auto pods = ReadPodCsv(Slurp(dir + "/" + list), list);
+    auto pods = ReadPodCsv(ReadFile(dir + "/" + list).value(), list);
     if (!pods) {
       std::fprintf(stderr, "%s\n", pods.error().message.c_str());
       return 2;

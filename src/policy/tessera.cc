@@ -25,6 +25,7 @@
 #include "frag/target_workload.h"
 #include "model/fit.h"
 #include "policy/builtin.h"
+#include "policy/hypothetical.h"
 #include "policy/tessera_policy.h"
 #include "util/check.h"
 
@@ -65,35 +66,13 @@ class TesseraPolicy final : public Policy {
 
   NodeScore Score(const NodeView& node, const PodRequest& pod) const override {
     const int g = node.spec.gpu_count;
-    const int64_t cpu_after = node.state.cpu_left - pod.cpu_milli;
-    std::array<int32_t, kMaxGpusPerNode> free = node.state.gpu_free;
     bool idle = node.state.cpu_left == node.spec.cpu_milli;
-    for (int i = 0; i < g && idle; ++i) idle = free[i] == kMilliPerGpu;
-    const Measures before = Measure(node.model_id, node.state.cpu_left, free.data(), g, idle);
-    if (pod.IsSharing()) {  // every GPU with room; the first best by index
-      int64_t best_score = -1;
-      int best_gpu = -1;
-      for (int i = 0; i < g; ++i) {
-        if (!GpuHasRoom(node.state, i, pod)) continue;
-        free[i] -= pod.gpu_milli;
-        const int64_t score =
-            Combine(before, Measure(node.model_id, cpu_after, free.data(), g, idle), idle, pod);
-        free[i] += pod.gpu_milli;
-        if (score > best_score) {
-          best_score = score;
-          best_gpu = i;
-        }
-      }
-      TESSERA_CHECK(best_gpu >= 0);
-      return {static_cast<double>(best_score), GpuSet{1} << best_gpu};
-    }
-    GpuSet gpus = 0;
-    if (!pod.IsCpuOnly()) {
-      gpus = DefaultGpuChoice(g, node.state, pod);
-      for (GpuSet s = gpus; s != 0; s &= s - 1) free[std::countr_zero(s)] -= pod.gpu_milli;
-    }
-    const Measures after = Measure(node.model_id, cpu_after, free.data(), g, idle);
-    return {static_cast<double>(Combine(before, after, idle, pod)), gpus};
+    for (int i = 0; i < g && idle; ++i) idle = node.state.gpu_free[i] == kMilliPerGpu;
+    const Measures before =
+        Measure(node.model_id, node.state.cpu_left, node.state.gpu_free.data(), g, idle);
+    return BestHypotheticalPlacement(node, pod, [&](int64_t cpu_after, const int32_t* free) {
+      return Combine(before, Measure(node.model_id, cpu_after, free, g, idle), idle, pod);
+    });
   }
 
  private:

@@ -4,33 +4,25 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "model/cluster.h"
 #include "report/report.h"
 #include "sim/grid.h"
 #include "trace/csv_reader.h"
+#include "util/file.h"
 
 namespace tessera {
 namespace {
-
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 TEST(Reproduction, DefaultTraceMatchesThePublishedNumbers) {
   const std::string dir = TESSERA_DATA_DIR;
   if (!std::filesystem::exists(dir + "/openb_pod_list_default.csv")) {
     GTEST_SKIP() << "trace not found at " << dir;
   }
-  Result<std::vector<NodeSpec>> nodes =
-      ReadNodeCsv(Slurp(dir + "/openb_node_list_gpu_node.csv"), "openb_node_list_gpu_node.csv");
-  Result<std::vector<PodSpec>> pods =
-      ReadPodCsv(Slurp(dir + "/openb_pod_list_default.csv"), "openb_pod_list_default.csv");
+  Result<std::vector<NodeSpec>> nodes = ReadNodeCsv(
+      ReadFile(dir + "/openb_node_list_gpu_node.csv").value(), "openb_node_list_gpu_node.csv");
+  Result<std::vector<PodSpec>> pods = ReadPodCsv(
+      ReadFile(dir + "/openb_pod_list_default.csv").value(), "openb_pod_list_default.csv");
   ASSERT_TRUE(nodes.ok()) << nodes.error().message;
   ASSERT_TRUE(pods.ok()) << pods.error().message;
   TargetWorkload w = TargetWorkload::FromPods(*pods);

@@ -4,30 +4,22 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "model/cluster.h"
 #include "report/report.h"
 #include "sim/grid.h"
 #include "trace/csv_reader.h"
+#include "util/file.h"
 
 namespace tessera {
 namespace {
-
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 TEST(TesseraVsFgd, DefaultTraceFewerUnallocatedGpusAndNeverBehindOnTheCurve) {
   const std::string dir = TESSERA_DATA_DIR;
   if (!std::filesystem::exists(dir + "/openb_pod_list_default.csv"))
     GTEST_SKIP() << "no trace at " << dir;
-  auto nodes = ReadNodeCsv(Slurp(dir + "/openb_node_list_gpu_node.csv"), "nodes");
-  auto pods = ReadPodCsv(Slurp(dir + "/openb_pod_list_default.csv"), "pods");
+  auto nodes = ReadNodeCsv(ReadFile(dir + "/openb_node_list_gpu_node.csv").value(), "nodes");
+  auto pods = ReadPodCsv(ReadFile(dir + "/openb_pod_list_default.csv").value(), "pods");
   ASSERT_TRUE(nodes.ok() && pods.ok());
   TargetWorkload w = TargetWorkload::FromPods(*pods);
   w.Resolve(Cluster(*nodes));

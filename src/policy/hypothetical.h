@@ -1,0 +1,62 @@
+#pragma once
+
+#include <array>
+#include <bit>
+#include <cstdint>
+#include <limits>
+
+#include "model/fit.h"
+#include "policy/policy.h"
+#include "util/check.h"
+
+namespace tessera {
+
+/// The placements a fragmentation-style policy (fgd, tessera) weighs on one node, scored by
+/// `score_after(cpu_left_after, gpu_free_after)` (an integer; higher wins) on the node's state
+/// after the hypothetical placement:
+///   - a sharing pod: every GPU with room; the first best by index wins. GPUs with equal free
+///     milli give equal scores (the scores must not depend on GPU order), so each free value
+///     is scored once;
+///   - a whole-GPU pod: the lowest-index free GPUs (also the tightest sufficient ones);
+///   - a CPU-only pod: no GPU.
+/// Precondition: the pod fits the node.
+template <typename ScoreAfter>
+NodeScore BestHypotheticalPlacement(const NodeView& node, const PodRequest& pod,
+                                    ScoreAfter score_after) {
+  const int g = node.spec.gpu_count;
+  const int64_t cpu_after = node.state.cpu_left - pod.cpu_milli;
+  std::array<int32_t, kMaxGpusPerNode> free = node.state.gpu_free;
+  if (pod.IsSharing()) {
+    int64_t best_score = std::numeric_limits<int64_t>::min();
+    int best_gpu = -1;
+    std::array<int32_t, kMaxGpusPerNode> tried_free{};
+    std::array<int64_t, kMaxGpusPerNode> tried_score{};
+    int num_tried = 0;
+    for (int i = 0; i < g; ++i) {
+      if (!GpuHasRoom(node.state, i, pod)) continue;
+      int k = 0;
+      while (k < num_tried && tried_free[k] != free[i]) ++k;
+      if (k == num_tried) {
+        tried_free[k] = free[i];
+        free[i] -= pod.gpu_milli;
+        tried_score[k] = score_after(cpu_after, free.data());
+        free[i] += pod.gpu_milli;
+        ++num_tried;
+      }
+      if (tried_score[k] > best_score) {
+        best_score = tried_score[k];
+        best_gpu = i;
+      }
+    }
+    TESSERA_CHECK(best_gpu >= 0);
+    return {static_cast<double>(best_score), GpuSet{1} << best_gpu};
+  }
+  GpuSet gpus = 0;
+  if (!pod.IsCpuOnly()) {
+    gpus = DefaultGpuChoice(g, node.state, pod);
+    for (GpuSet s = gpus; s != 0; s &= s - 1) free[std::countr_zero(s)] -= pod.gpu_milli;
+  }
+  return {static_cast<double>(score_after(cpu_after, free.data())), gpus};
+}
+
+}  // namespace tessera
