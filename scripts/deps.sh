@@ -7,6 +7,8 @@ packages=(
   g++ cmake ninja-build pkg-config          # toolchain
   libgtest-dev libgmock-dev libbenchmark-dev  # tests and benchmarks
   nlohmann-json3-dev libcli11-dev libyaml-cpp-dev
+  libcpp-httplib-dev                        # tessera serve's HTTP server
+  curl                                      # a real HTTP client for the extender e2e test
   chromium imagemagick fonts-dejavu-core    # the report check: headless Chromium screenshot
 )
 

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "cli/frag_command.h"
+#include "cli/serve_command.h"
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -17,6 +18,8 @@ int main(int argc, char** argv) {
   frag.command_line = "tessera";
   for (int i = 1; i < argc; ++i) frag.command_line += std::string(" ") + argv[i];
   tessera::AddFragCommand(app, frag, exit_code);
+  tessera::ServeOptions serve;
+  tessera::AddServeCommand(app, serve, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -16,6 +16,14 @@ inline uint64_t Mix(uint64_t h, uint64_t v) {
   return h;
 }
 
+// The integer score that decides: raw as is, or min–max normalised over [lo, hi] to 0..100.
+int FinalScore(ScoreMode mode, double raw, double lo, double hi) {
+  if (mode == ScoreMode::kMinMax) {
+    return hi > lo ? static_cast<int>(std::floor(100.0 * (raw - lo) / (hi - lo))) : 0;
+  }
+  return mode == ScoreMode::kInteger ? static_cast<int>(raw) : 0;
+}
+
 }  // namespace
 
 size_t Scheduler::KeyHash::operator()(const Key& k) const {
@@ -195,12 +203,7 @@ Decision Scheduler::Decide(const PodRequest& pod) {
   int best_score = std::numeric_limits<int>::min();
   int best_rank = std::numeric_limits<int>::max();
   for (const auto& [gid, raw] : scratch_) {
-    int score;
-    if (mode == ScoreMode::kMinMax) {
-      score = hi > lo ? static_cast<int>(std::floor(100.0 * (raw - lo) / (hi - lo))) : 0;
-    } else {
-      score = static_cast<int>(raw);
-    }
+    const int score = FinalScore(mode, raw, lo, hi);
     const int rank = *groups_[gid].ranks.begin();
     if (score > best_score || (score == best_score && rank < best_rank)) {
       best_score = score;
@@ -210,6 +213,29 @@ Decision Scheduler::Decide(const PodRequest& pod) {
   }
   d.score = best_score;
   return Finish(d, best_group, pod);
+}
+
+std::vector<std::pair<int, int>> Scheduler::ScoreNodes(const PodRequest& pod,
+                                                       const std::vector<int>& nodes) {
+  const int shape = ShapeId(pod);
+  std::vector<std::pair<int, double>> raw;
+  double lo = std::numeric_limits<double>::infinity();
+  double hi = -lo;
+  for (int node : nodes) {
+    TESSERA_CHECK(node >= 0 && node < cluster_->size());
+    const CacheEntry& e = Evaluate(groups_[group_of_[node]], shape, pod);
+    if (e.fit != FitReason::kFits) continue;
+    raw.emplace_back(node, e.raw);
+    lo = std::min(lo, e.raw);
+    hi = std::max(hi, e.raw);
+  }
+  const ScoreMode mode = policy_->mode();
+  std::vector<std::pair<int, int>> out;
+  out.reserve(raw.size());
+  for (const auto& [node, r] : raw) {
+    out.emplace_back(node, FinalScore(mode, r, lo, hi));
+  }
+  return out;
 }
 
 Decision Scheduler::Finish(Decision d, int best_group, const PodRequest& pod) {

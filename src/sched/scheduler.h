@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <set>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "model/cluster.h"
@@ -43,6 +44,13 @@ class Scheduler {
 
   /// Chooses a node and GPUs for `pod`; changes no allocation.
   Decision Decide(const PodRequest& pod);
+  /// The integer score (0..100 for the published policies) of each node of `nodes` on which
+  /// `pod` fits, as (node, score) in the order of `nodes`; nodes where it does not fit are
+  /// left out. Uses the same per-group cache as Decide; kMinMax policies are normalised
+  /// across the feasible nodes of `nodes` (not of the whole cluster), kUniformRandom
+  /// policies score every feasible node 0. Changes no allocation and draws no random number.
+  /// Precondition: every entry of `nodes` is a valid node index.
+  std::vector<std::pair<int, int>> ScoreNodes(const PodRequest& pod, const std::vector<int>& nodes);
   /// Allocates `pod` on `node`/`gpus` (as returned by Decide, or chosen by a caller that
   /// checked the fit).
   void Bind(int node, const PodRequest& pod, GpuSet gpus);
