@@ -212,7 +212,7 @@ Decision Scheduler::Decide(const PodRequest& pod) {
     }
   }
   d.score = best_score;
-  return Finish(d, best_group, pod);
+  return Finish(d, best_group, shape, pod);
 }
 
 std::vector<std::pair<int, int>> Scheduler::ScoreNodes(const PodRequest& pod,
@@ -238,7 +238,7 @@ std::vector<std::pair<int, int>> Scheduler::ScoreNodes(const PodRequest& pod,
   return out;
 }
 
-Decision Scheduler::Finish(Decision d, int best_group, const PodRequest& pod) {
+Decision Scheduler::Finish(Decision d, int best_group, int shape, const PodRequest& pod) {
   const Group& g = groups_[best_group];
   const int rank = *g.ranks.begin();
   // The member with that rank: members are few per group on average; find it.
@@ -248,7 +248,7 @@ Decision Scheduler::Finish(Decision d, int best_group, const PodRequest& pod) {
       break;
     }
   }
-  d.gpus = pod.IsCpuOnly() ? 0 : g.cache[ShapeId(pod)].gpus;
+  d.gpus = pod.IsCpuOnly() ? 0 : g.cache[shape].gpus;
   return d;
 }
 

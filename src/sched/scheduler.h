@@ -89,7 +89,7 @@ class Scheduler {
   const CacheEntry& Evaluate(Group& g, int shape, const PodRequest& pod);
   void Insert(int node);
   void Remove(int node);
-  Decision Finish(Decision d, int best_group, const PodRequest& pod);
+  Decision Finish(Decision d, int best_group, int shape, const PodRequest& pod);
 
   Cluster* cluster_;
   const Policy* policy_;

@@ -13,19 +13,11 @@
 
 #include "k8s/objects.h"
 #include "k8s/quantity.h"
+#include "k8s/testdata.h"
 #include "util/rng.h"
 
 namespace tessera::k8s {
 namespace {
-
-std::string ReadTestdata(const std::string& name) {
-  const std::string path = std::string(TESSERA_SOURCE_DIR) + "/tests/k8s/testdata/" + name;
-  std::ifstream in(path, std::ios::binary);
-  EXPECT_TRUE(in.good()) << "cannot open " << path;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // Fixtures as kubectl printed them (pretty, with \u003c escapes).
 const std::string& PodJson() {

@@ -8,17 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "k8s/testdata.h"
+
 namespace tessera::k8s {
 namespace {
-
-std::string ReadTestdata(const std::string& name) {
-  const std::string path = std::string(TESSERA_SOURCE_DIR) + "/tests/k8s/testdata/" + name;
-  std::ifstream in(path, std::ios::binary);
-  EXPECT_TRUE(in.good()) << "cannot open " << path;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 Pod MustParsePod(const std::string& text) {
   Result<Pod> pod = ParsePodJson(text);
