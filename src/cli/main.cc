@@ -5,6 +5,7 @@
 #include <string>
 
 #include "cli/frag_command.h"
+#include "cli/replay_command.h"
 #include "cli/serve_command.h"
 
 int main(int argc, char** argv) {
@@ -18,6 +19,9 @@ int main(int argc, char** argv) {
   frag.command_line = "tessera";
   for (int i = 1; i < argc; ++i) frag.command_line += std::string(" ") + argv[i];
   tessera::AddFragCommand(app, frag, exit_code);
+  tessera::ReplayCliOptions replay;
+  replay.command_line = frag.command_line;
+  tessera::AddReplayCommand(app, replay, exit_code);
   tessera::ServeOptions serve;
   tessera::AddServeCommand(app, serve, exit_code);
   try {

@@ -69,13 +69,80 @@ classes:
   - {name: gpu8-88c,   cpu_milli: 88000, memory_mib: 360448, gpu_count: 8, qos: LS, share: 0.3}
 )yaml";
 
+// A day of a shared inference + training cluster with a two-hour peak-sale spike of
+// latency-sensitive traffic (12:00-14:00) over a steady best-effort load that alone exceeds
+// the cluster. Used by `tessera replay` (the `pods` count and shares serve `tessera frag`).
+constexpr std::string_view kPeakSale =
+    R"yaml(# peak-sale: a burst of latency-sensitive pods over a steady best-effort load.
+name: peak-sale
+description: >-
+  40 eight-GPU nodes (320 GPUs). Best-effort training keeps more work queued than the
+  cluster holds; latency-sensitive inference follows a daily profile, and a two-hour
+  peak-sale spike (12:00-14:00) adds 300 one-GPU inference pods per hour.
+pods: 4000
+seed: 7
+horizon_h: 24
+
+nodes:
+  - {name: g8, model: A100, gpus: 8, cpu_milli: 96000, memory_mib: 786432, count: 40}
+
+classes:
+  - name: ls-infer-1gpu
+    cpu_milli: 8000
+    memory_mib: 32768
+    gpu_count: 1
+    qos: LS
+    share: 30
+    arrival:
+      rate_per_h: 120
+      profile: [0.5, 0.5, 0.5, 0.5, 0.5, 0.6, 0.8, 1.0, 1.2, 1.4, 1.5, 1.5,
+                1.5, 1.5, 1.5, 1.4, 1.3, 1.2, 1.1, 1.0, 0.9, 0.8, 0.7, 0.6]
+      bursts: [{start_h: 12, duration_h: 2, rate_per_h: 300}]
+    duration: {dist: lognormal, mean_s: 1800, sigma: 1}
+  - name: ls-infer-share
+    cpu_milli: 4000
+    memory_mib: 16384
+    gpu_count: 1
+    gpu_milli: 250
+    qos: LS
+    share: 15
+    arrival: {rate_per_h: 120}
+    duration: {dist: lognormal, mean_s: 1800, sigma: 1}
+  - name: be-train-1gpu
+    cpu_milli: 8000
+    memory_mib: 65536
+    gpu_count: 1
+    qos: BE
+    share: 30
+    arrival: {rate_per_h: 300}
+    duration: {dist: exponential, mean_s: 1800}
+  - name: be-train-2gpu
+    cpu_milli: 16000
+    memory_mib: 131072
+    gpu_count: 2
+    qos: BE
+    share: 10
+    arrival: {rate_per_h: 60}
+    duration: {dist: exponential, mean_s: 3600}
+  - name: be-batch-share
+    cpu_milli: 4000
+    memory_mib: 16384
+    gpu_count: 1
+    gpu_milli: 500
+    qos: BE
+    share: 15
+    arrival: {rate_per_h: 200}
+    duration: {dist: exponential, mean_s: 1200}
+)yaml";
+
 }  // namespace
 
 std::string_view EmbeddedScenario(std::string_view name) {
   if (name == "openb-like") return kOpenbLike;
+  if (name == "peak-sale") return kPeakSale;
   return {};
 }
 
-std::vector<std::string> EmbeddedScenarioNames() { return {"openb-like"}; }
+std::vector<std::string> EmbeddedScenarioNames() { return {"openb-like", "peak-sale"}; }
 
 }  // namespace tessera

@@ -27,6 +27,8 @@ constexpr int64_t kMaxScenarioPods = 10'000'000;
 constexpr int64_t kMaxPoolCount = 1'000'000;
 constexpr int64_t kMaxScenarioNodes = 10'000'000;
 constexpr double kMaxShare = 1e12;
+constexpr double kMaxRatePerHour = 1e7;
+constexpr double kMaxHorizonHours = 24.0 * 366 * 10;
 
 // 1-based line of a node, or 1 when yaml-cpp has no mark for it.
 int LineOf(const YAML::Node& node) {
@@ -273,7 +275,7 @@ class ScenarioParser {
     Map m;
     if (!ReadMap(node, path,
                  {"name", "cpu_milli", "memory_mib", "gpu_count", "gpu_milli", "gpu_memory_mib",
-                  "models", "qos", "share"},
+                  "models", "qos", "share", "arrival", "duration"},
                  &m)) {
       return false;
     }
@@ -288,6 +290,14 @@ class ScenarioParser {
         !Int(m, "gpu_memory_mib", false, 0, kMaxGpuMemoryMib, &c->gpu_memory_mib) ||
         !String(m, "qos", false, &c->qos) || !Double(m, "share", true, &c->share)) {
       return false;
+    }
+    if (std::optional<YAML::Node> a = Value(m, "arrival", false)) {
+      c->has_arrival = true;
+      if (!ReadArrival(*a, m.Path("arrival"), &c->arrival)) return false;
+    }
+    if (std::optional<YAML::Node> d = Value(m, "duration", false)) {
+      if (!c->has_arrival) return Fail(*d, m.Path("duration"), "set, but the class has no 'arrival'");
+      if (!ReadDuration(*d, m.Path("duration"), &c->duration)) return false;
     }
     if (!(c->share > 0) || c->share > kMaxShare) {
       return Fail(m.Get("share"), m.Path("share"),
@@ -338,15 +348,90 @@ class ScenarioParser {
     return true;
   }
 
+  /// A number in [lo, hi].
+  bool Bounded(const Map& map, std::string_view key, bool required, double lo, double hi,
+               double* out) {
+    const YAML::Node v = map.Get(key);
+    if (!v.IsDefined() || v.IsNull()) return Double(map, key, required, out);  // absent
+    if (!Double(map, key, required, out)) return false;
+    if (*out < lo || *out > hi) {
+      char buf[160];
+      std::snprintf(buf, sizeof(buf), "must be in [%g, %g], got %g", lo, hi, *out);
+      return Fail(map.Get(key), map.Path(key), buf);
+    }
+    return true;
+  }
+
+  bool ReadArrival(const YAML::Node& node, const std::string& path, ArrivalProcess* a) {
+    Map m;
+    if (!ReadMap(node, path, {"rate_per_h", "profile", "bursts"}, &m)) return false;
+    if (!Bounded(m, "rate_per_h", true, 0, kMaxRatePerHour, &a->rate_per_h)) return false;
+    if (std::optional<YAML::Node> p = Value(m, "profile", false)) {
+      if (!p->IsSequence() || p->size() != 24) {
+        return Fail(*p, m.Path("profile"), "expected a list of 24 hourly multipliers");
+      }
+      for (size_t i = 0; i < 24; ++i) {
+        const YAML::Node v = (*p)[i];
+        double x = -1;
+        const std::string& t = v.IsScalar() ? v.Scalar() : std::string();
+        const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), x);
+        if (!v.IsScalar() || ec != std::errc() || end != t.data() + t.size() || !(x >= 0) ||
+            x > 1e6) {
+          return Fail(v, m.Path("profile") + "[" + std::to_string(i) + "]",
+                      "expected a multiplier in [0, 1e6], got " + Shown(v));
+        }
+        a->profile.push_back(x);
+      }
+    }
+    if (std::optional<YAML::Node> b = List(m, "bursts", false)) {
+      for (size_t i = 0; i < b->size(); ++i) {
+        Map bm;
+        const std::string bp = m.Path("bursts") + "[" + std::to_string(i) + "]";
+        RateBurst burst;
+        if (!ReadMap((*b)[i], bp, {"start_h", "duration_h", "rate_per_h"}, &bm) ||
+            !Bounded(bm, "start_h", true, 0, kMaxHorizonHours, &burst.start_h) ||
+            !Bounded(bm, "duration_h", true, 1e-6, kMaxHorizonHours, &burst.duration_h) ||
+            !Bounded(bm, "rate_per_h", true, 0, kMaxRatePerHour, &burst.rate_per_h)) {
+          return false;
+        }
+        a->bursts.push_back(burst);
+      }
+    } else if (error_) {
+      return false;
+    }
+    return true;
+  }
+
+  bool ReadDuration(const YAML::Node& node, const std::string& path, DurationDist* d) {
+    Map m;
+    if (!ReadMap(node, path, {"dist", "mean_s", "sigma"}, &m)) return false;
+    std::string dist = "exponential";
+    if (!String(m, "dist", false, &dist)) return false;
+    if (dist == "fixed") {
+      d->kind = DurationDist::Kind::kFixed;
+    } else if (dist == "exponential") {
+      d->kind = DurationDist::Kind::kExponential;
+    } else if (dist == "lognormal") {
+      d->kind = DurationDist::Kind::kLognormal;
+    } else {
+      return Fail(m.Get("dist"), m.Path("dist"),
+                  "unknown distribution '" + dist + "' (expected fixed, exponential, lognormal)");
+    }
+    return Bounded(m, "mean_s", true, 1e-3, 1e9, &d->mean_s) &&
+           Bounded(m, "sigma", false, 0, 10, &d->sigma);
+  }
+
   bool ReadScenario(const YAML::Node& root, Scenario* s) {
     if (!root.IsDefined() || root.IsNull()) return Fail(1, "name", "missing (the file is empty)");
     Map m;
-    if (!ReadMap(root, "", {"name", "description", "pods", "seed", "nodes", "classes"}, &m)) {
+    if (!ReadMap(root, "",
+                 {"name", "description", "pods", "seed", "horizon_h", "nodes", "classes"}, &m)) {
       return false;
     }
     int64_t pods = 0;
     if (!String(m, "name", true, &s->name) || !String(m, "description", false, &s->description) ||
-        !Int(m, "pods", true, 1, kMaxScenarioPods, &pods) || !Uint64(m, "seed", &s->seed)) {
+        !Int(m, "pods", true, 1, kMaxScenarioPods, &pods) || !Uint64(m, "seed", &s->seed) ||
+        !Bounded(m, "horizon_h", false, 1e-6, kMaxHorizonHours, &s->horizon_h)) {
       return false;
     }
     s->pods = static_cast<int>(pods);
@@ -377,6 +462,7 @@ class ScenarioParser {
     std::optional<YAML::Node> classes = List(m, "classes", true);
     if (!classes) return false;
     std::unordered_map<std::string, size_t> class_names;
+    double total_expected = 0;
     for (size_t i = 0; i < classes->size(); ++i) {
       const std::string path = "classes[" + std::to_string(i) + "]";
       PodClass c;
@@ -387,6 +473,22 @@ class ScenarioParser {
         return Fail(item["name"], path + ".name",
                     "duplicate class name '" + c.name + "' (also classes[" +
                         std::to_string(it->second) + "])");
+      }
+      if (c.has_arrival) {
+        if (s->horizon_h <= 0) {
+          return Fail(item["arrival"], path + ".arrival",
+                      "needs the top-level 'horizon_h' (the length of the timeline)");
+        }
+        double peak = 0;
+        for (double x : c.arrival.profile) peak = std::max(peak, x);
+        double expected = c.arrival.rate_per_h * (c.arrival.profile.empty() ? 1 : peak) * s->horizon_h;
+        for (const RateBurst& b : c.arrival.bursts) expected += b.rate_per_h * b.duration_h;
+        total_expected += expected;
+        if (total_expected > static_cast<double>(kMaxScenarioPods)) {
+          return Fail(item["arrival"], path + ".arrival",
+                      "too many arrivals over the horizon (at most " +
+                          std::to_string(kMaxScenarioPods) + " in all)");
+        }
       }
       s->classes.push_back(std::move(c));
     }

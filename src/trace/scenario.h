@@ -22,6 +22,29 @@ struct NodePool {
   int count = 0;
 };
 
+/// Extra arrivals during one window of the run (e.g. a two-hour peak-sale spike).
+struct RateBurst {
+  double start_h = 0;     ///< from the start of the run, hours
+  double duration_h = 0;  ///< hours, > 0
+  double rate_per_h = 0;  ///< added to the class's rate while the burst lasts
+};
+
+/// A Poisson arrival process for the replay: rate(t) = rate_per_h · profile[hour of day]
+/// (1 when the profile is empty) + the rates of the bursts active at t.
+struct ArrivalProcess {
+  double rate_per_h = 0;
+  std::vector<double> profile;  ///< 24 multipliers, one per hour of the day, or empty
+  std::vector<RateBurst> bursts;
+};
+
+/// How long a generated pod runs once placed.
+struct DurationDist {
+  enum class Kind { kFixed, kExponential, kLognormal };
+  Kind kind = Kind::kExponential;
+  double mean_s = 3600;
+  double sigma = 1;  ///< kLognormal: σ of the log
+};
+
 /// A kind of pod in a scenario, with its share of all pods.
 struct PodClass {
   std::string name;
@@ -33,6 +56,9 @@ struct PodClass {
   std::string gpu_spec;  ///< allowed models joined with '|'; empty = any
   std::string qos;
   double share = 0;  ///< fraction of pods, > 0; shares are renormalised
+  bool has_arrival = false;  ///< replay timeline: this class arrives by `arrival`
+  ArrivalProcess arrival;
+  DurationDist duration;
 };
 
 /// A hand-written description of a cluster and a workload mix, from which nodes and pods
@@ -42,12 +68,16 @@ struct PodClass {
 ///   seed: 1               # generation seed
 ///   nodes:  [{name, model, gpus, gpu_memory_mib, cpu_milli, memory_mib, count}, ...]
 ///   classes: [{name, cpu_milli, memory_mib, gpu_count, gpu_milli, gpu_memory_mib,
-///              models: [A, B], qos, share}, ...]
+///              models: [A, B], qos, share, arrival, duration}, ...]
+///   horizon_h: 24         # replay timeline length; required when a class has `arrival`
+/// arrival: {rate_per_h, profile: [24 numbers], bursts: [{start_h, duration_h, rate_per_h}]}
+/// duration: {dist: fixed|exponential|lognormal, mean_s, sigma}
 struct Scenario {
   std::string name;
   std::string description;
   int pods = 0;
   uint64_t seed = 1;
+  double horizon_h = 0;  ///< replay timeline length in hours; 0 = no timeline
   std::vector<NodePool> nodes;
   std::vector<PodClass> classes;
 };

@@ -1,0 +1,273 @@
+#include "cli/replay_command.h"
+
+#include <CLI/CLI.hpp>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "model/cluster.h"
+#include "replay/node_subset.h"
+#include "replay/replay_policy.h"
+#include "replay/scenario_timeline.h"
+#include "report/replay_report.h"
+#include "trace/csv_reader.h"
+#include "trace/scenario.h"
+#include "util/file.h"
+
+namespace tessera {
+namespace {
+
+struct Input {
+  std::vector<NodeSpec> nodes;
+  Timeline timeline;
+  std::string source;
+  double horizon_s = -1;  // from a scenario
+};
+
+Result<Input> LoadInput(const ReplayCliOptions& o) {
+  Input in;
+  if (!o.nodes_file.empty() || !o.pods_file.empty()) {
+    if (o.nodes_file.empty() || o.pods_file.empty()) {
+      return Error{"--nodes and --pods go together (or give neither to use --scenario)"};
+    }
+    Result<std::string> node_text = ReadFile(o.nodes_file);
+    if (!node_text) return node_text.error();
+    Result<std::vector<NodeSpec>> nodes = ReadNodeCsv(*node_text, o.nodes_file);
+    if (!nodes) return nodes.error();
+    Result<std::string> pod_text = ReadFile(o.pods_file);
+    if (!pod_text) return pod_text.error();
+    Result<std::vector<PodSpec>> pods = ReadPodCsv(*pod_text, o.pods_file);
+    if (!pods) return pods.error();
+    in.nodes = std::move(nodes).value();
+    in.timeline = TimelineFromTrace(*pods, o.pods_file, CsvDataLines(*pod_text), o.time_scale);
+    in.source = o.pods_file + " on " + o.nodes_file;
+    return in;
+  }
+  std::string yaml(EmbeddedScenario(o.scenario));
+  std::string source = "embedded scenario '" + o.scenario + "'";
+  if (yaml.empty()) {
+    Result<std::string> text = ReadFile(o.scenario);
+    if (!text) {
+      std::string names;
+      for (const std::string& n : EmbeddedScenarioNames()) names += (names.empty() ? "" : ", ") + n;
+      return Error{"--scenario '" + o.scenario + "' is neither an embedded scenario (" + names +
+                   ") nor a readable file: " + text.error().message};
+    }
+    yaml = std::move(text).value();
+    source = o.scenario;
+  }
+  Result<Scenario> scenario = ParseScenario(yaml, source);
+  if (!scenario) return scenario.error();
+  if (scenario->horizon_h <= 0) {
+    return Error{source + ": the scenario has no timeline (give horizon_h and per-class "
+                          "'arrival' to replay it; see docs/SCENARIOS.md)"};
+  }
+  in.nodes = ScenarioNodes(*scenario);
+  in.timeline = ScenarioTimeline(*scenario, o.time_scale);
+  in.horizon_s = scenario->horizon_h * 3600.0 / o.time_scale;
+  in.source = source;
+  return in;
+}
+
+Result<std::vector<int>> ParseSizes(const std::string& text) {
+  std::vector<int> out;
+  if (text.empty()) return out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find(',', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string part = text.substr(start, end - start);
+    if (part.empty() || part.size() > 7 || part.find_first_not_of("0123456789") != std::string::npos ||
+        std::stoi(part) == 0) {
+      return Error{"--sweep-nodes: bad part '" + part + "' (expected positive node counts, e.g. 40,60,80)"};
+    }
+    out.push_back(std::stoi(part));
+    start = end + 1;
+  }
+  return out;
+}
+
+Result<std::vector<ReplayPolicy>> ParsePolicies(const ReplayCliOptions& o) {
+  const std::string& text = o.policies;
+  std::vector<ReplayPolicy> out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find(',', start);
+    if (end == std::string::npos) end = text.size();
+    Result<ReplayPolicy> p = ReplayPolicyByName(text.substr(start, end - start));
+    if (!p) return Error{"--policy: " + p.error().message};
+    if (p->name == "tessera") {
+      HeadroomOptions& h = p->headroom;
+      if (o.headroom_gpus >= 0) h.gpus = static_cast<int64_t>(o.headroom_gpus);
+      if (o.headroom_bucket_s > 0) h.bucket_s = o.headroom_bucket_s;
+      if (o.headroom_window_s > 0) h.window_s = o.headroom_window_s;
+      if (o.headroom_quantile >= 0) h.quantile = o.headroom_quantile;
+      if (o.headroom_factor >= 0) h.factor = o.headroom_factor;
+      if (o.preempt_delay_s >= 0) p->preempt_delay_s = o.preempt_delay_s;
+      if (!o.tessera_placement.empty()) {
+        Result<ReplayPolicy> base = ReplayPolicyByName(o.tessera_placement);
+        if (!base) return Error{"--tessera-placement: " + base.error().message};
+        p->placement = base->placement;
+      }
+    }
+    out.push_back(std::move(p).value());
+    start = end + 1;
+  }
+  return out;
+}
+
+int64_t Gpus(const std::vector<NodeSpec>& nodes) {
+  int64_t g = 0;
+  for (const NodeSpec& n : nodes) g += n.gpu_count;
+  return g;
+}
+
+}  // namespace
+
+void AddReplayCommand(CLI::App& app, ReplayCliOptions& o, int& exit_code) {
+  CLI::App* cmd = app.add_subcommand(
+      "replay",
+      "Event-driven replay on a virtual clock: pods arrive at their creation time, wait in a "
+      "priority queue (classes from qos), may preempt lower classes (grace period), run for "
+      "their duration; per class wait percentiles, SLO attainment, preemptions, GPU-hours.");
+  cmd->footer(
+      "\nExamples:\n"
+      "  tessera replay                                   # embedded 'peak-sale' scenario\n"
+      "  tessera replay --nodes openb_node_list_gpu_node.csv --pods openb_pod_list_default.csv \\\n"
+      "                 --time-scale 100 --num-nodes 120 --policy tessera,k8s-default\n"
+      "  tessera replay --sweep-nodes 60,80,100,120 ...   # the latency-utilization trade-off\n"
+      "\nOutputs in --out: classes.csv, series.csv, skipped.csv, sweep.csv (with --sweep-nodes),\n"
+      "report.html. Policies: tessera, or any placement policy (k8s-default, fgd, bestfit, ...)\n"
+      "with priority + preemption; add /nopreempt to turn preemption off. See docs/REPLAY.md.");
+  cmd->add_option("--nodes", o.nodes_file, "Node list CSV (openb format)");
+  cmd->add_option("--pods", o.pods_file,
+                  "Pod list CSV with creation_time, scheduled_time, deletion_time, qos");
+  cmd->add_option("--scenario", o.scenario,
+                  "Embedded scenario or YAML file with a timeline, used when no CSVs are given")
+      ->capture_default_str();
+  cmd->add_option("--policy", o.policies, "Comma-separated replay policies")->capture_default_str();
+  cmd->add_option("--time-scale", o.time_scale,
+                  "Divide arrival times by this (durations kept): raises the offered load")
+      ->check(CLI::Range(1e-3, 1e6))
+      ->capture_default_str();
+  cmd->add_option("--num-nodes", o.num_nodes,
+                  "Replay on this many nodes drawn from the node list, keeping its GPU-model mix "
+                  "(0 = all)")
+      ->check(CLI::Range(0, 10000000))
+      ->capture_default_str();
+  cmd->add_option("--sweep-nodes", o.sweep_nodes,
+                  "Also run every policy on these cluster sizes (comma list) for the trade-off charts");
+  cmd->add_option("--seed", o.seed, "Seed of the node subset and of the node order")
+      ->capture_default_str();
+  cmd->add_option("--horizon-s", o.horizon_s,
+                  "End of the run in virtual seconds (default: the last arrival, or the "
+                  "scenario's horizon)")
+      ->check(CLI::Range(0.0, 1e12));
+  cmd->add_option("--samples", o.samples, "Time-series points")
+      ->check(CLI::Range(0, 1000000))
+      ->capture_default_str();
+  cmd->add_option("--out", o.out_dir, "Output folder (created if missing)")->capture_default_str();
+  cmd->add_flag("-q,--quiet", o.quiet, "No progress on stderr");
+  cmd->add_option("--headroom-gpus", o.headroom_gpus,
+                  "tessera: the least idle GPUs kept for LS (the floor of the forecast)")
+      ->check(CLI::Range(0.0, 1e7));
+  cmd->add_option("--headroom-bucket-s", o.headroom_bucket_s,
+                  "tessera: LS demand is measured per this many virtual seconds")
+      ->check(CLI::Range(1e-3, 1e9));
+  cmd->add_option("--headroom-window-s", o.headroom_window_s,
+                  "tessera: the sliding window of the forecast (virtual seconds)")
+      ->check(CLI::Range(1e-3, 1e10));
+  cmd->add_option("--headroom-quantile", o.headroom_quantile,
+                  "tessera: the quantile of per-bucket LS demand kept free (0..1)")
+      ->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--headroom-factor", o.headroom_factor, "tessera: multiplies the forecast")
+      ->check(CLI::Range(0.0, 1000.0));
+  cmd->add_option("--preempt-delay-s", o.preempt_delay_s,
+                  "tessera: an LS pod preempts only after waiting this long (virtual seconds)")
+      ->check(CLI::Range(0.0, 1e9));
+  cmd->add_option("--tessera-placement", o.tessera_placement,
+                  "tessera: the placement policy under the headroom (default fgd)");
+  for (CLI::Option* opt : cmd->get_options()) {
+    opt->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  }
+  cmd->callback([&o, &exit_code] { exit_code = RunReplayCommand(o); });
+}
+
+int RunReplayCommand(const ReplayCliOptions& o) {
+  auto fail = [](const std::string& message) {
+    std::cerr << "tessera replay: error: " << message << "\n";
+    return 2;
+  };
+  Result<std::vector<ReplayPolicy>> policies = ParsePolicies(o);
+  if (!policies) return fail(policies.error().message);
+  Result<std::vector<int>> sizes = ParseSizes(o.sweep_nodes);
+  if (!sizes) return fail(sizes.error().message);
+  Result<Input> in = LoadInput(o);
+  if (!in) return fail(in.error().message);
+  if (in->timeline.pods.empty()) return fail("no pod has usable times: nothing to replay");
+  for (const SkippedPod& s : in->timeline.skipped) {
+    if (!o.quiet) std::cerr << s.where << ": pod '" << s.name << "' skipped: " << s.reason << "\n";
+  }
+  const std::vector<NodeSpec> nodes =
+      o.num_nodes > 0 ? SubsetNodes(in->nodes, o.num_nodes, o.seed) : in->nodes;
+  if (Gpus(nodes) == 0) return fail("the cluster has no GPUs");
+
+  ReplayOptions base;
+  base.seed = o.seed;
+  base.samples = o.samples;
+  base.horizon_s = o.horizon_s >= 0 ? o.horizon_s : in->horizon_s;
+  if (!o.quiet) {
+    std::cerr << "tessera replay: " << nodes.size() << " nodes, " << Gpus(nodes) << " GPUs, "
+              << in->timeline.pods.size() << " pods (" << in->timeline.skipped.size()
+              << " skipped for their times), arrivals compressed " << o.time_scale << "x\n";
+  }
+  std::vector<ReplayResult> runs;
+  for (const ReplayPolicy& p : *policies) runs.push_back(RunReplayPolicy(nodes, in->timeline, p, base));
+  std::vector<SweepPoint> sweep;
+  ReplayOptions sweep_options = base;
+  sweep_options.samples = 0;
+  for (int n : *sizes) {
+    const std::vector<NodeSpec> sub = SubsetNodes(in->nodes, n, o.seed);
+    for (const ReplayPolicy& p : *policies) {
+      sweep.push_back({static_cast<int>(sub.size()), Gpus(sub),
+                       RunReplayPolicy(sub, in->timeline, p, sweep_options)});
+    }
+  }
+  std::cout << ReplayTable(runs);
+  if (!in->timeline.skipped.empty()) {
+    std::cout << in->timeline.skipped.size()
+              << " pod(s) skipped for missing or inconsistent times (listed in skipped.csv)\n";
+  }
+  if (Status s = MakeDirectories(o.out_dir); !s) return fail(s.error().message);
+  const std::vector<std::pair<std::string, std::string>> files = {
+      {"classes.csv", ReplayClassesCsv(runs)},
+      {"series.csv", ReplaySeriesCsv(runs)},
+      {"skipped.csv", SkippedCsv(in->timeline.skipped)},
+  };
+  for (const auto& [name, content] : files) {
+    if (Status s = WriteFile(o.out_dir + "/" + name, content); !s) return fail(s.error().message);
+  }
+  if (!sweep.empty()) {
+    if (Status s = WriteFile(o.out_dir + "/sweep.csv", SweepCsv(sweep)); !s) {
+      return fail(s.error().message);
+    }
+  }
+  ReplayReportInfo info;
+  info.title = "Replay: " + in->source;
+  info.source = in->source;
+  info.num_nodes = static_cast<int>(nodes.size());
+  info.num_gpus = Gpus(nodes);
+  info.num_pods = static_cast<int>(in->timeline.pods.size());
+  info.skipped = static_cast<int>(in->timeline.skipped.size());
+  info.time_scale = o.time_scale;
+  info.generated_by = o.command_line;
+  if (Status s = WriteFile(o.out_dir + "/report.html",
+                           ReplayReportHtml(info, runs, sweep, "LS", "BE"));
+      !s) {
+    return fail(s.error().message);
+  }
+  if (!o.quiet) std::cerr << "wrote " << o.out_dir << "/report.html\n";
+  return 0;
+}
+
+}  // namespace tessera

@@ -1,0 +1,655 @@
+#include "replay/replay.h"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <deque>
+#include <numeric>
+#include <queue>
+#include <set>
+#include <tuple>
+#include <unordered_map>
+
+#include "model/cluster.h"
+#include "model/fit.h"
+#include "replay/victims.h"
+#include "sched/scheduler.h"
+#include "util/check.h"
+#include "util/rng.h"
+
+namespace tessera {
+namespace {
+
+enum class State : uint8_t {
+  kNotArrived,
+  kPending,
+  kNominated,    // preempting: waits for its victims' grace period
+  kRunning,
+  kTerminating,  // a victim within its grace period (still holds its resources)
+  kFinished,
+  kRejected,
+};
+
+struct Pod {
+  int cls = 0;
+  int priority = 0;
+  int key = 0;  // shape * classes + class
+  PodRequest req;
+  State state = State::kNotArrived;
+  double arrival = 0;
+  double enqueued = 0;  // when it (re-)entered the queue
+  double first_start = -1;
+  double start = 0;
+  int node = -1;
+  GpuSet gpus = 0;
+  uint32_t run = 0;  // incremented per start; stale finish events carry an older value
+  int times_preempted = 0;
+  bool preempt_check_set = false;
+  std::vector<int> victims;  // while kNominated
+  std::string reason;
+};
+
+enum class EventKind : uint8_t {
+  kFinish = 0,
+  kGraceExpiry = 1,
+  kArrival = 2,
+  kPreemptCheck = 3,
+  kHeadroomTick = 4,  // a forecast bucket boundary: the headroom may shrink
+};
+
+struct Event {
+  double t;
+  EventKind kind;
+  uint64_t seq;
+  int pod;
+  uint32_t run;
+  bool operator>(const Event& o) const {
+    return std::tie(t, kind, seq) > std::tie(o.t, o.kind, o.seq);
+  }
+};
+
+struct RequestHash {
+  size_t operator()(const PodRequest& r) const {
+    uint64_t h = 1469598103934665603ULL;
+    for (uint64_t v : {static_cast<uint64_t>(r.cpu_milli), static_cast<uint64_t>(r.memory_mib),
+                       static_cast<uint64_t>(r.gpu_count), static_cast<uint64_t>(r.gpu_milli),
+                       static_cast<uint64_t>(r.gpu_memory_mib), r.models}) {
+      h = (h ^ v) * 1099511628211ULL;
+    }
+    return h;
+  }
+};
+
+enum Blocked : uint8_t { kFree = 0, kNoFit = 1, kNoHeadroom = 2 };
+
+// Nearest-rank percentile of sorted values.
+double Percentile(const std::vector<double>& sorted, double p) {
+  if (sorted.empty()) return 0;
+  size_t k = static_cast<size_t>(std::ceil(p / 100.0 * static_cast<double>(sorted.size())));
+  k = std::clamp<size_t>(k, 1, sorted.size());
+  return sorted[k - 1];
+}
+
+// One run; not thread-safe, used once.
+class Replay {
+ public:
+  Replay(const std::vector<NodeSpec>& nodes, const Timeline& timeline, const Policy& placement,
+         const TargetWorkload* workload, const ReplayOptions& options)
+      : options_(options),
+        timeline_(timeline),
+        workload_(workload),
+        cluster_(nodes),
+        order_(NodeOrder(nodes.size(), options.seed)),
+        scheduler_(&cluster_, &placement, order_, options.seed),
+        num_classes_(static_cast<int>(options.qos.classes.size())) {
+    TESSERA_CHECK(num_classes_ > 0 && options.qos.fallback >= 0 &&
+                  options.qos.fallback < num_classes_);
+    rank_.resize(nodes.size());
+    for (size_t r = 0; r < order_.size(); ++r) rank_[order_[r]] = static_cast<int>(r);
+    on_node_.resize(nodes.size());
+    nominated_.assign(nodes.size(), 0);
+    for (int n = 0; n < cluster_.size(); ++n) idle_gpus_ += IdleGpus(n);
+    min_victim_priority_ = INT32_MAX;
+    for (const QosClass& c : options.qos.classes) {
+      if (c.preemptible) min_victim_priority_ = std::min(min_victim_priority_, c.priority);
+    }
+    SetUpPods();
+    horizon_ = options.horizon_s;
+    if (horizon_ < 0) horizon_ = timeline.pods.empty() ? 0 : timeline.pods.back().arrival_s;
+    headroom_ = options.headroom.mode == HeadroomOptions::Mode::kNone ? 0 : options.headroom.gpus;
+  }
+
+  ReplayResult Run(std::string policy_name) {
+    for (size_t i = 0; i < pods_.size(); ++i) {
+      Push(timeline_.pods[i].arrival_s, EventKind::kArrival, static_cast<int>(i));
+    }
+    while (!events_.empty()) {
+      const Event e = events_.top();
+      if (e.t > horizon_) break;
+      events_.pop();
+      Advance(e.t);
+      Handle(e);
+    }
+    Advance(horizon_);
+    if (options_.samples > 0 && next_sample_ <= options_.samples) Sample(horizon_);
+    return Finish(std::move(policy_name));
+  }
+
+ private:
+  static std::vector<int> NodeOrder(size_t n, uint64_t seed) {
+    std::vector<int> order(n);
+    std::iota(order.begin(), order.end(), 0);
+    Rng rng(seed);
+    rng.Shuffle(order);
+    return order;
+  }
+
+  int IdleGpus(int node) const {
+    int idle = 0;
+    const NodeState& s = cluster_.state(node);
+    for (int i = 0; i < cluster_.spec(node).gpu_count; ++i) idle += s.gpu_free[i] == kMilliPerGpu;
+    return idle;
+  }
+
+  void SetUpPods() {
+    std::unordered_map<PodRequest, int, RequestHash> shape_ids;
+    pods_.resize(timeline_.pods.size());
+    for (size_t i = 0; i < pods_.size(); ++i) {
+      Pod& p = pods_[i];
+      const TimedPod& tp = timeline_.pods[i];
+      p.cls = options_.qos.Find(tp.spec.qos);
+      p.priority = options_.qos.classes[p.cls].priority;
+      p.req = cluster_.MakeRequest(tp.spec);
+      p.arrival = tp.arrival_s;
+      auto [it, inserted] = shape_ids.emplace(p.req, static_cast<int>(shapes_.size()));
+      if (inserted) shapes_.push_back(p.req);
+      p.key = it->second * num_classes_ + p.cls;
+    }
+    blocked_.assign(shapes_.size() * num_classes_, kFree);
+    preempt_failed_epoch_.assign(blocked_.size(), UINT64_MAX);
+    // Why a shape fits no node of the empty cluster, or empty if it fits one.
+    const Cluster empty = cluster_;
+    never_fits_.resize(shapes_.size());
+    for (size_t s = 0; s < shapes_.size(); ++s) {
+      std::array<int, kNumFitReasons> why{};
+      bool fits = false;
+      for (int n = 0; n < empty.size() && !fits; ++n) {
+        const FitReason r = empty.Check(n, shapes_[s]);
+        fits = r == FitReason::kFits;
+        why[static_cast<int>(r)]++;
+      }
+      if (fits) continue;
+      std::string reason = "fits no node of the empty cluster:";
+      for (int r = 1; r < kNumFitReasons; ++r) {
+        if (why[r] == 0) continue;
+        reason += " " + std::string(FitReasonName(static_cast<FitReason>(r))) + ":" +
+                  std::to_string(why[r]);
+      }
+      never_fits_[s] = reason;
+    }
+  }
+
+  void Push(double t, EventKind kind, int pod, uint32_t run = 0) {
+    events_.push(Event{t, kind, seq_++, pod, run});
+  }
+
+  void Record(ReplayEvent::Kind kind, int pod, int node, int by = -1) {
+    if (options_.record_events) events_log_.push_back({now_, kind, pod, node, by});
+  }
+
+  // Moves the clock to `t`: accumulates allocation integrals and emits samples before t.
+  void Advance(double t) {
+    while (options_.samples > 0 && next_sample_ <= options_.samples) {
+      const double ts = horizon_ * next_sample_ / options_.samples;
+      if (ts >= t) break;
+      Sample(ts);
+    }
+    const double dt = t - now_;
+    if (dt > 0) {
+      alloc_integral_ += dt * static_cast<double>(cluster_.allocated_gpu_milli());
+      for (int c = 0; c < num_classes_; ++c) {
+        class_alloc_integral_[c] += dt * static_cast<double>(class_alloc_milli_[c]);
+      }
+    }
+    now_ = std::max(now_, t);
+    UpdateHeadroom();
+  }
+
+  void Sample(double t) {
+    TimePoint p;
+    p.t_s = t;
+    p.pending = pending_by_class_;
+    p.allocated_milli = cluster_.allocated_gpu_milli();
+    p.idle_gpus = idle_gpus_;
+    p.headroom_gpus = headroom_;
+    if (workload_) {
+      double frag = 0, idle = 0;
+      for (int n = 0; n < cluster_.size(); ++n) {
+        frag += workload_->NodeFragmentation(cluster_, n);
+        const NodeState& s = cluster_.state(n);
+        for (int i = 0; i < cluster_.spec(n).gpu_count; ++i) idle += s.gpu_free[i];
+      }
+      p.frag_ratio = idle > 0 ? frag / idle : 0;
+    }
+    series_.push_back(std::move(p));
+    ++next_sample_;
+  }
+
+  // Forecast headroom: the quantile of protected GPU demand per bucket over the window.
+  void UpdateHeadroom() {
+    const HeadroomOptions& h = options_.headroom;
+    if (h.mode != HeadroomOptions::Mode::kForecast) return;
+    const int64_t bucket = static_cast<int64_t>(std::floor(now_ / h.bucket_s));
+    if (bucket == headroom_bucket_) return;
+    headroom_bucket_ = bucket;
+    const int64_t width = std::max<int64_t>(1, static_cast<int64_t>(h.window_s / h.bucket_s));
+    while (!demand_.empty() && demand_.front().first < bucket - width) demand_.pop_front();
+    std::vector<double> per_bucket(static_cast<size_t>(width), 0.0);
+    for (const auto& [b, milli] : demand_) {
+      if (b >= bucket - width && b < bucket) per_bucket[b - (bucket - width)] += milli;
+    }
+    std::sort(per_bucket.begin(), per_bucket.end());
+    const double q = Percentile(per_bucket, h.quantile * 100.0);
+    const int64_t old = headroom_;
+    headroom_ = std::max<int64_t>(h.gpus, static_cast<int64_t>(std::ceil(h.factor * q / kMilliPerGpu)));
+    if (headroom_ < old) UnblockHeadroom();
+    if (!demand_.empty()) Push((bucket + 1) * h.bucket_s, EventKind::kHeadroomTick, -1);
+  }
+
+  void NoteDemand(const Pod& p) {
+    if (options_.headroom.mode != HeadroomOptions::Mode::kForecast) return;
+    if (p.priority < options_.headroom.min_priority) return;
+    const int64_t bucket = static_cast<int64_t>(std::floor(now_ / options_.headroom.bucket_s));
+    if (demand_.empty() || demand_.back().first != bucket) demand_.emplace_back(bucket, 0.0);
+    demand_.back().second += static_cast<double>(p.req.TotalGpuMilli());
+  }
+
+  void UnblockHeadroom() {
+    for (auto& b : blocked_) {
+      if (b == kNoHeadroom) b = kFree;
+    }
+    dirty_ = true;
+  }
+
+  void Handle(const Event& e) {
+    if (e.kind == EventKind::kHeadroomTick) {  // Advance() updated the headroom
+      if (dirty_) Pass();
+      return;
+    }
+    Pod& p = pods_[e.pod];
+    switch (e.kind) {
+      case EventKind::kArrival: {
+        NoteDemand(p);
+        const std::string& never = never_fits_[p.key / num_classes_];
+        if (!never.empty()) {
+          p.state = State::kRejected;
+          p.reason = never;
+          Record(ReplayEvent::Kind::kReject, e.pod, -1);
+          break;
+        }
+        Enqueue(e.pod);
+        TryPod(e.pod);
+        break;
+      }
+      case EventKind::kFinish:
+        if ((p.state != State::kRunning && p.state != State::kTerminating) || p.run != e.run) break;
+        Stop(e.pod, /*preempted=*/false);
+        p.state = State::kFinished;
+        Record(ReplayEvent::Kind::kFinish, e.pod, p.node);
+        break;
+      case EventKind::kGraceExpiry:
+        GraceExpired(e.pod);
+        break;
+      case EventKind::kPreemptCheck:
+        if (p.state == State::kPending) TryPod(e.pod);
+        break;
+      case EventKind::kHeadroomTick:
+        break;
+    }
+    if (dirty_) Pass();
+  }
+
+  void Enqueue(int id) {
+    Pod& p = pods_[id];
+    p.state = State::kPending;
+    p.enqueued = now_;
+    queue_.insert({-p.priority, now_, id});
+    pending_by_class_[p.cls]++;
+  }
+
+  void Dequeue(int id) {
+    Pod& p = pods_[id];
+    queue_.erase({-p.priority, p.enqueued, id});
+    pending_by_class_[p.cls]--;
+  }
+
+  // Whether placing `d` keeps the headroom for a pod below the protected priority.
+  bool KeepsHeadroom(const Pod& p, const Decision& d) const {
+    if (options_.headroom.mode == HeadroomOptions::Mode::kNone) return true;
+    if (p.priority >= options_.headroom.min_priority) return true;
+    int consumed = 0;
+    const NodeState& s = cluster_.state(d.node);
+    for (GpuSet g = d.gpus; g != 0; g &= g - 1) {
+      consumed += s.gpu_free[std::countr_zero(g)] == kMilliPerGpu;
+    }
+    return consumed == 0 || idle_gpus_ - consumed >= headroom_;
+  }
+
+  // Tries to place pending pod `id`; on failure marks its key blocked and may preempt.
+  // Returns whether it left the queue.
+  bool TryPod(int id) {
+    Pod& p = pods_[id];
+    if (blocked_[p.key] == kFree) {
+      const Decision d = scheduler_.Decide(p.req);
+      if (d.ok() && KeepsHeadroom(p, d)) {
+        Dequeue(id);
+        Start(id, d.node, d.gpus);
+        return true;
+      }
+      blocked_[p.key] = d.ok() ? kNoHeadroom : kNoFit;
+    }
+    if (blocked_[p.key] == kNoFit) return MaybePreempt(id);
+    return false;
+  }
+
+  bool MaybePreempt(int id) {
+    Pod& p = pods_[id];
+    if (!options_.preemption || p.priority <= min_victim_priority_) return false;
+    const double eligible = p.enqueued + options_.preempt_delay_s;
+    if (now_ < eligible) {
+      if (!p.preempt_check_set) {
+        p.preempt_check_set = true;
+        Push(eligible, EventKind::kPreemptCheck, id);
+      }
+      return false;
+    }
+    if (preempt_failed_epoch_[p.key] == victim_epoch_) return false;
+    if (!Preempt(id)) {
+      preempt_failed_epoch_[p.key] = victim_epoch_;
+      return false;
+    }
+    return true;
+  }
+
+  // Kubernetes-style preemption: the node whose victims cost least (VictimCost, then node
+  // order); victims terminate over their grace period, the preemptor is placed after.
+  bool Preempt(int id) {
+    Pod& p = pods_[id];
+    int best_node = -1;
+    VictimCost best_cost;
+    std::vector<int> best_victims, victims;
+    std::vector<VictimCandidate> candidates;
+    for (int n = 0; n < cluster_.size(); ++n) {
+      if (nominated_[n] > 0) continue;  // one preemption per node at a time
+      candidates.clear();
+      for (int v : on_node_[n]) {
+        const Pod& q = pods_[v];
+        if (q.state != State::kRunning || q.priority >= p.priority ||
+            !options_.qos.classes[q.cls].preemptible) {
+          continue;
+        }
+        candidates.push_back({v, q.priority, q.req, q.gpus});
+      }
+      if (candidates.empty()) continue;
+      if (!VictimsOnNode(cluster_, n, p.req, candidates, &victims) || victims.empty()) continue;
+      VictimCost cost;
+      cost.count = static_cast<int>(victims.size());
+      for (int v : victims) {
+        cost.max_priority = std::max(cost.max_priority, pods_[v].priority);
+        cost.gpu_milli += pods_[v].req.TotalGpuMilli();
+      }
+      if (best_node < 0 || cost < best_cost ||
+          (!(best_cost < cost) && rank_[n] < rank_[best_node])) {
+        best_node = n;
+        best_cost = cost;
+        best_victims = victims;
+      }
+    }
+    if (best_node < 0) return false;
+    Dequeue(id);
+    p.state = State::kNominated;
+    p.node = best_node;
+    p.victims = best_victims;
+    nominated_[best_node]++;
+    stats_preemptors_[p.cls]++;
+    Record(ReplayEvent::Kind::kNominate, id, best_node);
+    double grace = 0;
+    for (int v : best_victims) {
+      Pod& q = pods_[v];
+      q.state = State::kTerminating;
+      q.times_preempted++;
+      stats_preempted_[q.cls]++;
+      grace = std::max(grace, options_.qos.classes[q.cls].grace_s);
+      Record(ReplayEvent::Kind::kPreempt, v, best_node, id);
+    }
+    Push(now_ + grace, EventKind::kGraceExpiry, id);
+    return true;
+  }
+
+  void GraceExpired(int id) {
+    Pod& p = pods_[id];
+    const int node = p.node;
+    nominated_[node]--;
+    for (int v : p.victims) {
+      Pod& q = pods_[v];
+      if (q.state != State::kTerminating) continue;  // it finished on its own meanwhile
+      Stop(v, /*preempted=*/true);
+      Enqueue(v);  // re-created by its controller: it starts over
+    }
+    p.victims.clear();
+    p.node = -1;
+    if (cluster_.Check(node, p.req) == FitReason::kFits) {
+      const GpuSet gpus =
+          p.req.IsCpuOnly() ? 0 : DefaultGpuChoice(cluster_.spec(node).gpu_count,
+                                                   cluster_.state(node), p.req);
+      Start(id, node, gpus);
+    } else {
+      Enqueue(id);  // someone else took the room: back to the queue
+    }
+    dirty_ = true;
+  }
+
+  void Start(int id, int node, GpuSet gpus) {
+    Pod& p = pods_[id];
+    idle_gpus_ -= IdleGpus(node);
+    scheduler_.Bind(node, p.req, gpus);
+    idle_gpus_ += IdleGpus(node);
+    if (options_.qos.classes[p.cls].preemptible) {
+      ++victim_epoch_;  // a new possible victim: failed preemptions may succeed now
+      dirty_ = dirty_ || !queue_.empty();
+    }
+    p.state = State::kRunning;
+    p.node = node;
+    p.gpus = gpus;
+    p.start = now_;
+    if (p.first_start < 0) p.first_start = now_;
+    ++p.run;
+    on_node_[node].push_back(id);
+    class_alloc_milli_[p.cls] += p.req.TotalGpuMilli();
+    Record(ReplayEvent::Kind::kStart, id, node);
+    Push(now_ + timeline_.pods[id].duration_s, EventKind::kFinish, id, p.run);
+  }
+
+  // Ends the current run of `id` and frees its resources; unblocks what may now fit.
+  void Stop(int id, bool preempted) {
+    Pod& p = pods_[id];
+    const int node = p.node;
+    const int idle_before = IdleGpus(node);
+    scheduler_.Unbind(node, p.req, p.gpus);
+    const int idle_after = IdleGpus(node);
+    idle_gpus_ += idle_after - idle_before;
+    auto& list = on_node_[node];
+    list.erase(std::find(list.begin(), list.end(), id));
+    class_alloc_milli_[p.cls] -= p.req.TotalGpuMilli();
+    const double gpu_hours = static_cast<double>(p.req.TotalGpuMilli()) / kMilliPerGpu *
+                             (now_ - p.start) / 3600.0;
+    (preempted ? lost_gpu_hours_ : gpu_hours_)[p.cls] += gpu_hours;
+    p.node = -1;
+    p.gpus = 0;
+    // Keys blocked for want of room may fit now, but only on this node.
+    for (size_t k = 0; k < blocked_.size(); ++k) {
+      if (blocked_[k] == kNoFit &&
+          cluster_.Check(node, shapes_[k / num_classes_]) == FitReason::kFits) {
+        blocked_[k] = kFree;
+        dirty_ = true;
+      }
+      if (blocked_[k] == kNoHeadroom && idle_after > idle_before) {
+        blocked_[k] = kFree;
+        dirty_ = true;
+      }
+    }
+  }
+
+  // Tries every pending pod in queue order; pods that do not fit are skipped (no
+  // head-of-line blocking), as kube-scheduler does.
+  void Pass() {
+    dirty_ = false;
+    for (auto it = queue_.begin(); it != queue_.end();) {
+      const int id = std::get<2>(*it);
+      ++it;  // TryPod may erase `id`
+      const Pod& p = pods_[id];
+      if (blocked_[p.key] == kNoHeadroom) continue;
+      if (blocked_[p.key] == kNoFit && !MayPreemptNow(p)) continue;
+      TryPod(id);
+    }
+  }
+
+  // Whether a preemption attempt by `p` could succeed where the last one for its key failed.
+  bool MayPreemptNow(const Pod& p) const {
+    return options_.preemption && p.priority > min_victim_priority_ &&
+           now_ >= p.enqueued + options_.preempt_delay_s &&
+           preempt_failed_epoch_[p.key] != victim_epoch_;
+  }
+
+  ReplayResult Finish(std::string policy_name) {
+    ReplayResult r;
+    r.policy = std::move(policy_name);
+    r.horizon_s = horizon_;
+    r.capacity_milli = cluster_.total_gpu_milli();
+    r.series = std::move(series_);
+    r.events = std::move(events_log_);
+    r.mean_alloc_pct = horizon_ > 0 && r.capacity_milli > 0
+                           ? alloc_integral_ / horizon_ / static_cast<double>(r.capacity_milli) * 100
+                           : 0;
+    std::vector<std::vector<double>> waits(num_classes_);
+    std::vector<int> within(num_classes_, 0), eligible(num_classes_, 0);
+    r.classes.resize(num_classes_);
+    for (int c = 0; c < num_classes_; ++c) {
+      r.classes[c].name = options_.qos.classes[c].name;
+      r.classes[c].slo_wait_s = options_.qos.classes[c].slo_wait_s;
+    }
+    r.pods.resize(pods_.size());
+    for (size_t i = 0; i < pods_.size(); ++i) {
+      Pod& p = pods_[i];
+      ClassStats& s = r.classes[p.cls];
+      PodOutcome& o = r.pods[i];
+      o.qos_class = p.cls;
+      o.times_preempted = p.times_preempted;
+      o.wait_s = p.first_start >= 0 ? p.first_start - p.arrival : -1;
+      o.reason = p.reason;
+      if (p.state != State::kNotArrived) s.arrived++;
+      s.started += p.first_start >= 0;
+      double wait = -1;
+      switch (p.state) {
+        case State::kNotArrived:
+          o.status = PodOutcome::Status::kNotArrived;
+          break;
+        case State::kPending:
+        case State::kNominated:
+          o.status = PodOutcome::Status::kPending;
+          s.pending++;
+          wait = p.first_start >= 0 ? o.wait_s : horizon_ - p.arrival;
+          break;
+        case State::kRunning:
+        case State::kTerminating:
+          o.status = PodOutcome::Status::kRunning;
+          s.running++;
+          wait = o.wait_s;
+          gpu_hours_[p.cls] += static_cast<double>(p.req.TotalGpuMilli()) / kMilliPerGpu *
+                               (horizon_ - p.start) / 3600.0;
+          break;
+        case State::kFinished:
+          o.status = PodOutcome::Status::kFinished;
+          s.finished++;
+          wait = o.wait_s;
+          break;
+        case State::kRejected:
+          o.status = PodOutcome::Status::kRejected;
+          s.rejected++;
+          break;
+      }
+      if (wait >= 0) {
+        waits[p.cls].push_back(wait);
+        eligible[p.cls]++;
+        const double slo = options_.qos.classes[p.cls].slo_wait_s;
+        within[p.cls] += slo < 0 || wait <= slo;
+      }
+    }
+    for (int c = 0; c < num_classes_; ++c) {
+      ClassStats& s = r.classes[c];
+      std::sort(waits[c].begin(), waits[c].end());
+      s.wait_p50_s = Percentile(waits[c], 50);
+      s.wait_p95_s = Percentile(waits[c], 95);
+      s.wait_p99_s = Percentile(waits[c], 99);
+      s.wait_max_s = waits[c].empty() ? 0 : waits[c].back();
+      s.slo_pct = eligible[c] > 0 ? 100.0 * within[c] / eligible[c] : 100.0;
+      s.preempted = stats_preempted_[c];
+      s.preemptors = stats_preemptors_[c];
+      s.gpu_hours = gpu_hours_[c];
+      s.lost_gpu_hours = lost_gpu_hours_[c];
+      s.mean_alloc_gpus = horizon_ > 0 ? class_alloc_integral_[c] / horizon_ / kMilliPerGpu : 0;
+      r.preemptions += s.preempted;
+    }
+    return r;
+  }
+
+  const ReplayOptions& options_;
+  const Timeline& timeline_;
+  const TargetWorkload* workload_;
+  Cluster cluster_;
+  std::vector<int> order_;
+  Scheduler scheduler_;
+  const int num_classes_;
+  std::vector<int> rank_;
+  std::vector<Pod> pods_;
+  std::vector<PodRequest> shapes_;
+  std::vector<std::string> never_fits_;  // by shape
+  std::vector<uint8_t> blocked_;         // by key
+  std::vector<uint64_t> preempt_failed_epoch_;
+  uint64_t victim_epoch_ = 0;  // bumped by every start of a preemptible pod
+  std::vector<std::vector<int>> on_node_;
+  std::vector<int> nominated_;  // preemptions in progress per node
+  std::set<std::tuple<int, double, int>> queue_;  // (−priority, enqueued, id)
+  std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events_;
+  uint64_t seq_ = 0;
+  double now_ = 0;
+  double horizon_ = 0;
+  bool dirty_ = false;
+  int min_victim_priority_ = 0;
+  int64_t idle_gpus_ = 0;
+  int64_t headroom_ = 0;
+  int64_t headroom_bucket_ = INT64_MIN;
+  std::deque<std::pair<int64_t, double>> demand_;
+  int next_sample_ = 0;
+  double alloc_integral_ = 0;
+  std::vector<double> class_alloc_integral_ = std::vector<double>(num_classes_, 0.0);
+  std::vector<int64_t> class_alloc_milli_ = std::vector<int64_t>(num_classes_, 0);
+  std::vector<int> pending_by_class_ = std::vector<int>(num_classes_, 0);
+  std::vector<int> stats_preempted_ = std::vector<int>(num_classes_, 0);
+  std::vector<int> stats_preemptors_ = std::vector<int>(num_classes_, 0);
+  std::vector<double> gpu_hours_ = std::vector<double>(num_classes_, 0.0);
+  std::vector<double> lost_gpu_hours_ = std::vector<double>(num_classes_, 0.0);
+  std::vector<TimePoint> series_;
+  std::vector<ReplayEvent> events_log_;
+};
+
+}  // namespace
+
+ReplayResult RunReplay(const std::vector<NodeSpec>& nodes, const Timeline& timeline,
+                       const Policy& placement, const TargetWorkload* workload,
+                       const ReplayOptions& options) {
+  Replay replay(nodes, timeline, placement, workload, options);
+  return replay.Run(std::string(placement.name()));
+}
+
+}  // namespace tessera

@@ -1,0 +1,116 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "frag/target_workload.h"
+#include "model/node.h"
+#include "policy/policy.h"
+#include "replay/qos.h"
+#include "replay/timeline.h"
+
+namespace tessera {
+
+/// GPU headroom kept for the important classes (DESIGN.md, "The replay experiment"): a pod
+/// of a class with priority < `min_priority` is placed only if at least `H` whole idle GPUs
+/// (GPUs with nothing on them) are left in the cluster afterwards. Pods of the protected
+/// classes may use the headroom. The idle GPUs are the holes a whole-GPU or sharing pod of a
+/// protected class can always use.
+struct HeadroomOptions {
+  enum class Mode { kNone, kStatic, kForecast };
+  Mode mode = Mode::kNone;
+  int min_priority = 1000;  ///< classes at or above this priority are protected
+  int64_t gpus = 0;         ///< kStatic: H; kForecast: the floor of H
+  /// kForecast: H = ceil(factor · q-quantile of the protected GPUs requested per bucket_s,
+  /// over the buckets of the last window_s seconds), recomputed at each bucket boundary.
+  double window_s = 3600;
+  double bucket_s = 60;
+  double quantile = 0.99;
+  double factor = 1.0;
+};
+
+/// How a replay runs besides the placement policy.
+struct ReplayOptions {
+  QosClasses qos = DefaultQosClasses();
+  bool preemption = true;      ///< Kubernetes-style preemption by higher-priority pods
+  double preempt_delay_s = 0;  ///< a pod may preempt only after waiting this long (seconds)
+  HeadroomOptions headroom;
+  double horizon_s = -1;  ///< the run ends here (virtual seconds); < 0: at the last arrival
+  int samples = 500;      ///< time-series points over [0, horizon]
+  uint64_t seed = 42;     ///< the node order for ties
+  bool record_events = false;
+};
+
+/// Per-class figures of a replay. Waits are from arrival to the first start (seconds); a
+/// pod still pending at the horizon counts with its wait so far (a lower bound).
+struct ClassStats {
+  std::string name;
+  int arrived = 0;
+  int started = 0;   ///< placed at least once
+  int finished = 0;  ///< ran to completion within the horizon
+  int running = 0;   ///< at the horizon (terminating victims included)
+  int pending = 0;   ///< at the horizon (preemptors waiting for a grace period included)
+  int rejected = 0;  ///< fit no node of the empty cluster
+  double wait_p50_s = 0, wait_p95_s = 0, wait_p99_s = 0, wait_max_s = 0;
+  double slo_wait_s = -1;     ///< the class's SLO, < 0 = none
+  double slo_pct = 100;       ///< % of arrived, not rejected pods with wait <= SLO
+  int preempted = 0;          ///< times a pod of this class was a victim
+  int preemptors = 0;         ///< preemptions started by pods of this class
+  double gpu_hours = 0;       ///< GPU-hours of runs that were not preempted, within the horizon
+  double lost_gpu_hours = 0;  ///< GPU-hours of runs cut short by preemption
+  double mean_alloc_gpus = 0; ///< time-average of GPUs allocated to the class
+};
+
+/// The state of the cluster at one instant.
+struct TimePoint {
+  double t_s = 0;
+  std::vector<int> pending;  ///< per class
+  int64_t allocated_milli = 0;
+  double frag_ratio = 0;  ///< Σ F_n(M) / Σ R_n (0 without a target workload)
+  int64_t idle_gpus = 0;
+  int64_t headroom_gpus = 0;
+};
+
+/// What became of one pod (index into Timeline::pods) at the horizon.
+struct PodOutcome {
+  enum class Status { kNotArrived, kPending, kRunning, kFinished, kRejected };
+  Status status = Status::kNotArrived;
+  int qos_class = 0;
+  double wait_s = -1;  ///< to the first start; -1 if never started
+  int times_preempted = 0;
+  std::string reason;  ///< for kRejected
+};
+
+/// One step of a replay, when ReplayOptions::record_events is set.
+struct ReplayEvent {
+  enum class Kind { kStart, kFinish, kPreempt, kNominate, kReject };
+  double t_s = 0;
+  Kind kind = Kind::kStart;
+  int pod = -1;
+  int node = -1;
+  int by = -1;  ///< kPreempt: the preemptor
+};
+
+struct ReplayResult {
+  std::string policy;
+  double horizon_s = 0;
+  int64_t capacity_milli = 0;
+  std::vector<ClassStats> classes;  ///< in QosClasses order
+  std::vector<TimePoint> series;
+  std::vector<PodOutcome> pods;
+  std::vector<ReplayEvent> events;  ///< if record_events
+  int preemptions = 0;              ///< victims in all
+  double mean_alloc_pct = 0;        ///< time-average of allocated GPU, % of capacity
+};
+
+/// Replays `timeline` on an empty cluster of `nodes` with `placement`, as DESIGN.md's
+/// replay experiment describes; see docs/REPLAY.md for the queue, preemption and headroom
+/// rules. Virtual time only (no clock is read); deterministic for its inputs.
+/// `workload` (may be null) gives the fragmentation of the time series; it must be resolved
+/// against a cluster of `nodes`. Preconditions: classes non-empty, fallback valid.
+ReplayResult RunReplay(const std::vector<NodeSpec>& nodes, const Timeline& timeline,
+                       const Policy& placement, const TargetWorkload* workload,
+                       const ReplayOptions& options);
+
+}  // namespace tessera

@@ -1,0 +1,44 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "replay/replay.h"
+#include "util/result.h"
+
+namespace tessera {
+
+/// A policy of the replay: a placement policy (policy/registry) plus how the queue may
+/// preempt and what headroom it keeps.
+struct ReplayPolicy {
+  std::string name;       ///< as the user typed it
+  std::string placement;  ///< a name MakePolicy knows
+  bool preemption = true;
+  double preempt_delay_s = 0;
+  HeadroomOptions headroom;
+};
+
+/// The tessera replay policy's defaults (docs/REPLAY.md): k8s-default's spreading placement
+/// (on the replays measured it strands less CPU than the packing policies), headroom for the
+/// classes with priority >= 1000 (LS) sized by the forecast H = p99 over the last hour of the
+/// LS GPUs requested per 10 minutes, and preemption only when the headroom is exhausted.
+ReplayPolicy TesseraReplayPolicy();
+
+/// `tessera` → TesseraReplayPolicy(); any placement name P → P with priority + preemption,
+/// no headroom (Kubernetes' behaviour with P's scoring); "P/nopreempt" → P without
+/// preemption. Errors name the unknown policy and list the known ones.
+Result<ReplayPolicy> ReplayPolicyByName(const std::string& name);
+
+}  // namespace tessera
+
+namespace tessera {
+
+/// Runs `policy` on `timeline` over `nodes`: builds its placement policy with the target
+/// workload of the timeline's pods (resolved against `nodes`), which also gives the
+/// fragmentation of the time series. `base` supplies classes, horizon, samples and seed;
+/// preemption and headroom come from `policy`. Result::policy is policy.name.
+/// Precondition: policy.placement is a registered policy name.
+ReplayResult RunReplayPolicy(const std::vector<NodeSpec>& nodes, const Timeline& timeline,
+                             const ReplayPolicy& policy, ReplayOptions base);
+
+}  // namespace tessera

@@ -1,0 +1,300 @@
+// The replay engine on small hand-made traces: queue order, victims, grace periods,
+// reservations, and that every pod is accounted for.
+
+#include "replay/replay.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "policy/policy.h"
+#include "replay/timeline.h"
+#include "util/rng.h"
+
+namespace tessera {
+namespace {
+
+NodeSpec Node(const std::string& name, int gpus) {
+  NodeSpec n;
+  n.name = name;
+  n.cpu_milli = 64000;
+  n.memory_mib = 262144;
+  n.gpu_count = gpus;
+  n.gpu_model = "T4";
+  return n;
+}
+
+TimedPod Pod(const std::string& name, const std::string& qos, double arrival, double duration,
+             int gpus = 1, int milli = 1000) {
+  TimedPod p;
+  p.spec.name = name;
+  p.spec.cpu_milli = 1000;
+  p.spec.memory_mib = 1024;
+  p.spec.gpu_count = gpus;
+  p.spec.gpu_milli = milli;
+  p.spec.qos = qos;
+  p.arrival_s = arrival;
+  p.duration_s = duration;
+  return p;
+}
+
+class ReplayTest : public ::testing::Test {
+ protected:
+  ReplayResult Run(const std::vector<NodeSpec>& nodes, std::vector<TimedPod> pods,
+                   ReplayOptions o = {}) {
+    timeline_.pods = std::move(pods);
+    o.record_events = true;
+    o.samples = 10;
+    return RunReplay(nodes, timeline_, *policy_, nullptr, o);
+  }
+  // Start time of pod `i`'s first start, or -1.
+  static double StartOf(const ReplayResult& r, int i) {
+    for (const ReplayEvent& e : r.events) {
+      if (e.kind == ReplayEvent::Kind::kStart && e.pod == i) return e.t_s;
+    }
+    return -1;
+  }
+  Timeline timeline_;
+  std::unique_ptr<Policy> policy_ = MakePolicy("k8s-default", PolicyContext{});
+};
+
+TEST_F(ReplayTest, HigherClassGoesFirstThenArrivalOrder) {
+  ReplayOptions o;
+  o.preemption = false;
+  o.horizon_s = 100;
+  // One GPU. p0 runs 0..10; p1 (BE) and p2 (BE) wait; p3 (LS) arrives last but starts first.
+  const ReplayResult r = Run({Node("n0", 1)},
+                             {Pod("p0", "BE", 0, 10), Pod("p1", "BE", 1, 10),
+                              Pod("p2", "BE", 2, 10), Pod("p3", "LS", 3, 10)},
+                             o);
+  EXPECT_DOUBLE_EQ(StartOf(r, 0), 0);
+  EXPECT_DOUBLE_EQ(StartOf(r, 3), 10);  // LS first when the GPU frees
+  EXPECT_DOUBLE_EQ(StartOf(r, 1), 20);  // then BE in arrival order
+  EXPECT_DOUBLE_EQ(StartOf(r, 2), 30);
+  EXPECT_DOUBLE_EQ(r.pods[3].wait_s, 7);
+  EXPECT_EQ(r.preemptions, 0);
+}
+
+TEST_F(ReplayTest, PodsThatDoNotFitDoNotBlockSmallerOnes) {
+  ReplayOptions o;
+  o.preemption = false;
+  o.horizon_s = 100;
+  // Two GPUs, one busy: the 2-GPU LS pod waits, the 1-GPU BE pod behind it starts at once.
+  const ReplayResult r = Run({Node("n0", 2)},
+                             {Pod("busy", "BE", 0, 50), Pod("big", "LS", 1, 10, 2),
+                              Pod("small", "BE", 2, 10)},
+                             o);
+  EXPECT_DOUBLE_EQ(StartOf(r, 2), 2);
+  EXPECT_DOUBLE_EQ(StartOf(r, 1), 50);  // both GPUs free only when both others are gone
+}
+
+TEST_F(ReplayTest, PreemptsTheLowestFewestVictimsAndWaitsTheGracePeriod) {
+  ReplayOptions o;
+  o.horizon_s = 1000;
+  // n0: a Burstable and a BE pod on its two GPUs; n1: two BE half-GPU pods on its one GPU.
+  // An LS pod needing one GPU: n0 evicting the BE pod (1 victim, lowest priority) beats n1
+  // (2 victims) and beats evicting the Burstable pod.
+  std::vector<NodeSpec> nodes = {Node("n0", 2), Node("n1", 1)};
+  const ReplayResult r = Run(nodes,
+                             {Pod("burst", "Burstable", 0, 500), Pod("be", "BE", 0, 500),
+                              Pod("half-a", "BE", 0, 500, 1, 500), Pod("half-b", "BE", 0, 500, 1, 500),
+                              Pod("ls", "LS", 10, 100)},
+                             o);
+  // Each pod of t=0 started at 0 on the node we expect.
+  std::vector<int> victims;
+  for (const ReplayEvent& e : r.events) {
+    if (e.kind == ReplayEvent::Kind::kPreempt) {
+      victims.push_back(e.pod);
+      EXPECT_EQ(e.by, 4);
+    }
+  }
+  ASSERT_EQ(victims.size(), 1u);
+  EXPECT_EQ(timeline_.pods[victims[0]].spec.name, "be");
+  EXPECT_DOUBLE_EQ(StartOf(r, 4), 10 + 30);  // Kubernetes' default grace period
+  EXPECT_DOUBLE_EQ(r.pods[4].wait_s, 30);
+  EXPECT_EQ(r.pods[victims[0]].times_preempted, 1);
+  EXPECT_EQ(r.classes[3].preempted, 1);   // BE
+  EXPECT_EQ(r.classes[0].preemptors, 1);  // LS
+  // The victim went back to the queue and restarted from scratch when the LS pod ended.
+  double restart = -1;
+  for (const ReplayEvent& e : r.events) {
+    if (e.kind == ReplayEvent::Kind::kStart && e.pod == victims[0] && e.t_s > 0) restart = e.t_s;
+  }
+  EXPECT_DOUBLE_EQ(restart, 140);
+  EXPECT_EQ(r.pods[victims[0]].status, PodOutcome::Status::kFinished);
+}
+
+TEST_F(ReplayTest, GracePeriodComesFromTheVictimsClass) {
+  ReplayOptions o;
+  o.horizon_s = 1000;
+  o.qos.classes[3].grace_s = 5;  // BE
+  const ReplayResult r = Run({Node("n0", 1)}, {Pod("be", "BE", 0, 500), Pod("ls", "LS", 2, 10)}, o);
+  EXPECT_DOUBLE_EQ(StartOf(r, 1), 7);
+  // The victim restarts after the LS pod is done (12) and runs its full duration again.
+  double restart = -1;
+  for (const ReplayEvent& e : r.events) {
+    if (e.kind == ReplayEvent::Kind::kStart && e.pod == 0 && e.t_s > 0) restart = e.t_s;
+  }
+  EXPECT_DOUBLE_EQ(restart, 17);
+  EXPECT_NEAR(r.classes[3].lost_gpu_hours, 7.0 / 3600, 1e-12);
+}
+
+TEST_F(ReplayTest, NoPreemptionOfEqualOrHigherClassesOrNonPreemptibleOnes) {
+  ReplayOptions o;
+  o.horizon_s = 1000;
+  // LS is not preemptible and an LS pod may not preempt another LS pod.
+  const ReplayResult r = Run({Node("n0", 1)}, {Pod("ls0", "LS", 0, 100), Pod("ls1", "LS", 1, 10)}, o);
+  EXPECT_EQ(r.preemptions, 0);
+  EXPECT_DOUBLE_EQ(StartOf(r, 1), 100);
+}
+
+TEST_F(ReplayTest, StaticHeadroomKeepsIdleGpusForLs) {
+  ReplayOptions o;
+  o.horizon_s = 100;
+  o.headroom.mode = HeadroomOptions::Mode::kStatic;
+  o.headroom.gpus = 2;
+  o.headroom.min_priority = 1000;
+  // Four GPUs, four BE pods: only two start; the LS pods use the two kept GPUs at once.
+  std::vector<TimedPod> pods;
+  for (int i = 0; i < 4; ++i) pods.push_back(Pod("be" + std::to_string(i), "BE", 0, 50));
+  pods.push_back(Pod("ls0", "LS", 1, 10));
+  pods.push_back(Pod("ls1", "LS", 2, 10));
+  const ReplayResult r = Run({Node("n0", 2), Node("n1", 2)}, pods, o);
+  EXPECT_DOUBLE_EQ(StartOf(r, 0), 0);
+  EXPECT_DOUBLE_EQ(StartOf(r, 1), 0);
+  EXPECT_DOUBLE_EQ(StartOf(r, 2), 50);  // waited for the BE pods, not for the headroom
+  EXPECT_DOUBLE_EQ(StartOf(r, 4), 1);
+  EXPECT_DOUBLE_EQ(StartOf(r, 5), 2);
+  EXPECT_EQ(r.preemptions, 0);
+  // While the LS pods run (1..12) the BE pods stay out even of the GPUs the LS pods left.
+  EXPECT_GE(StartOf(r, 2), 12);
+}
+
+TEST_F(ReplayTest, HeadroomAllowsSharingPodsOnUsedGpus) {
+  ReplayOptions o;
+  o.horizon_s = 40;
+  o.preemption = false;
+  o.headroom.mode = HeadroomOptions::Mode::kStatic;
+  o.headroom.gpus = 1;
+  // Two GPUs; a BE half-GPU pod takes one GPU (1 idle left = headroom); a second half-GPU
+  // BE pod may share that GPU, a third (1 GPU) may not take the idle one.
+  const ReplayResult r = Run({Node("n0", 2)},
+                             {Pod("a", "BE", 0, 50, 1, 500), Pod("b", "BE", 1, 50, 1, 500),
+                              Pod("c", "BE", 2, 50)},
+                             o);
+  EXPECT_DOUBLE_EQ(StartOf(r, 1), 1);
+  EXPECT_DOUBLE_EQ(StartOf(r, 2), -1);
+  EXPECT_EQ(r.pods[2].status, PodOutcome::Status::kPending);
+}
+
+TEST_F(ReplayTest, ForecastHeadroomFollowsLsDemand) {
+  ReplayOptions o;
+  o.horizon_s = 1000;
+  o.preemption = false;
+  o.headroom.mode = HeadroomOptions::Mode::kForecast;
+  o.headroom.bucket_s = 100;
+  o.headroom.window_s = 300;
+  o.headroom.quantile = 1.0;
+  // LS demand: 2 GPUs in bucket [0,100). From t=100 the forecast keeps 2 idle GPUs, so of the
+  // BE pods arriving at 150 on the 8 GPUs (2 used by LS until 120) only 6 start.
+  std::vector<TimedPod> pods = {Pod("ls0", "LS", 0, 20), Pod("ls1", "LS", 0, 20)};
+  for (int i = 0; i < 8; ++i) pods.push_back(Pod("be" + std::to_string(i), "BE", 150, 500));
+  const ReplayResult r = Run({Node("n0", 8)}, pods, o);
+  int started = 0;
+  for (int i = 2; i < 10; ++i) started += StartOf(r, i) == 150;
+  EXPECT_EQ(started, 6);
+  // After the window (t >= 400) the forecast drops to 0 and the last two start.
+  EXPECT_DOUBLE_EQ(StartOf(r, 8), 400);
+}
+
+TEST_F(ReplayTest, EveryPodIsAccountedFor) {
+  // A random trace on a small cluster, with pods that fit nowhere: at the horizon each pod
+  // is finished, running, pending or rejected with a reason, and the class counts add up.
+  Rng rng(7);
+  std::vector<TimedPod> pods;
+  const char* qos[] = {"LS", "BE", "Burstable", "Guaranteed", ""};
+  for (int i = 0; i < 400; ++i) {
+    const int kind = static_cast<int>(rng.Below(4));
+    const int gpus = kind == 3 ? 4 : 1;
+    const int milli = kind == 0 ? 300 : 1000;
+    TimedPod p = Pod("p" + std::to_string(i), qos[rng.Below(5)],
+                     static_cast<double>(rng.Below(2000)), static_cast<double>(rng.Below(600)),
+                     i % 50 == 0 ? 16 : gpus, i % 50 == 0 ? 1000 : milli);
+    pods.push_back(p);
+  }
+  std::stable_sort(pods.begin(), pods.end(),
+                   [](const TimedPod& a, const TimedPod& b) { return a.arrival_s < b.arrival_s; });
+  ReplayOptions o;
+  o.horizon_s = 1500;
+  o.headroom.mode = HeadroomOptions::Mode::kForecast;
+  const ReplayResult r = Run({Node("n0", 4), Node("n1", 2), Node("n2", 8)}, pods, o);
+  int by_status[5] = {};
+  for (size_t i = 0; i < r.pods.size(); ++i) {
+    const PodOutcome& p = r.pods[i];
+    by_status[static_cast<int>(p.status)]++;
+    if (p.status == PodOutcome::Status::kRejected) {
+      EXPECT_NE(p.reason.find("fits no node"), std::string::npos);
+      EXPECT_EQ(timeline_.pods[i].spec.gpu_count, 16);
+    }
+    if (timeline_.pods[i].arrival_s <= o.horizon_s) {
+      EXPECT_NE(p.status, PodOutcome::Status::kNotArrived) << i;
+    }
+    if (p.status == PodOutcome::Status::kFinished || p.status == PodOutcome::Status::kRunning) {
+      EXPECT_GE(p.wait_s, 0);
+    }
+  }
+  int arrived = 0, finished = 0, running = 0, pending = 0, rejected = 0;
+  for (const ClassStats& c : r.classes) {
+    arrived += c.arrived;
+    finished += c.finished;
+    running += c.running;
+    pending += c.pending;
+    rejected += c.rejected;
+    EXPECT_LE(c.wait_p50_s, c.wait_p95_s);
+    EXPECT_LE(c.wait_p95_s, c.wait_p99_s);
+    EXPECT_LE(c.wait_p99_s, c.wait_max_s);
+  }
+  EXPECT_EQ(arrived, finished + running + pending + rejected);
+  EXPECT_EQ(by_status[static_cast<int>(PodOutcome::Status::kFinished)], finished);
+  EXPECT_EQ(by_status[static_cast<int>(PodOutcome::Status::kRunning)], running);
+  EXPECT_EQ(by_status[static_cast<int>(PodOutcome::Status::kPending)], pending);
+  EXPECT_EQ(by_status[static_cast<int>(PodOutcome::Status::kRejected)], rejected);
+  EXPECT_EQ(arrived + by_status[static_cast<int>(PodOutcome::Status::kNotArrived)],
+            static_cast<int>(pods.size()));
+  EXPECT_GT(rejected, 0);
+  EXPECT_GT(finished, 0);
+  EXPECT_GT(r.preemptions, 0);
+  // The time series: samples over [0, horizon], allocation never above capacity.
+  ASSERT_EQ(r.series.size(), 11u);
+  EXPECT_DOUBLE_EQ(r.series.back().t_s, 1500);
+  for (const TimePoint& t : r.series) EXPECT_LE(t.allocated_milli, r.capacity_milli);
+}
+
+TEST_F(ReplayTest, UnknownQosFallsBackToBestEffort) {
+  ReplayOptions o;
+  o.horizon_s = 100;
+  const ReplayResult r = Run({Node("n0", 1)}, {Pod("x", "Weird", 0, 10)}, o);
+  EXPECT_EQ(r.pods[0].qos_class, 3);
+  EXPECT_EQ(r.classes[3].arrived, 1);
+}
+
+TEST_F(ReplayTest, DeterministicForItsInputs) {
+  std::vector<TimedPod> pods;
+  Rng rng(3);
+  for (int i = 0; i < 200; ++i) {
+    pods.push_back(Pod("p" + std::to_string(i), i % 3 ? "BE" : "LS", i * 2.0,
+                       static_cast<double>(rng.Below(300))));
+  }
+  const ReplayResult a = Run({Node("n0", 2), Node("n1", 4)}, pods);
+  const ReplayResult b = Run({Node("n0", 2), Node("n1", 4)}, pods);
+  ASSERT_EQ(a.events.size(), b.events.size());
+  for (size_t i = 0; i < a.events.size(); ++i) {
+    EXPECT_EQ(a.events[i].pod, b.events[i].pod);
+    EXPECT_EQ(a.events[i].node, b.events[i].node);
+  }
+}
+
+}  // namespace
+}  // namespace tessera
