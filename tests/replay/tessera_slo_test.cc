@@ -1,0 +1,98 @@
+// Acceptance 2 of issue 4: at a stated contention level where k8s-default (priority +
+// preemption) keeps LS pods waiting (p99 > 10 s), the `tessera` replay policy meets the LS
+// SLO (p99 wait <= 1 s, >= 99 % within SLO) with fewer preemptions, and serves at least 95 %
+// of the BE GPU-hours of the best other policy — on the default trace and on peak-sale.
+// The policies run side by side; the table is printed for the record (docs/REPLAY.md).
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "replay/node_subset.h"
+#include "replay/replay_policy.h"
+#include "replay/scenario_timeline.h"
+#include "report/replay_report.h"
+#include "trace/csv_reader.h"
+#include "trace/scenario.h"
+#include "util/file.h"
+
+namespace tessera {
+namespace {
+
+// The placement policies compared with tessera (each with priority + preemption).
+const std::vector<std::string> kOthers = {"k8s-default", "fgd",     "bestfit", "packing",
+                                          "clustering",  "dotprod", "random"};
+
+const ClassStats& Class(const ReplayResult& r, const std::string& name) {
+  for (const ClassStats& c : r.classes) {
+    if (c.name == name) return c;
+  }
+  ADD_FAILURE() << "no class " << name;
+  return r.classes.front();
+}
+
+void ExpectTesseraWins(const std::vector<NodeSpec>& nodes, const Timeline& timeline,
+                       const ReplayPolicy& tessera, ReplayOptions options) {
+  options.samples = 0;
+  std::vector<ReplayResult> runs = {RunReplayPolicy(nodes, timeline, tessera, options)};
+  for (const std::string& name : kOthers) {
+    runs.push_back(RunReplayPolicy(nodes, timeline, ReplayPolicyByName(name).value(), options));
+  }
+  std::cout << ReplayTable(runs);
+  const ReplayResult& t = runs[0];
+  const ReplayResult& k8s = runs[1];
+  ASSERT_EQ(k8s.policy, "k8s-default");
+  // The contention level is real: plain priority + preemption misses the SLO badly.
+  EXPECT_GT(Class(k8s, "LS").wait_p99_s, 10.0);
+  // tessera meets it.
+  EXPECT_LE(Class(t, "LS").wait_p99_s, 1.0);
+  EXPECT_GE(Class(t, "LS").slo_pct, 99.0);
+  // With fewer preemptions than priority + preemption alone.
+  EXPECT_LT(t.preemptions, k8s.preemptions);
+  // And at least 95 % of the BE GPU-hours of the best other policy.
+  double best_be = 0;
+  for (size_t i = 1; i < runs.size(); ++i) best_be = std::max(best_be, Class(runs[i], "BE").gpu_hours);
+  EXPECT_GE(Class(t, "BE").gpu_hours, 0.95 * best_be);
+  std::cout << "tessera: LS p99 " << Class(t, "LS").wait_p99_s << " s, SLO "
+            << Class(t, "LS").slo_pct << " %, preemptions " << t.preemptions << " (k8s-default "
+            << k8s.preemptions << "), BE GPU-h " << Class(t, "BE").gpu_hours << " = "
+            << 100 * Class(t, "BE").gpu_hours / best_be << " % of the best other\n";
+}
+
+TEST(TesseraSlo, DefaultTraceAt50xOn84Nodes) {
+  const std::string dir = TESSERA_DATA_DIR;
+  if (!std::filesystem::exists(dir + "/openb_pod_list_default.csv")) {
+    GTEST_SKIP() << "trace not found at " << dir;
+  }
+  const std::string pods_file = dir + "/openb_pod_list_default.csv";
+  Result<std::vector<NodeSpec>> nodes = ReadNodeCsv(
+      ReadFile(dir + "/openb_node_list_gpu_node.csv").value(), "openb_node_list_gpu_node.csv");
+  const std::string text = ReadFile(pods_file).value();
+  Result<std::vector<PodSpec>> pods = ReadPodCsv(text, "openb_pod_list_default.csv");
+  ASSERT_TRUE(nodes.ok() && pods.ok());
+  // The contention level (docs/REPLAY.md): arrivals compressed 50x, 84 of the 1213 nodes
+  // (437 GPUs), drawn with seed 42 keeping the model mix.
+  const Timeline timeline =
+      TimelineFromTrace(*pods, "openb_pod_list_default.csv", CsvDataLines(text), 50);
+  EXPECT_EQ(timeline.skipped.size(), 897u);  // the Pending pods have no scheduled/deletion time
+  ReplayOptions options;
+  options.seed = 42;
+  ExpectTesseraWins(SubsetNodes(*nodes, 84, 42), timeline, TesseraReplayPolicy(), options);
+}
+
+TEST(TesseraSlo, PeakSaleOn40Nodes) {
+  Result<Scenario> s = ParseScenario(EmbeddedScenario("peak-sale"), "peak-sale");
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  ReplayOptions options;
+  options.horizon_s = s->horizon_h * 3600;
+  ReplayPolicy tessera = TesseraReplayPolicy();
+  // Best-effort pods turn over fast here (a GPU frees every few seconds), so the forecast
+  // looks at LS demand per minute (docs/REPLAY.md).
+  tessera.headroom.bucket_s = 60;
+  ExpectTesseraWins(ScenarioNodes(*s), ScenarioTimeline(*s, 1.0), tessera, options);
+}
+
+}  // namespace
+}  // namespace tessera
