@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# `tessera replay` end to end: a small trace with pods whose times are unusable (reported with
+# file:line and skipped), the output files, the sweep, the embedded peak-sale scenario, and
+# bad input answered with file:line and exit code 2 without writing a report.
+set -euo pipefail
+: "${TESSERA:?}"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+fail() { echo "FAIL $*"; fails=$((fails + 1)); }
+
+printf 'sn,cpu_milli,memory_mib,gpu,model\nn0,64000,262144,2,T4\nn1,64000,262144,2,T4\nn2,32000,131072,4,V100M32\n' >"$tmp/nodes.csv"
+{
+  echo "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time"
+  for i in $(seq 0 39); do
+    q=BE; [ $((i % 3)) -eq 0 ] && q=LS
+    echo "p$i,1000,1024,1,1000,,$q,Running,$((i * 10)),$((i * 10 + 200)),$((i * 10))"
+  done
+  echo "nosched,1000,1024,1,1000,,LS,Pending,50,,"
+  echo "backwards,1000,1024,1,1000,,BE,Failed,60,10,70"
+} >"$tmp/pods.csv"
+
+"$TESSERA" replay --nodes "$tmp/nodes.csv" --pods "$tmp/pods.csv" --policy tessera,k8s-default \
+  --sweep-nodes 1,2 --out "$tmp/out" >"$tmp/ok.out" 2>"$tmp/ok.err" || fail "ok run: exit $?"
+grep -qF "pods.csv:42: pod 'nosched' skipped: scheduled_time missing" "$tmp/ok.err" || fail "no file:line for nosched"
+grep -qF "pods.csv:43: pod 'backwards' skipped: deletion_time 10 < scheduled_time 70" "$tmp/ok.err" || fail "no file:line for backwards"
+grep -qF "2 pod(s) skipped" "$tmp/ok.out" || fail "skipped count not printed"
+for f in classes.csv series.csv skipped.csv sweep.csv report.html; do
+  [ -s "$tmp/out/$f" ] || fail "missing $f"
+done
+[ "$(grep -c '^tessera,' "$tmp/out/classes.csv")" -eq 4 ] || fail "classes.csv: want 4 tessera rows"
+[ "$(grep -c '^tessera,1,' "$tmp/out/sweep.csv")" -eq 4 ] || fail "sweep.csv: want the 1-node rows"
+grep -q 'class="series" data-policy="k8s-default"' "$tmp/out/report.html" || fail "report lacks a k8s-default line"
+grep -q "LS p99 wait against cluster size" "$tmp/out/report.html" || fail "report lacks the trade-off chart"
+[ "$(wc -l <"$tmp/out/skipped.csv")" -eq 3 ] || fail "skipped.csv: want header + 2 rows"
+echo "ok   trace run"
+
+"$TESSERA" replay -q --scenario peak-sale --policy k8s-default --samples 20 --out "$tmp/ps" >"$tmp/ps.out" \
+  || fail "peak-sale: exit $?"
+grep -q "k8s-default *LS" "$tmp/ps.out" || fail "peak-sale: no LS row"
+echo "ok   peak-sale"
+
+expect_error() {  # expect_error NAME PATTERN ARGS...
+  local name=$1 pattern=$2
+  shift 2
+  set +e
+  "$TESSERA" replay -q --out "$tmp/out-$name" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err"
+  local rc=$?
+  set -e
+  if [ "$rc" -ne 2 ]; then fail "$name: exit $rc, want 2"; return; fi
+  grep -qF -- "$pattern" "$tmp/$name.err" || { fail "$name: stderr lacks '$pattern':"; cat "$tmp/$name.err"; return; }
+  [ -e "$tmp/out-$name/report.html" ] && fail "$name: wrote a report"
+  echo "ok   $name: $(head -1 "$tmp/$name.err")"
+}
+
+printf 'name: x\npods: 5\nhorizon_h: 2\nnodes:\n  - {name: n, model: T4, gpus: 2, cpu_milli: 1000, memory_mib: 1000, count: 1}\nclasses:\n  - name: c\n    cpu_milli: 1\n    share: 1\n    arrival: {rate_per_h: lots}\n' >"$tmp/bad.yaml"
+expect_error bad-rate "bad.yaml:10: field 'classes[0].arrival.rate_per_h': not a number: 'lots'" --scenario "$tmp/bad.yaml"
+printf 'name: x\npods: 5\nnodes:\n  - {name: n, model: T4, gpus: 2, cpu_milli: 1000, memory_mib: 1000, count: 1}\nclasses:\n  - {name: c, cpu_milli: 1, share: 1}\n' >"$tmp/notimeline.yaml"
+expect_error no-timeline "the scenario has no timeline" --scenario "$tmp/notimeline.yaml"
+expect_error unknown-policy "unknown replay policy 'fastest'" --scenario peak-sale --policy fastest
+expect_error bad-sweep "--sweep-nodes: bad part 'x'" --scenario peak-sale --sweep-nodes 10,x
+printf 'name,cpu_milli,memory_mib,num_gpu,gpu_milli\np0,1000,1024,1,500\n' >"$tmp/notimes.csv"
+expect_error no-times "no pod has usable times" --nodes "$tmp/nodes.csv" --pods "$tmp/notimes.csv"
+expect_error nodes-alone "--nodes and --pods go together" --nodes "$tmp/nodes.csv"
+
+set +e
+"$TESSERA" replay -q --scenario peak-sale --time-scale 0 --out "$tmp/ts0" >/dev/null 2>"$tmp/ts0.err"
+rc=$?
+set -e
+[ "$rc" -ne 0 ] && grep -q "time-scale" "$tmp/ts0.err" || fail "time-scale 0 accepted (exit $rc)"
+echo "ok   time-scale 0 refused"
+
+[ "$fails" -eq 0 ] || { echo "$fails failure(s)"; exit 1; }
+echo "all ok"
