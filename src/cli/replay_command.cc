@@ -7,6 +7,7 @@
 
 #include "model/cluster.h"
 #include "replay/node_subset.h"
+#include "replay/qos_yaml.h"
 #include "replay/replay_policy.h"
 #include "replay/scenario_timeline.h"
 #include "report/replay_report.h"
@@ -145,6 +146,9 @@ void AddReplayCommand(CLI::App& app, ReplayCliOptions& o, int& exit_code) {
   cmd->add_option("--scenario", o.scenario,
                   "Embedded scenario or YAML file with a timeline, used when no CSVs are given")
       ->capture_default_str();
+  cmd->add_option("--classes", o.classes_file,
+                  "YAML file of QoS classes (name, priority, slo_wait_s, preemptible, grace_s); "
+                  "default LS 1000/1 s, Guaranteed 900/10 s, Burstable 500/60 s, BE 0");
   cmd->add_option("--policy", o.policies, "Comma-separated replay policies")->capture_default_str();
   cmd->add_option("--time-scale", o.time_scale,
                   "Divide arrival times by this (durations kept): raises the offered load")
@@ -213,6 +217,22 @@ int RunReplayCommand(const ReplayCliOptions& o) {
   if (Gpus(nodes) == 0) return fail("the cluster has no GPUs");
 
   ReplayOptions base;
+  if (!o.classes_file.empty()) {
+    Result<std::string> text = ReadFile(o.classes_file);
+    if (!text) return fail(text.error().message);
+    Result<QosClasses> classes = ParseQosClasses(*text, o.classes_file);
+    if (!classes) return fail(classes.error().message);
+    base.qos = std::move(classes).value();
+  }
+  // tessera keeps its headroom for the top class; the trade-off charts show the top class's
+  // p99 wait and the fallback (best-effort) class's GPU-hours.
+  int top = 0;
+  for (size_t i = 0; i < base.qos.classes.size(); ++i) {
+    if (base.qos.classes[i].priority > base.qos.classes[top].priority) top = static_cast<int>(i);
+  }
+  for (ReplayPolicy& p : *policies) {
+    if (p.name == "tessera") p.headroom.min_priority = base.qos.classes[top].priority;
+  }
   base.seed = o.seed;
   base.samples = o.samples;
   base.horizon_s = o.horizon_s >= 0 ? o.horizon_s : in->horizon_s;
@@ -262,7 +282,8 @@ int RunReplayCommand(const ReplayCliOptions& o) {
   info.time_scale = o.time_scale;
   info.generated_by = o.command_line;
   if (Status s = WriteFile(o.out_dir + "/report.html",
-                           ReplayReportHtml(info, runs, sweep, "LS", "BE"));
+                           ReplayReportHtml(info, runs, sweep, base.qos.classes[top].name,
+                                            base.qos.classes[base.qos.fallback].name));
       !s) {
     return fail(s.error().message);
   }

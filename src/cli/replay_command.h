@@ -13,7 +13,8 @@ namespace tessera {
 struct ReplayCliOptions {
   std::string nodes_file;
   std::string pods_file;
-  std::string scenario = "peak-sale";  ///< embedded name or YAML file, used without CSVs
+  std::string scenario = "peak-sale";
+  std::string classes_file;  ///< YAML classes (replay/qos_yaml.h); empty = the defaults  ///< embedded name or YAML file, used without CSVs
   std::string policies = "tessera,k8s-default";
   double time_scale = 1;
   int num_nodes = 0;  ///< 0 = all

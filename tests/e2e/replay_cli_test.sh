@@ -40,6 +40,13 @@ echo "ok   trace run"
 grep -q "k8s-default *LS" "$tmp/ps.out" || fail "peak-sale: no LS row"
 echo "ok   peak-sale"
 
+printf 'classes:\n  - {name: LS, priority: 7, slo_wait_s: 2}\n  - {name: BE, priority: 1}\nfallback: BE\n' >"$tmp/good.yaml"
+"$TESSERA" replay -q --nodes "$tmp/nodes.csv" --pods "$tmp/pods.csv" --classes "$tmp/good.yaml" \
+  --policy tessera --out "$tmp/cls" >/dev/null || fail "classes run: exit $?"
+grep -q "^tessera,LS,.*,2,[0-9.]*,0,0," "$tmp/cls/classes.csv" || fail "classes.csv lacks the SLO of 2 s"
+[ "$(grep -c '^tessera,' "$tmp/cls/classes.csv")" -eq 2 ] || fail "classes.csv: want the 2 classes of the file"
+echo "ok   --classes"
+
 expect_error() {  # expect_error NAME PATTERN ARGS...
   local name=$1 pattern=$2
   shift 2
@@ -57,6 +64,8 @@ printf 'name: x\npods: 5\nhorizon_h: 2\nnodes:\n  - {name: n, model: T4, gpus: 2
 expect_error bad-rate "bad.yaml:10: field 'classes[0].arrival.rate_per_h': not a number: 'lots'" --scenario "$tmp/bad.yaml"
 printf 'name: x\npods: 5\nnodes:\n  - {name: n, model: T4, gpus: 2, cpu_milli: 1000, memory_mib: 1000, count: 1}\nclasses:\n  - {name: c, cpu_milli: 1, share: 1}\n' >"$tmp/notimeline.yaml"
 expect_error no-timeline "the scenario has no timeline" --scenario "$tmp/notimeline.yaml"
+printf 'classes:\n  - {name: LS, priority: 10, slo_wait_s: soon}\n' >"$tmp/classes.yaml"
+expect_error bad-classes "classes.yaml:2: field 'classes[0].slo_wait_s': expected a number, got 'soon'" --scenario peak-sale --classes "$tmp/classes.yaml"
 expect_error unknown-policy "unknown replay policy 'fastest'" --scenario peak-sale --policy fastest
 expect_error bad-sweep "--sweep-nodes: bad part 'x'" --scenario peak-sale --sweep-nodes 10,x
 printf 'name,cpu_milli,memory_mib,num_gpu,gpu_milli\np0,1000,1024,1,500\n' >"$tmp/notimes.csv"
