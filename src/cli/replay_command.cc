@@ -213,7 +213,7 @@ int RunReplayCommand(const ReplayCliOptions& o) {
     if (!o.quiet) std::cerr << s.where << ": pod '" << s.name << "' skipped: " << s.reason << "\n";
   }
   const std::vector<NodeSpec> nodes =
-      o.num_nodes > 0 ? SubsetNodes(in->nodes, o.num_nodes, o.seed) : in->nodes;
+      o.num_nodes > 0 ? ResizeNodes(in->nodes, o.num_nodes, o.seed) : in->nodes;
   if (Gpus(nodes) == 0) return fail("the cluster has no GPUs");
 
   ReplayOptions base;
@@ -247,7 +247,7 @@ int RunReplayCommand(const ReplayCliOptions& o) {
   ReplayOptions sweep_options = base;
   sweep_options.samples = 0;
   for (int n : *sizes) {
-    const std::vector<NodeSpec> sub = SubsetNodes(in->nodes, n, o.seed);
+    const std::vector<NodeSpec> sub = ResizeNodes(in->nodes, n, o.seed);
     for (const ReplayPolicy& p : *policies) {
       sweep.push_back({static_cast<int>(sub.size()), Gpus(sub),
                        RunReplayPolicy(sub, in->timeline, p, sweep_options)});

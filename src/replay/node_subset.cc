@@ -65,3 +65,27 @@ std::vector<NodeSpec> SubsetNodes(const std::vector<NodeSpec>& nodes, int count,
 }
 
 }  // namespace tessera
+
+namespace tessera {
+
+std::vector<NodeSpec> ResizeNodes(const std::vector<NodeSpec>& nodes, int count, uint64_t seed) {
+  if (nodes.empty() || count <= static_cast<int>(nodes.size())) {
+    return SubsetNodes(nodes, count, seed);
+  }
+  std::vector<NodeSpec> out = nodes;
+  const int size = static_cast<int>(nodes.size());
+  for (int k = 1; static_cast<int>(out.size()) + size <= count; ++k) {
+    for (NodeSpec n : nodes) {
+      n.name += "~" + std::to_string(k);
+      out.push_back(std::move(n));
+    }
+  }
+  const int copies = static_cast<int>(out.size()) / size;
+  for (NodeSpec n : SubsetNodes(nodes, count - static_cast<int>(out.size()), seed)) {
+    n.name += "~" + std::to_string(copies);
+    out.push_back(std::move(n));
+  }
+  return out;
+}
+
+}  // namespace tessera

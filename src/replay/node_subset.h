@@ -14,3 +14,12 @@ namespace tessera {
 std::vector<NodeSpec> SubsetNodes(const std::vector<NodeSpec>& nodes, int count, uint64_t seed);
 
 }  // namespace tessera
+
+namespace tessera {
+
+/// `count` nodes keeping the model mix: SubsetNodes when count <= nodes.size(); otherwise
+/// the whole list repeated (copies named "<name>~<k>") plus a SubsetNodes draw for the rest.
+/// Lets a sweep go beyond a scenario's cluster. Deterministic; pure.
+std::vector<NodeSpec> ResizeNodes(const std::vector<NodeSpec>& nodes, int count, uint64_t seed);
+
+}  // namespace tessera

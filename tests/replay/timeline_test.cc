@@ -99,6 +99,19 @@ TEST(NodeSubset, KeepsTheModelMixAndIsSeeded) {
   EXPECT_TRUE(SubsetNodes(nodes, 0, 1).empty());
 }
 
+TEST(NodeSubset, ResizeGrowsByWholeCopiesThenASubset) {
+  const std::vector<NodeSpec> nodes = Mix();  // 100 nodes
+  const std::vector<NodeSpec> r = ResizeNodes(nodes, 250, 1);
+  ASSERT_EQ(r.size(), 250u);
+  std::map<std::string, int> by_model;
+  for (const NodeSpec& n : r) by_model[n.gpu_model]++;
+  EXPECT_EQ(by_model["G2"], 150);
+  EXPECT_EQ(by_model["T4"], 75);
+  EXPECT_EQ(r[100].name, "G20~1");
+  EXPECT_EQ(r.back().name.substr(r.back().name.size() - 2), "~2");
+  EXPECT_EQ(ResizeNodes(nodes, 20, 1).size(), 20u);
+}
+
 TEST(ScenarioTimeline, PeakSaleHasItsBurstAndIsDeterministic) {
   Result<Scenario> s = ParseScenario(EmbeddedScenario("peak-sale"), "peak-sale");
   ASSERT_TRUE(s.ok()) << s.error().message;
