@@ -293,9 +293,9 @@ class Replay {
       }
       case EventKind::kFinish:
         if ((p.state != State::kRunning && p.state != State::kTerminating) || p.run != e.run) break;
+        Record(ReplayEvent::Kind::kFinish, e.pod, p.node);
         Stop(e.pod, /*preempted=*/false);
         p.state = State::kFinished;
-        Record(ReplayEvent::Kind::kFinish, e.pod, p.node);
         break;
       case EventKind::kGraceExpiry:
         GraceExpired(e.pod);
@@ -313,6 +313,7 @@ class Replay {
     Pod& p = pods_[id];
     p.state = State::kPending;
     p.enqueued = now_;
+    p.preempt_check_set = false;  // the preemption delay counts from (re-)entering the queue
     queue_.insert({-p.priority, now_, id});
     pending_by_class_[p.cls]++;
   }

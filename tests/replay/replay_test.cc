@@ -138,7 +138,28 @@ TEST_F(ReplayTest, GracePeriodComesFromTheVictimsClass) {
     if (e.kind == ReplayEvent::Kind::kStart && e.pod == 0 && e.t_s > 0) restart = e.t_s;
   }
   EXPECT_DOUBLE_EQ(restart, 17);
+  // Finish events name the node the pod ran on.
+  for (const ReplayEvent& e : r.events) {
+    if (e.kind == ReplayEvent::Kind::kFinish) {
+      EXPECT_EQ(e.node, 0);
+    }
+  }
   EXPECT_NEAR(r.classes[3].lost_gpu_hours, 7.0 / 3600, 1e-12);
+}
+
+TEST_F(ReplayTest, PreemptionDelayLetsCapacityFreeFirst) {
+  ReplayOptions o;
+  o.horizon_s = 1000;
+  o.preempt_delay_s = 5;
+  // n0's BE pod ends at 13, within the LS pod's 5 s of patience (arrival 10): no preemption.
+  // Later, n0 busy until 500: the second LS pod preempts at 100 + 5 and starts at 135.
+  const ReplayResult r = Run({Node("n0", 1)},
+                             {Pod("be0", "BE", 0, 13), Pod("ls0", "LS", 10, 50),
+                              Pod("be1", "BE", 61, 500), Pod("ls1", "LS", 100, 10)},
+                             o);
+  EXPECT_DOUBLE_EQ(StartOf(r, 1), 13);
+  EXPECT_DOUBLE_EQ(StartOf(r, 3), 135);
+  EXPECT_EQ(r.preemptions, 1);
 }
 
 TEST_F(ReplayTest, NoPreemptionOfEqualOrHigherClassesOrNonPreemptibleOnes) {
