@@ -13,6 +13,7 @@
 #include "model/cluster.h"
 #include "model/fit.h"
 #include "replay/victims.h"
+#include "replay/virtual_clock.h"
 #include "sched/scheduler.h"
 #include "util/check.h"
 #include "util/rng.h"
@@ -204,14 +205,15 @@ class Replay {
       if (ts >= t) break;
       Sample(ts);
     }
-    const double dt = t - now_;
+    const double dt = t - clock_.now_s();
     if (dt > 0) {
       alloc_integral_ += dt * static_cast<double>(cluster_.allocated_gpu_milli());
       for (int c = 0; c < num_classes_; ++c) {
         class_alloc_integral_[c] += dt * static_cast<double>(class_alloc_milli_[c]);
       }
     }
-    now_ = std::max(now_, t);
+    clock_.AdvanceTo(t);
+    now_ = clock_.now_s();
     UpdateHeadroom();
   }
 
@@ -623,7 +625,8 @@ class Replay {
   std::set<std::tuple<int, double, int>> queue_;  // (−priority, enqueued, id)
   std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events_;
   uint64_t seq_ = 0;
-  double now_ = 0;
+  VirtualClock clock_;
+  double now_ = 0;  // clock_.now_s(), cached for the many readers
   double horizon_ = 0;
   bool dirty_ = false;
   int min_victim_priority_ = 0;

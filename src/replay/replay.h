@@ -108,7 +108,8 @@ struct ReplayResult {
 /// replay experiment describes; see docs/REPLAY.md for the queue, preemption and headroom
 /// rules. Virtual time only (no clock is read); deterministic for its inputs.
 /// `workload` (may be null) gives the fragmentation of the time series; it must be resolved
-/// against a cluster of `nodes`. Preconditions: classes non-empty, fallback valid.
+/// against a cluster of `nodes`. Preconditions: classes non-empty, fallback valid, arrivals
+/// and durations >= 0 (the readers guarantee it).
 ReplayResult RunReplay(const std::vector<NodeSpec>& nodes, const Timeline& timeline,
                        const Policy& placement, const TargetWorkload* workload,
                        const ReplayOptions& options);
