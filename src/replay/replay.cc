@@ -338,12 +338,48 @@ class Replay {
     return consumed == 0 || idle_gpus_ - consumed >= headroom_;
   }
 
+  // For a sharing pod held back by the headroom: the best-scored node (ties: node order) with
+  // an already used GPU that has room, and the tightest such GPU — so the pod takes no idle
+  // GPU. Returns a failed Decision if there is none.
+  Decision ShareUsedGpu(const PodRequest& req) {
+    candidates_.clear();
+    for (int n = 0; n < cluster_.size(); ++n) {
+      if (UsedGpuWithRoom(n, req) >= 0) candidates_.push_back(n);
+    }
+    Decision best;
+    int best_rank = 0;
+    for (const auto& [node, score] : scheduler_.ScoreNodes(req, candidates_)) {
+      if (!best.ok() || score > best.score || (score == best.score && rank_[node] < best_rank)) {
+        best.node = node;
+        best.score = score;
+        best_rank = rank_[node];
+      }
+    }
+    if (best.ok()) best.gpus = GpuSet{1} << UsedGpuWithRoom(best.node, req);
+    return best;
+  }
+
+  // The tightest GPU of `node` that is partly used and has room for `req`, or -1.
+  int UsedGpuWithRoom(int node, const PodRequest& req) const {
+    if (cluster_.Check(node, req) != FitReason::kFits) return -1;
+    const NodeState& s = cluster_.state(node);
+    int best = -1;
+    for (int i = 0; i < cluster_.spec(node).gpu_count; ++i) {
+      if (s.gpu_free[i] < kMilliPerGpu && GpuHasRoom(s, i, req) &&
+          (best < 0 || s.gpu_free[i] < s.gpu_free[best])) {
+        best = i;
+      }
+    }
+    return best;
+  }
+
   // Tries to place pending pod `id`; on failure marks its key blocked and may preempt.
   // Returns whether it left the queue.
   bool TryPod(int id) {
     Pod& p = pods_[id];
     if (blocked_[p.key] == kFree) {
-      const Decision d = scheduler_.Decide(p.req);
+      Decision d = scheduler_.Decide(p.req);
+      if (d.ok() && !KeepsHeadroom(p, d) && p.req.IsSharing()) d = ShareUsedGpu(p.req);
       if (d.ok() && KeepsHeadroom(p, d)) {
         Dequeue(id);
         Start(id, d.node, d.gpus);
@@ -611,6 +647,7 @@ class Replay {
   const TargetWorkload* workload_;
   Cluster cluster_;
   std::vector<int> order_;
+  std::vector<int> candidates_;  // scratch of ShareUsedGpu
   Scheduler scheduler_;
   const int num_classes_;
   std::vector<int> rank_;

@@ -210,6 +210,35 @@ TEST_F(ReplayTest, HeadroomAllowsSharingPodsOnUsedGpus) {
   EXPECT_EQ(r.pods[2].status, PodOutcome::Status::kPending);
 }
 
+TEST_F(ReplayTest, HeadroomSteersSharingPodsToUsedGpus) {
+  ReplayOptions o;
+  o.horizon_s = 40;
+  o.preemption = false;
+  o.headroom.mode = HeadroomOptions::Mode::kStatic;
+  o.headroom.gpus = 3;
+  // n0 has a half-used GPU and an idle one, n1 two idle GPUs: k8s-default would spread the
+  // second half-GPU pod to n1 and take an idle GPU (3 -> 2 < 3); the headroom sends it to the
+  // used GPU of n0 instead.
+  std::vector<NodeSpec> nodes = {Node("n0", 2), Node("n1", 2)};
+  o.headroom.gpus = 0;
+  const ReplayResult alone = Run(nodes, {Pod("a", "BE", 0, 50, 1, 500), Pod("b", "BE", 1, 50, 1, 500)}, o);
+  int b_node_without = -1;
+  for (const ReplayEvent& e : alone.events) {
+    if (e.kind == ReplayEvent::Kind::kStart && e.pod == 1) b_node_without = e.node;
+  }
+  o.headroom.gpus = 3;
+  const ReplayResult r = Run(nodes, {Pod("a", "BE", 0, 50, 1, 500), Pod("b", "BE", 1, 50, 1, 500)}, o);
+  int a_node = -1, b_node = -1;
+  for (const ReplayEvent& e : r.events) {
+    if (e.kind == ReplayEvent::Kind::kStart && e.pod == 0) a_node = e.node;
+    if (e.kind == ReplayEvent::Kind::kStart && e.pod == 1) b_node = e.node;
+  }
+  ASSERT_GE(a_node, 0);
+  EXPECT_NE(b_node_without, a_node);  // spreading alone picks the other node
+  EXPECT_EQ(b_node, a_node);          // the headroom packs it onto the used GPU
+  EXPECT_DOUBLE_EQ(StartOf(r, 1), 1);
+}
+
 TEST_F(ReplayTest, ForecastHeadroomFollowsLsDemand) {
   ReplayOptions o;
   o.horizon_s = 1000;
