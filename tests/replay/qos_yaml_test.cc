@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cctype>
+#include <ostream>
 #include <string>
 
 namespace tessera {
@@ -33,6 +35,12 @@ struct Bad {
   std::string yaml;
   std::string want;
 };
+
+// A stable, readable test name (ctest lists parameterised tests by their printed value).
+void PrintTo(const Bad& c, std::ostream* os) {
+  for (char ch : c.want) *os << (std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_');
+}
+
 class QosYamlBad : public ::testing::TestWithParam<Bad> {};
 
 TEST_P(QosYamlBad, NamesFileLineAndField) {

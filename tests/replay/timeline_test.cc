@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <cctype>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -146,6 +148,12 @@ struct BadCase {
   std::string top;              // top-level extra lines
   std::string want;
 };
+
+
+// A stable, readable test name (ctest lists parameterised tests by their printed value).
+void PrintTo(const BadCase& c, std::ostream* os) {
+  for (char ch : c.want) *os << (std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_');
+}
 
 class ScenarioTimelineBadInput : public ::testing::TestWithParam<BadCase> {};
 
