@@ -8,6 +8,7 @@
 
 #include "k8s/json_util.h"
 #include "k8s/objects.h"
+#include "k8s/preemption.h"
 #include "model/fit.h"
 
 namespace tessera::k8s {
@@ -174,6 +175,7 @@ Result<std::unique_ptr<Extender>> Extender::FromJson(std::string_view nodes_json
     int node;
     std::string indices;  // annotation value, empty = generic choice
     bool has_indices;
+    PodMeta meta;
   };
   std::vector<Bound> bound;
   std::vector<PodSpec> all_specs;
@@ -196,8 +198,8 @@ Result<std::unique_ptr<Extender>> Extender::FromJson(std::string_view nodes_json
       }
       auto ann = pod->annotations.find(std::string(kGpuIndicesAnnotation));
       const bool has = ann != pod->annotations.end();
-      bound.push_back(
-          Bound{PodUid(*pod), path, std::move(*spec), it->second, has ? ann->second : "", has});
+      bound.push_back(Bound{PodUid(*pod), path, std::move(*spec), it->second,
+                            has ? ann->second : "", has, MetaOf(*pod)});
     }
   }
 
@@ -260,17 +262,24 @@ Result<std::unique_ptr<Extender>> Extender::FromJson(std::string_view nodes_json
     }
     if (ext->assignments_.count(b.uid)) return Error{where + ": duplicate pod UID " + b.uid};
     ext->scheduler_->Bind(b.node, request, gpus);
-    ext->assignments_.emplace(b.uid, Assignment{b.spec.name, b.node, request, gpus});
+    ext->assignments_.emplace(b.uid,
+                              Assignment{b.spec.name, b.node, request, gpus, std::move(b.meta)});
   }
   return ext;
 }
 
-void Extender::Remember(const std::string& uid, const PodSpec& spec) {
+Extender::PodMeta Extender::MetaOf(const Pod& pod) {
+  return PodMeta{pod.namespace_name, pod.name, pod.priority, pod.labels};
+}
+
+void Extender::Remember(const std::string& uid, const PodSpec& spec, const Pod& pod) {
+  seen_meta_.insert_or_assign(uid, MetaOf(pod));
   auto [it, inserted] = seen_.insert_or_assign(uid, spec);
   if (!inserted) return;
   seen_order_.push_back(uid);
   while (seen_order_.size() > kMaxRememberedPods) {
     seen_.erase(seen_order_.front());
+    seen_meta_.erase(seen_order_.front());
     seen_order_.pop_front();
   }
 }
@@ -296,7 +305,7 @@ ExtenderFilterResult Extender::Filter(const ExtenderArgs& args) {
     ++rejections_["bad-pod"];
     return result;
   }
-  Remember(PodUid(args.pod), *spec);
+  Remember(PodUid(args.pod), *spec, args.pod);
   const PodRequest request = cluster_->MakeRequest(*spec);
   const std::vector<std::string> names = args.CandidateNames();
   // Candidates come from Nodes only when NodeNames is absent; then answer in Nodes as well.
@@ -334,7 +343,7 @@ HostPriorityList Extender::Prioritize(const ExtenderArgs& args) {
   Result<PodSpec> spec = PodToSpec(args.pod);
   if (!spec.ok()) return list;
   std::lock_guard<std::mutex> lock(mutex_);
-  Remember(PodUid(args.pod), *spec);
+  Remember(PodUid(args.pod), *spec, args.pod);
   const PodRequest request = cluster_->MakeRequest(*spec);
   const std::vector<std::string> names = args.CandidateNames();
   std::vector<int> nodes;
@@ -389,7 +398,10 @@ ExtenderBindingResult Extender::Bind(const ExtenderBindingArgs& args) {
   if (fit != FitReason::kFits) return {"does not fit: " + FitExplanation(fit)};
   const GpuSet gpus = ChooseGpus(node, request);
   scheduler_->Bind(node, request, gpus);
-  assignments_.emplace(args.pod_uid, Assignment{seen->second.name, node, request, gpus});
+  auto meta = seen_meta_.find(args.pod_uid);
+  assignments_.emplace(args.pod_uid,
+                       Assignment{seen->second.name, node, request, gpus,
+                                  meta == seen_meta_.end() ? PodMeta{} : meta->second});
   ++pods_bound_total_;
   return {};
 }
@@ -401,6 +413,94 @@ bool Extender::Unbind(const std::string& uid) {
   scheduler_->Unbind(it->second.node, it->second.request, it->second.gpus);
   assignments_.erase(it);
   return true;
+}
+
+ExtenderPreemptionResult Extender::Preempt(const ExtenderPreemptionArgs& args) {
+  ExtenderPreemptionResult result;
+  Result<PodSpec> spec = PodToSpec(args.pod);
+  if (!spec.ok()) return result;  // a pod the engine cannot model: no node is offered
+  const std::string preemptor_uid = PodUid(args.pod);
+
+  // Candidate nodes and the victims the scheduler proposed on each (by UID; with labels and
+  // priority when it sent whole pods).
+  std::map<std::string, std::vector<VictimCandidate>> proposed;
+  if (args.node_name_to_meta_victims) {
+    for (const auto& [node, meta] : *args.node_name_to_meta_victims) {
+      std::vector<VictimCandidate>& list = proposed[node];
+      for (const std::string& uid : meta.pod_uids) {
+        VictimCandidate c;
+        c.uid = uid;
+        list.push_back(std::move(c));
+      }
+    }
+  }
+  if (args.node_name_to_victims) {
+    for (const auto& [node, victims] : *args.node_name_to_victims) {
+      std::vector<VictimCandidate>& list = proposed[node];
+      for (const Pod& pod : victims.pods) {
+        VictimCandidate c;
+        c.uid = PodUid(pod);
+        c.namespace_name = pod.namespace_name;
+        c.name = pod.name;
+        c.priority = pod.priority;
+        c.labels = pod.labels;
+        list.push_back(std::move(c));
+      }
+    }
+  }
+
+  std::lock_guard<std::mutex> lock(mutex_);
+  const PodRequest request = cluster_->MakeRequest(*spec);
+  // The modelled pods on each candidate node, in one pass over the assignments.
+  std::unordered_map<int, PreemptionNode> nodes;
+  for (const auto& [name, unused] : proposed) {
+    auto it = node_index_.find(name);
+    if (it == node_index_.end() || unschedulable_[it->second]) continue;
+    PreemptionNode& pn = nodes[it->second];
+    pn.gpu_count = cluster_->spec(it->second).gpu_count;
+    pn.model_id = cluster_->model_id(it->second);
+    pn.state = cluster_->state(it->second);
+  }
+  const auto candidate = [](const std::string& uid, const Assignment& a) {
+    VictimCandidate c;
+    c.uid = uid;
+    c.namespace_name = a.meta.namespace_name;
+    c.name = a.meta.name;
+    c.priority = a.meta.priority;
+    c.labels = a.meta.labels;
+    c.modelled = true;
+    c.request = a.request;
+    c.gpus = a.gpus;
+    return c;
+  };
+  for (const auto& [uid, a] : assignments_) {
+    auto it = nodes.find(a.node);
+    if (it != nodes.end() && uid != preemptor_uid) it->second.pods.push_back(candidate(uid, a));
+  }
+  for (auto& [name, required] : proposed) {
+    auto idx = node_index_.find(name);
+    if (idx == node_index_.end()) continue;
+    auto pn = nodes.find(idx->second);
+    if (pn == nodes.end()) continue;
+    // A proposed victim the model holds on this node frees what the model says it holds.
+    for (VictimCandidate& r : required) {
+      auto a = assignments_.find(r.uid);
+      if (a != assignments_.end() && a->second.node == idx->second) r = candidate(r.uid, a->second);
+    }
+    std::optional<VictimSet> chosen =
+        SelectVictims(pn->second, required, request, args.pod.priority, pdbs_);
+    if (!chosen) continue;
+    ++preempt_nodes_total_;
+    preempt_victims_total_ += static_cast<int64_t>(chosen->uids.size());
+    result.node_name_to_meta_victims[name] =
+        MetaVictims{std::move(chosen->uids), chosen->num_pdb_violations};
+  }
+  return result;
+}
+
+void Extender::SetDisruptionBudgets(std::vector<PodDisruptionBudget> pdbs) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  pdbs_ = std::move(pdbs);
 }
 
 void Extender::RecordRequest(std::string_view verb, double seconds) {
@@ -488,6 +588,12 @@ std::string Extender::MetricsText() const {
   out += "# HELP tessera_pods_bound_total Pods bound by this extender.\n";
   out += "# TYPE tessera_pods_bound_total counter\n";
   out += "tessera_pods_bound_total " + std::to_string(pods_bound_total_) + "\n";
+  out += "# HELP tessera_preemption_nodes_total Candidate nodes offered to preemption.\n";
+  out += "# TYPE tessera_preemption_nodes_total counter\n";
+  out += "tessera_preemption_nodes_total " + std::to_string(preempt_nodes_total_) + "\n";
+  out += "# HELP tessera_preemption_victims_total Victims proposed, summed over offered nodes.\n";
+  out += "# TYPE tessera_preemption_victims_total counter\n";
+  out += "tessera_preemption_victims_total " + std::to_string(preempt_victims_total_) + "\n";
   out += "# HELP tessera_filter_rejections_total Candidate nodes rejected by filter, by reason.\n";
   out += "# TYPE tessera_filter_rejections_total counter\n";
   for (const auto& [reason, count] : rejections_) {

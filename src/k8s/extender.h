@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "frag/target_workload.h"
+#include "k8s/disruption_budget.h"
 #include "k8s/extender_protocol.h"
 #include "model/cluster.h"
 #include "policy/policy.h"
@@ -85,6 +86,17 @@ class Extender {
   /// Releases the allocation of the pod with `uid` (the pod was deleted). False if unknown.
   bool Unbind(const std::string& uid);
 
+  /// Chooses preemption victims (k8s/preemption.h, SelectVictims) on each candidate node of
+  /// NodeNameToMetaVictims and NodeNameToVictims, among the pods of the model on that node
+  /// (bound by Bind or loaded), with their recorded priority and labels and the budgets of
+  /// SetDisruptionBudgets. Victims the scheduler sent are kept; victims are added when they do
+  /// not free enough. Unknown or cordoned nodes, and nodes where no victim set makes the pod
+  /// fit, are left out; a pod PodToSpec rejects gets no node. Changes no allocation: the
+  /// victims are released when their deletion is seen (Unbind).
+  ExtenderPreemptionResult Preempt(const ExtenderPreemptionArgs& args);
+  /// Replaces the PodDisruptionBudgets that Preempt counts violations against.
+  void SetDisruptionBudgets(std::vector<PodDisruptionBudget> pdbs);
+
   /// Records one HTTP request of `verb` ("filter", "bind", ...) that took `seconds`.
   void RecordRequest(std::string_view verb, double seconds);
 
@@ -101,11 +113,19 @@ class Extender {
   int bound_pods() const;
 
  private:
+  /// What preemption needs to know of a pod besides its request.
+  struct PodMeta {
+    std::string namespace_name;
+    std::string name;
+    int32_t priority = 0;  ///< spec.priority
+    std::map<std::string, std::string> labels;
+  };
   struct Assignment {
     std::string pod;  ///< "namespace/name"
     int node = -1;
     PodRequest request;
     GpuSet gpus = 0;
+    PodMeta meta;
   };
   struct VerbStats {
     int64_t count = 0;
@@ -114,7 +134,8 @@ class Extender {
   };
 
   Extender() = default;
-  void Remember(const std::string& uid, const PodSpec& spec);
+  void Remember(const std::string& uid, const PodSpec& spec, const Pod& pod);
+  static PodMeta MetaOf(const Pod& pod);
   GpuSet ChooseGpus(int node, const PodRequest& request) const;
 
   mutable std::mutex mutex_;
@@ -129,6 +150,10 @@ class Extender {
   /// Pods seen by Filter/Prioritize, by UID, for Bind; the oldest are forgotten past a cap.
   std::unordered_map<std::string, PodSpec> seen_;           // GUARDED_BY(mutex_)
   std::deque<std::string> seen_order_;                      // GUARDED_BY(mutex_)
+  std::unordered_map<std::string, PodMeta> seen_meta_;      // GUARDED_BY(mutex_), as seen_
+  std::vector<PodDisruptionBudget> pdbs_;                   // GUARDED_BY(mutex_)
+  int64_t preempt_nodes_total_ = 0;                         // GUARDED_BY(mutex_)
+  int64_t preempt_victims_total_ = 0;                       // GUARDED_BY(mutex_)
   std::map<std::string, VerbStats, std::less<>> verbs_;     // GUARDED_BY(mutex_)
   std::map<std::string, int64_t, std::less<>> rejections_;  // GUARDED_BY(mutex_)
   int64_t pods_bound_total_ = 0;                            // GUARDED_BY(mutex_)
