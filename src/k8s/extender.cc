@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
+#include <limits>
 #include <numeric>
 #include <utility>
 
@@ -98,6 +99,16 @@ std::string FitExplanation(FitReason reason) {
       break;
   }
   return name;
+}
+
+/// FitExplanation of each reason, built once (Filter answers one per rejected node).
+const std::string& CachedFitExplanation(FitReason reason) {
+  static const std::array<std::string, kNumFitReasons> table = [] {
+    std::array<std::string, kNumFitReasons> t;
+    for (int r = 0; r < kNumFitReasons; ++r) t[r] = FitExplanation(static_cast<FitReason>(r));
+    return t;
+  }();
+  return table[static_cast<int>(reason)];
 }
 
 bool Resolvable(FitReason reason) {
@@ -296,46 +307,126 @@ GpuSet Extender::ChooseGpus(int node, const PodRequest& request) const {
   return gpus;
 }
 
-ExtenderFilterResult Extender::Filter(const ExtenderArgs& args) {
-  ExtenderFilterResult result;
+template <typename Visit>
+std::string Extender::FilterCandidates(const ExtenderArgs& args, Visit&& visit) {
   Result<PodSpec> spec = PodToSpec(args.pod);
   std::lock_guard<std::mutex> lock(mutex_);
   if (!spec.ok()) {
-    result.error = spec.error().message;
     ++rejections_["bad-pod"];
-    return result;
+    return spec.error().message;
   }
   Remember(PodUid(args.pod), *spec, args.pod);
   const PodRequest request = cluster_->MakeRequest(*spec);
-  const std::vector<std::string> names = args.CandidateNames();
-  // Candidates come from Nodes only when NodeNames is absent; then answer in Nodes as well.
-  if (args.nodes.has_value() && !args.node_names.has_value()) result.nodes_json.emplace();
+  std::vector<std::string> names_of_nodes;  // only when NodeNames is absent (no copy)
+  if (!args.node_names) names_of_nodes = args.CandidateNames();
+  const std::vector<std::string>& names = args.node_names ? *args.node_names : names_of_nodes;
+  static const std::string kUnknown = "unknown node";
+  static const std::string kCordoned = "unschedulable: node is cordoned";
+  int64_t unknown = 0;
+  int64_t cordoned = 0;
+  std::array<int64_t, kNumFitReasons> rejected{};
   for (size_t i = 0; i < names.size(); ++i) {
     const std::string& name = names[i];
     auto it = node_index_.find(name);
     if (it == node_index_.end()) {
-      result.failed_and_unresolvable_nodes[name] = "unknown node";
-      ++rejections_["unknown-node"];
+      visit(i, name, Candidate::kUnresolvable, kUnknown);
+      ++unknown;
       continue;
     }
     if (unschedulable_[it->second]) {
-      result.failed_and_unresolvable_nodes[name] = "unschedulable: node is cordoned";
-      ++rejections_["unschedulable"];
+      visit(i, name, Candidate::kUnresolvable, kCordoned);
+      ++cordoned;
       continue;
     }
     const FitReason fit = cluster_->Check(it->second, request);
     if (fit == FitReason::kFits) {
-      result.node_names.push_back(name);
-      if (result.nodes_json && i < args.nodes_json.size()) {
-        result.nodes_json->push_back(args.nodes_json[i]);
-      }
+      visit(i, name, Candidate::kFits, kUnknown);
       continue;
     }
-    ++rejections_[std::string(FitReasonName(fit))];
-    (Resolvable(fit) ? result.failed_nodes : result.failed_and_unresolvable_nodes)[name] =
-        FitExplanation(fit);
+    ++rejected[static_cast<int>(fit)];
+    visit(i, name, Resolvable(fit) ? Candidate::kFailed : Candidate::kUnresolvable,
+          CachedFitExplanation(fit));
   }
+  if (unknown > 0) rejections_["unknown-node"] += unknown;
+  if (cordoned > 0) rejections_["unschedulable"] += cordoned;
+  for (int r = 0; r < kNumFitReasons; ++r) {
+    if (rejected[r] > 0) {
+      rejections_[std::string(FitReasonName(static_cast<FitReason>(r)))] += rejected[r];
+    }
+  }
+  return {};
+}
+
+ExtenderFilterResult Extender::Filter(const ExtenderArgs& args) {
+  ExtenderFilterResult result;
+  // Candidates come from Nodes only when NodeNames is absent; then answer in Nodes as well.
+  if (args.nodes.has_value() && !args.node_names.has_value()) result.nodes_json.emplace();
+  result.error = FilterCandidates(
+      args, [&](size_t i, const std::string& name, Candidate c, const std::string& reason) {
+        switch (c) {
+          case Candidate::kFits:
+            result.node_names.push_back(name);
+            if (result.nodes_json && i < args.nodes_json.size()) {
+              result.nodes_json->push_back(args.nodes_json[i]);
+            }
+            break;
+          case Candidate::kFailed:
+            result.failed_nodes.emplace(name, reason);
+            break;
+          case Candidate::kUnresolvable:
+            result.failed_and_unresolvable_nodes.emplace(name, reason);
+            break;
+        }
+      });
+  if (!result.error.empty()) result.nodes_json.reset();
   return result;
+}
+
+std::string Extender::FilterJson(const ExtenderArgs& args) {
+  const bool with_nodes = args.nodes.has_value() && !args.node_names.has_value();
+  std::string names;
+  std::string failed;
+  std::string unresolvable;
+  std::string nodes;
+  names.reserve(args.node_names ? args.node_names->size() * 24 : 256);
+  const auto add = [](std::string* out, const std::string& name, const std::string& reason) {
+    if (!out->empty()) *out += ',';
+    AppendJsonString(out, name);
+    *out += ':';
+    AppendJsonString(out, reason);
+  };
+  const std::string error = FilterCandidates(
+      args, [&](size_t i, const std::string& name, Candidate c, const std::string& reason) {
+        switch (c) {
+          case Candidate::kFits:
+            if (!names.empty()) names += ',';
+            AppendJsonString(&names, name);
+            if (with_nodes && i < args.nodes_json.size()) {
+              if (!nodes.empty()) nodes += ',';
+              nodes += args.nodes_json[i];
+            }
+            break;
+          case Candidate::kFailed:
+            add(&failed, name, reason);
+            break;
+          case Candidate::kUnresolvable:
+            add(&unresolvable, name, reason);
+            break;
+        }
+      });
+  std::string out;
+  out.reserve(names.size() + failed.size() + unresolvable.size() + nodes.size() + 128);
+  out += "{\"Nodes\":";
+  if (with_nodes && error.empty()) {
+    out += "{\"metadata\":{},\"items\":[" + nodes + "]}";
+  } else {
+    out += "null";
+  }
+  out += ",\"NodeNames\":[" + names + "],\"FailedNodes\":{" + failed +
+         "},\"FailedAndUnresolvableNodes\":{" + unresolvable + "},\"Error\":";
+  AppendJsonString(&out, error);
+  out += '}';
+  return out;
 }
 
 HostPriorityList Extender::Prioritize(const ExtenderArgs& args) {
@@ -345,13 +436,19 @@ HostPriorityList Extender::Prioritize(const ExtenderArgs& args) {
   std::lock_guard<std::mutex> lock(mutex_);
   Remember(PodUid(args.pod), *spec, args.pod);
   const PodRequest request = cluster_->MakeRequest(*spec);
-  const std::vector<std::string> names = args.CandidateNames();
+  std::vector<std::string> names_of_nodes;  // only when NodeNames is absent (no copy)
+  if (!args.node_names) names_of_nodes = args.CandidateNames();
+  const std::vector<std::string>& names = args.node_names ? *args.node_names : names_of_nodes;
   std::vector<int> nodes;
-  for (const std::string& name : names) {
-    auto it = node_index_.find(name);
-    if (it != node_index_.end() && !unschedulable_[it->second]) nodes.push_back(it->second);
+  std::vector<int> node_of(names.size(), -1);  // index of each candidate, -1 if unknown
+  for (size_t i = 0; i < names.size(); ++i) {
+    auto it = node_index_.find(names[i]);
+    if (it == node_index_.end()) continue;
+    node_of[i] = it->second;
+    if (!unschedulable_[it->second]) nodes.push_back(it->second);
   }
-  std::unordered_map<int, int> score_of;
+  constexpr int kNoScore = std::numeric_limits<int>::min();
+  std::vector<int> score_of(cluster_->size(), kNoScore);
   int lo = 0;
   int hi = 0;
   bool first = true;
@@ -361,15 +458,12 @@ HostPriorityList Extender::Prioritize(const ExtenderArgs& args) {
     hi = first ? score : std::max(hi, score);
     first = false;
   }
-  for (const std::string& name : names) {
-    HostPriority hp{name, 0};
-    auto it = node_index_.find(name);
-    if (it != node_index_.end()) {
-      auto s = score_of.find(it->second);
-      if (s != score_of.end()) {
-        // Integer floor of 10 * (s - lo) / (hi - lo); all equal → 10.
-        hp.score = hi > lo ? int64_t{10} * (s->second - lo) / (hi - lo) : 10;
-      }
+  list.reserve(names.size());
+  for (size_t i = 0; i < names.size(); ++i) {
+    HostPriority hp{names[i], 0};
+    if (node_of[i] >= 0 && score_of[node_of[i]] != kNoScore) {
+      // Integer floor of 10 * (s - lo) / (hi - lo); all equal → 10.
+      hp.score = hi > lo ? int64_t{10} * (score_of[node_of[i]] - lo) / (hi - lo) : 10;
     }
     list.push_back(std::move(hp));
   }

@@ -73,6 +73,10 @@ class Extender {
   /// no node. Remembers the pod by UID for a later Bind. When the request carried full Nodes,
   /// the answer returns the passing ones in Nodes as well.
   ExtenderFilterResult Filter(const ExtenderArgs& args);
+  /// Filter, answered as the JSON body of EncodeExtenderFilterResult, written as the candidates
+  /// are decided (no maps built: the HTTP path of large clusters). The failure maps list the
+  /// nodes in request order instead of sorted; the JSON means the same.
+  std::string FilterJson(const ExtenderArgs& args);
   /// Scores each candidate: feasible nodes get the policy's score (Scheduler::ScoreNodes),
   /// mapped to 0..10 by min–max over the feasible candidates, rounded down (all equal → 10);
   /// unknown or infeasible candidates get 0. A pod PodToSpec rejects gets an empty list.
@@ -134,6 +138,13 @@ class Extender {
   };
 
   Extender() = default;
+  /// How Filter sorts a candidate.
+  enum class Candidate : uint8_t { kFits, kFailed, kUnresolvable };
+  /// Filter's loop: decodes the pod and remembers it, then, under the lock, calls
+  /// visit(index, name, Candidate, reason) for each candidate and counts the rejections.
+  /// Returns the PodToSpec error (no candidate visited), or "".
+  template <typename Visit>
+  std::string FilterCandidates(const ExtenderArgs& args, Visit&& visit);
   void Remember(const std::string& uid, const PodSpec& spec, const Pod& pod);
   static PodMeta MetaOf(const Pod& pod);
   GpuSet ChooseGpus(int node, const PodRequest& request) const;

@@ -94,7 +94,7 @@ void HttpServer::Route() {
              res.set_content(ErrorBody(args.error().message), kJson);
              return;
            }
-           res.set_content(EncodeExtenderFilterResult(extender_->Filter(*args)), kJson);
+           res.set_content(extender_->FilterJson(*args), kJson);
          }));
   s.Post("/prioritize",
          timed("prioritize", [this](const httplib::Request& req, httplib::Response& res) {
