@@ -136,7 +136,7 @@ void BM_PrioritizeRequest(benchmark::State& state) {
   size_t i = 0;
   for (auto _ : state) {
     Result<ExtenderArgs> args = DecodeExtenderArgs(in->bodies[i++ % in->bodies.size()]);
-    std::string body = EncodeHostPriorityList(in->extender->Prioritize(*args));
+    std::string body = in->extender->PrioritizeJson(*args);
     benchmark::DoNotOptimize(body);
   }
 }

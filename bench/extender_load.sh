@@ -4,7 +4,7 @@
 # server and measures, one after the other:
 #   filter      POST /filter, NodeNames = every node, the trace's pod shapes in turn
 #   prioritize  POST /prioritize, same bodies
-#   bind        the filter -> bind cycle with unique UIDs (8 candidate nodes per filter); wrk's
+#   bind        the filter -> bind cycle with unique UIDs (64 candidate nodes per filter); wrk's
 #               figures mix both verbs, the server's histogram gives bind alone
 # then reads the server's /metrics histogram. Prints one line per run and a table of medians.
 #
@@ -129,7 +129,7 @@ for size in $sizes; do
         curl -sS -m 10 "$url/metrics" >"$tag-$verb.metrics"
       done
       wrk -t"$threads" -c"$threads" -d"$duration" --latency -s "$root/bench/wrk/filter_bind.lua" \
-        "$url" -- "$out/names-$size.txt" "$out/bind-pod.json" 8 >"$tag-bind.wrk"
+        "$url" -- "$out/names-$size.txt" "$out/bind-pod.json" 64 >"$tag-bind.wrk"
       curl -sS -m 10 "$url/metrics" >"$tag-bind.metrics"
       stop_server
       for verb in filter prioritize bind; do
@@ -164,7 +164,7 @@ awk -F'|' '
   END {
     for (i = 1; i <= nk; i++) {
       key = order[i]
-      printf "| %s | %s | %s | %s | %s | %s | %s |\n", key, median(p50[key]), median(p99[key]),
+      printf "| %s | %s | %s | %s | %s | %s |\n", key, median(p50[key]), median(p99[key]),
         median(rps[key]), median(mean[key]), median(sp99[key])
     }
   }' "$results" | tee "$out/summary.md"

@@ -3,7 +3,8 @@
 -- and bind sends it to the first node the filter answer lists. Run with one connection per
 -- thread (-c equal to -t) so that each bind follows its own filter.
 --   wrk -t2 -c2 -d10s --latency -s filter_bind.lua URL -- names.txt bind-pod.json [CANDIDATES]
--- done() prints the binds sent, binds answered with an error, and filters where nothing fit.
+-- done() prints the binds sent, binds answered with an error (and the last error), and filters
+-- where nothing fit.
 local threads = {}
 local counter = 0
 
@@ -22,6 +23,7 @@ local uid, node
 local n = 0
 local headers = { ["Content-Type"] = "application/json" }
 binds, bind_errors, unfit = 0, 0, 0
+last_error = ""
 
 function init(args)
   if #args < 2 then
@@ -68,16 +70,19 @@ function response(status, headers, body)
   binds = binds + 1
   if status ~= 200 or body ~= '{"Error":""}' then
     bind_errors = bind_errors + 1
+    last_error = body
   end
   state = "filter"
 end
 
 function done(summary, latency, requests)
-  local b, e, u = 0, 0, 0
+  local b, e, u, last = 0, 0, 0, ""
   for _, t in ipairs(threads) do
     b = b + (t:get("binds") or 0)
     e = e + (t:get("bind_errors") or 0)
     u = u + (t:get("unfit") or 0)
+    if (t:get("last_error") or "") ~= "" then last = t:get("last_error") end
   end
   io.write(string.format("binds: %d, bind errors: %d, filters with no fit: %d\n", b, e, u))
+  if last ~= "" then io.write("last bind error: " .. last .. "\n") end
 end

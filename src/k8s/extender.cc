@@ -19,6 +19,8 @@ using Json = nlohmann::json;
 
 /// Node and pod list files may be far larger than one request body.
 constexpr size_t kMaxListBytes = size_t{1} << 30;
+/// How many candidate positions Filter/Prioritize remember the node index of.
+constexpr size_t kMaxGuessedCandidates = 1 << 20;
 /// How many pods Filter/Prioritize remember for Bind (the oldest are forgotten first).
 constexpr size_t kMaxRememberedPods = 65536;
 
@@ -307,6 +309,19 @@ GpuSet Extender::ChooseGpus(int node, const PodRequest& request) const {
   return gpus;
 }
 
+int Extender::ResolveCandidate(size_t position, const std::string& name) {
+  if (position < candidate_guess_.size()) {
+    const int guess = candidate_guess_[position];
+    if (guess >= 0 && guess < cluster_->size() && cluster_->spec(guess).name == name) return guess;
+  } else if (position < kMaxGuessedCandidates) {
+    candidate_guess_.resize(position + 1, -1);
+  }
+  auto it = node_index_.find(name);
+  const int node = it == node_index_.end() ? -1 : it->second;
+  if (position < candidate_guess_.size()) candidate_guess_[position] = node;
+  return node;
+}
+
 template <typename Visit>
 std::string Extender::FilterCandidates(const ExtenderArgs& args, Visit&& visit) {
   Result<PodSpec> spec = PodToSpec(args.pod);
@@ -327,18 +342,18 @@ std::string Extender::FilterCandidates(const ExtenderArgs& args, Visit&& visit) 
   std::array<int64_t, kNumFitReasons> rejected{};
   for (size_t i = 0; i < names.size(); ++i) {
     const std::string& name = names[i];
-    auto it = node_index_.find(name);
-    if (it == node_index_.end()) {
+    const int node = ResolveCandidate(i, name);
+    if (node < 0) {
       visit(i, name, Candidate::kUnresolvable, kUnknown);
       ++unknown;
       continue;
     }
-    if (unschedulable_[it->second]) {
+    if (unschedulable_[node]) {
       visit(i, name, Candidate::kUnresolvable, kCordoned);
       ++cordoned;
       continue;
     }
-    const FitReason fit = cluster_->Check(it->second, request);
+    const FitReason fit = cluster_->Check(node, request);
     if (fit == FitReason::kFits) {
       visit(i, name, Candidate::kFits, kUnknown);
       continue;
@@ -418,21 +433,28 @@ std::string Extender::FilterJson(const ExtenderArgs& args) {
   out.reserve(names.size() + failed.size() + unresolvable.size() + nodes.size() + 128);
   out += "{\"Nodes\":";
   if (with_nodes && error.empty()) {
-    out += "{\"metadata\":{},\"items\":[" + nodes + "]}";
+    out += "{\"metadata\":{},\"items\":[";
+    out += nodes;
+    out += "]}";
   } else {
     out += "null";
   }
-  out += ",\"NodeNames\":[" + names + "],\"FailedNodes\":{" + failed +
-         "},\"FailedAndUnresolvableNodes\":{" + unresolvable + "},\"Error\":";
+  out += ",\"NodeNames\":[";
+  out += names;
+  out += "],\"FailedNodes\":{";
+  out += failed;
+  out += "},\"FailedAndUnresolvableNodes\":{";
+  out += unresolvable;
+  out += "},\"Error\":";
   AppendJsonString(&out, error);
   out += '}';
   return out;
 }
 
-HostPriorityList Extender::Prioritize(const ExtenderArgs& args) {
-  HostPriorityList list;
+template <typename Visit>
+void Extender::ScoreCandidates(const ExtenderArgs& args, Visit&& visit) {
   Result<PodSpec> spec = PodToSpec(args.pod);
-  if (!spec.ok()) return list;
+  if (!spec.ok()) return;
   std::lock_guard<std::mutex> lock(mutex_);
   Remember(PodUid(args.pod), *spec, args.pod);
   const PodRequest request = cluster_->MakeRequest(*spec);
@@ -442,10 +464,8 @@ HostPriorityList Extender::Prioritize(const ExtenderArgs& args) {
   std::vector<int> nodes;
   std::vector<int> node_of(names.size(), -1);  // index of each candidate, -1 if unknown
   for (size_t i = 0; i < names.size(); ++i) {
-    auto it = node_index_.find(names[i]);
-    if (it == node_index_.end()) continue;
-    node_of[i] = it->second;
-    if (!unschedulable_[it->second]) nodes.push_back(it->second);
+    node_of[i] = ResolveCandidate(i, names[i]);
+    if (node_of[i] >= 0 && !unschedulable_[node_of[i]]) nodes.push_back(node_of[i]);
   }
   constexpr int kNoScore = std::numeric_limits<int>::min();
   std::vector<int> score_of(cluster_->size(), kNoScore);
@@ -458,16 +478,39 @@ HostPriorityList Extender::Prioritize(const ExtenderArgs& args) {
     hi = first ? score : std::max(hi, score);
     first = false;
   }
-  list.reserve(names.size());
   for (size_t i = 0; i < names.size(); ++i) {
-    HostPriority hp{names[i], 0};
+    int64_t score = 0;
     if (node_of[i] >= 0 && score_of[node_of[i]] != kNoScore) {
       // Integer floor of 10 * (s - lo) / (hi - lo); all equal → 10.
-      hp.score = hi > lo ? int64_t{10} * (score_of[node_of[i]] - lo) / (hi - lo) : 10;
+      score = hi > lo ? int64_t{10} * (score_of[node_of[i]] - lo) / (hi - lo) : 10;
     }
-    list.push_back(std::move(hp));
+    visit(names[i], score);
   }
+}
+
+HostPriorityList Extender::Prioritize(const ExtenderArgs& args) {
+  HostPriorityList list;
+  if (args.node_names) list.reserve(args.node_names->size());
+  ScoreCandidates(args, [&](const std::string& name, int64_t score) {
+    list.push_back(HostPriority{name, score});
+  });
   return list;
+}
+
+std::string Extender::PrioritizeJson(const ExtenderArgs& args) {
+  std::string out;
+  out.reserve(2 + (args.node_names ? args.node_names->size() * 40 : 0));
+  out += '[';
+  ScoreCandidates(args, [&](const std::string& name, int64_t score) {
+    if (out.size() > 1) out += ',';
+    out += "{\"Host\":";
+    AppendJsonString(&out, name);
+    out += ",\"Score\":";
+    out += std::to_string(score);
+    out += '}';
+  });
+  out += ']';
+  return out;
 }
 
 ExtenderBindingResult Extender::Bind(const ExtenderBindingArgs& args) {

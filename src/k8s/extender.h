@@ -82,6 +82,8 @@ class Extender {
   /// unknown or infeasible candidates get 0. A pod PodToSpec rejects gets an empty list.
   /// Remembers the pod by UID for a later Bind.
   HostPriorityList Prioritize(const ExtenderArgs& args);
+  /// Prioritize, answered as the JSON body of EncodeHostPriorityList (no list built).
+  std::string PrioritizeJson(const ExtenderArgs& args);
   /// Binds the pod last seen by Filter/Prioritize with this UID to `args.node`: re-checks the
   /// fit, picks GPUs by the policy's choice on that node, allocates. Idempotent per UID: the
   /// same UID on the same node again succeeds without allocating; on another node it is an
@@ -145,6 +147,15 @@ class Extender {
   /// Returns the PodToSpec error (no candidate visited), or "".
   template <typename Visit>
   std::string FilterCandidates(const ExtenderArgs& args, Visit&& visit);
+  /// Prioritize's loop: calls visit(name, score 0..10) for each candidate, in order; nothing
+  /// when PodToSpec rejects the pod.
+  template <typename Visit>
+  void ScoreCandidates(const ExtenderArgs& args, Visit&& visit);
+  /// The node index of candidate `name` at `position` of a request's list, or -1 if unknown.
+  /// kube-scheduler sends the same list again and again: the index found at each position is
+  /// remembered and checked against the node's name, so a hit costs one string compare
+  /// instead of a hash lookup (changes of the node list only cost a miss).
+  int ResolveCandidate(size_t position, const std::string& name);
   void Remember(const std::string& uid, const PodSpec& spec, const Pod& pod);
   static PodMeta MetaOf(const Pod& pod);
   GpuSet ChooseGpus(int node, const PodRequest& request) const;
@@ -157,7 +168,8 @@ class Extender {
   std::unique_ptr<Scheduler> scheduler_;             // GUARDED_BY(mutex_)
   std::unordered_map<std::string, int> node_index_;  // GUARDED_BY(mutex_)
   std::vector<bool> unschedulable_;                  // GUARDED_BY(mutex_)
-  std::map<std::string, Assignment> assignments_;    // GUARDED_BY(mutex_), by pod UID
+  std::vector<int> candidate_guess_;  // GUARDED_BY(mutex_), by position (ResolveCandidate)
+  std::map<std::string, Assignment> assignments_;  // GUARDED_BY(mutex_), by pod UID
   /// Pods seen by Filter/Prioritize, by UID, for Bind; the oldest are forgotten past a cap.
   std::unordered_map<std::string, PodSpec> seen_;           // GUARDED_BY(mutex_)
   std::deque<std::string> seen_order_;                      // GUARDED_BY(mutex_)

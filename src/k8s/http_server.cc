@@ -104,7 +104,7 @@ void HttpServer::Route() {
              res.set_content(ErrorBody(args.error().message), kJson);
              return;
            }
-           res.set_content(EncodeHostPriorityList(extender_->Prioritize(*args)), kJson);
+           res.set_content(extender_->PrioritizeJson(*args), kJson);
          }));
   s.Post("/bind", timed("bind", [this](const httplib::Request& req, httplib::Response& res) {
            Result<ExtenderBindingArgs> args =

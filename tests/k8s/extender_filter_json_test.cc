@@ -81,5 +81,43 @@ TEST(ExtenderFilterJson, SaysWhatFilterSays) {
       << metrics;
 }
 
+TEST(ExtenderFilterJson, PrioritizeJsonSaysWhatPrioritizeSays) {
+  Result<std::unique_ptr<Extender>> ext = Extender::FromJson(Nodes(), "", {});
+  ASSERT_TRUE(ext.ok()) << ext.error().message;
+  for (const Json& body : std::vector<Json>{
+           {{"Pod", Pod("500", 1)}, {"NodeNames", {"e\"q", "d", "c", "b", "a", "ghost"}}},
+           {{"Pod", Pod("1000", 2)}, {"NodeNames", Json::array()}},
+           {{"Pod", Pod("2000", 1)}, {"NodeNames", {"a"}}},
+           {{"Pod", Pod("500", 1)}, {"Nodes", {{"items", {NodeObject("a", "16", 2, "A10")}}}}}}) {
+    Result<ExtenderArgs> args = DecodeExtenderArgs(body.dump());
+    ASSERT_TRUE(args.ok()) << args.error().message;
+    EXPECT_EQ((*ext)->PrioritizeJson(*args), EncodeHostPriorityList((*ext)->Prioritize(*args)))
+        << body.dump();
+  }
+}
+
+// Candidates are resolved by position with a remembered guess: lists that change between
+// requests (order, unknown names, length) must still be answered right.
+TEST(ExtenderFilterJson, ChangingCandidateListsAreResolvedRight) {
+  Result<std::unique_ptr<Extender>> ext = Extender::FromJson(Nodes(), "", {});
+  ASSERT_TRUE(ext.ok()) << ext.error().message;
+  const auto filter = [&](const Json& names) {
+    Result<ExtenderArgs> args =
+        DecodeExtenderArgs(Json{{"Pod", Pod("1000", 2)}, {"NodeNames", names}}.dump());
+    EXPECT_TRUE(args.ok());
+    return (*ext)->Filter(*args);
+  };
+  EXPECT_EQ(filter({"a", "b", "c"}).node_names, std::vector<std::string>{"a"});
+  ExtenderFilterResult r = filter({"c", "ghost", "a", "e\"q"});
+  EXPECT_EQ(r.node_names, (std::vector<std::string>{"a", "e\"q"}));
+  EXPECT_EQ(r.failed_and_unresolvable_nodes.at("ghost"), "unknown node");
+  EXPECT_EQ(r.failed_and_unresolvable_nodes.count("c"), 1u);
+  r = filter({"ghost", "a"});
+  EXPECT_EQ(r.node_names, std::vector<std::string>{"a"});
+  EXPECT_EQ(r.failed_and_unresolvable_nodes.size(), 1u);
+  EXPECT_EQ(filter({"b", "a", "b", "c", "d", "e\"q"}).node_names,
+            (std::vector<std::string>{"a", "e\"q"}));
+}
+
 }  // namespace
 }  // namespace tessera::k8s
