@@ -21,6 +21,9 @@ using Json = nlohmann::json;
 constexpr size_t kMaxListBytes = size_t{1} << 30;
 /// How many candidate positions Filter/Prioritize remember the node index of.
 constexpr size_t kMaxGuessedCandidates = 1 << 20;
+/// Victim sets Preempt may check in all (spread over the candidate nodes), and at least per node.
+constexpr int64_t kPreemptSubsetsPerRequest = 400000;
+constexpr int64_t kMinPreemptSubsetsPerNode = 2000;
 /// How many pods Filter/Prioritize remember for Bind (the oldest are forgotten first).
 constexpr size_t kMaxRememberedPods = 65536;
 
@@ -614,6 +617,12 @@ ExtenderPreemptionResult Extender::Preempt(const ExtenderPreemptionArgs& args) {
     auto it = nodes.find(a.node);
     if (it != nodes.end() && uid != preemptor_uid) it->second.pods.push_back(candidate(uid, a));
   }
+  // The exhaustive search shares one budget per request, so that a long candidate list stays
+  // well inside kube-scheduler's httpTimeout (about a microsecond per victim set checked).
+  PreemptionOptions search;
+  search.max_subsets = std::clamp<int64_t>(
+      kPreemptSubsetsPerRequest / static_cast<int64_t>(std::max<size_t>(nodes.size(), 1)),
+      kMinPreemptSubsetsPerNode, search.max_subsets);
   for (auto& [name, required] : proposed) {
     auto idx = node_index_.find(name);
     if (idx == node_index_.end()) continue;
@@ -625,7 +634,7 @@ ExtenderPreemptionResult Extender::Preempt(const ExtenderPreemptionArgs& args) {
       if (a != assignments_.end() && a->second.node == idx->second) r = candidate(r.uid, a->second);
     }
     std::optional<VictimSet> chosen =
-        SelectVictims(pn->second, required, request, args.pod.priority, pdbs_);
+        SelectVictims(pn->second, required, request, args.pod.priority, pdbs_, search);
     if (!chosen) continue;
     ++preempt_nodes_total_;
     preempt_victims_total_ += static_cast<int64_t>(chosen->uids.size());

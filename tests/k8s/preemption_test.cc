@@ -241,6 +241,28 @@ TEST(SelectVictims, ViolationsOfSchedulerVictimsCount) {
   EXPECT_EQ(v->num_pdb_violations, 1);
 }
 
+TEST(SelectVictims, LargeNodesStayMinimalWhenTheSearchBudgetRunsOut) {
+  Node4 n;
+  for (int gpu = 0; gpu < 4; ++gpu) {
+    for (int k = 0; k < 10; ++k) {
+      n.Add("g" + std::to_string(gpu) + "-" + std::to_string(k), 1 + gpu, 100, G(gpu), 100);
+    }
+  }
+  // One whole GPU: the ten pods of GPU 0 (lowest priority); no exhaustive search can cover
+  // C(40, 10) sets, the greedy set is minimal.
+  std::optional<VictimSet> v = Select(n, Gpus(1, 1000), 10, {}, {}, /*max_subsets=*/2000);
+  ASSERT_TRUE(v.has_value());
+  ASSERT_EQ(v->uids.size(), 10u);
+  for (const std::string& uid : v->uids) EXPECT_EQ(uid.substr(0, 3), "g0-") << uid;
+  // The whole node: every pod.
+  v = Select(n, Gpus(4, 1000), 10, {}, {}, 2000);
+  ASSERT_TRUE(v.has_value());
+  EXPECT_EQ(v->uids.size(), 40u);
+  // A tenth of a GPU: one pod.
+  v = Select(n, Gpus(1, 100), 10, {}, {}, 2000);
+  EXPECT_EQ(v->uids, Uids{"g0-0"});
+}
+
 TEST(CountPdbViolations, BudgetTakenInPriorityOrder) {
   VictimCandidate hi;
   hi.uid = "hi";
