@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
+#include <limits>
 #include <numeric>
 #include <utility>
 
 #include "k8s/json_util.h"
 #include "k8s/objects.h"
+#include "k8s/preemption.h"
 #include "model/fit.h"
 
 namespace tessera::k8s {
@@ -17,6 +19,11 @@ using Json = nlohmann::json;
 
 /// Node and pod list files may be far larger than one request body.
 constexpr size_t kMaxListBytes = size_t{1} << 30;
+/// How many candidate positions Filter/Prioritize remember the node index of.
+constexpr size_t kMaxGuessedCandidates = 1 << 20;
+/// Victim sets Preempt may check in all (spread over the candidate nodes), and at least per node.
+constexpr int64_t kPreemptSubsetsPerRequest = 400000;
+constexpr int64_t kMinPreemptSubsetsPerNode = 2000;
 /// How many pods Filter/Prioritize remember for Bind (the oldest are forgotten first).
 constexpr size_t kMaxRememberedPods = 65536;
 
@@ -99,6 +106,16 @@ std::string FitExplanation(FitReason reason) {
   return name;
 }
 
+/// FitExplanation of each reason, built once (Filter answers one per rejected node).
+const std::string& CachedFitExplanation(FitReason reason) {
+  static const std::array<std::string, kNumFitReasons> table = [] {
+    std::array<std::string, kNumFitReasons> t;
+    for (int r = 0; r < kNumFitReasons; ++r) t[r] = FitExplanation(static_cast<FitReason>(r));
+    return t;
+  }();
+  return table[static_cast<int>(reason)];
+}
+
 bool Resolvable(FitReason reason) {
   return reason == FitReason::kCpu || reason == FitReason::kMemory || reason == FitReason::kGpu ||
          reason == FitReason::kGpuMemory;
@@ -174,6 +191,7 @@ Result<std::unique_ptr<Extender>> Extender::FromJson(std::string_view nodes_json
     int node;
     std::string indices;  // annotation value, empty = generic choice
     bool has_indices;
+    PodMeta meta;
   };
   std::vector<Bound> bound;
   std::vector<PodSpec> all_specs;
@@ -196,8 +214,8 @@ Result<std::unique_ptr<Extender>> Extender::FromJson(std::string_view nodes_json
       }
       auto ann = pod->annotations.find(std::string(kGpuIndicesAnnotation));
       const bool has = ann != pod->annotations.end();
-      bound.push_back(
-          Bound{PodUid(*pod), path, std::move(*spec), it->second, has ? ann->second : "", has});
+      bound.push_back(Bound{PodUid(*pod), path, std::move(*spec), it->second,
+                            has ? ann->second : "", has, MetaOf(*pod)});
     }
   }
 
@@ -260,17 +278,24 @@ Result<std::unique_ptr<Extender>> Extender::FromJson(std::string_view nodes_json
     }
     if (ext->assignments_.count(b.uid)) return Error{where + ": duplicate pod UID " + b.uid};
     ext->scheduler_->Bind(b.node, request, gpus);
-    ext->assignments_.emplace(b.uid, Assignment{b.spec.name, b.node, request, gpus});
+    ext->assignments_.emplace(b.uid,
+                              Assignment{b.spec.name, b.node, request, gpus, std::move(b.meta)});
   }
   return ext;
 }
 
-void Extender::Remember(const std::string& uid, const PodSpec& spec) {
+Extender::PodMeta Extender::MetaOf(const Pod& pod) {
+  return PodMeta{pod.namespace_name, pod.name, pod.priority, pod.labels};
+}
+
+void Extender::Remember(const std::string& uid, const PodSpec& spec, const Pod& pod) {
+  seen_meta_.insert_or_assign(uid, MetaOf(pod));
   auto [it, inserted] = seen_.insert_or_assign(uid, spec);
   if (!inserted) return;
   seen_order_.push_back(uid);
   while (seen_order_.size() > kMaxRememberedPods) {
     seen_.erase(seen_order_.front());
+    seen_meta_.erase(seen_order_.front());
     seen_order_.pop_front();
   }
 }
@@ -287,62 +312,166 @@ GpuSet Extender::ChooseGpus(int node, const PodRequest& request) const {
   return gpus;
 }
 
-ExtenderFilterResult Extender::Filter(const ExtenderArgs& args) {
-  ExtenderFilterResult result;
+int Extender::ResolveCandidate(size_t position, const std::string& name) {
+  if (position < candidate_guess_.size()) {
+    const int guess = candidate_guess_[position];
+    if (guess >= 0 && guess < cluster_->size() && cluster_->spec(guess).name == name) return guess;
+  } else if (position < kMaxGuessedCandidates) {
+    candidate_guess_.resize(position + 1, -1);
+  }
+  auto it = node_index_.find(name);
+  const int node = it == node_index_.end() ? -1 : it->second;
+  if (position < candidate_guess_.size()) candidate_guess_[position] = node;
+  return node;
+}
+
+template <typename Visit>
+std::string Extender::FilterCandidates(const ExtenderArgs& args, Visit&& visit) {
   Result<PodSpec> spec = PodToSpec(args.pod);
   std::lock_guard<std::mutex> lock(mutex_);
   if (!spec.ok()) {
-    result.error = spec.error().message;
     ++rejections_["bad-pod"];
-    return result;
+    return spec.error().message;
   }
-  Remember(PodUid(args.pod), *spec);
+  Remember(PodUid(args.pod), *spec, args.pod);
   const PodRequest request = cluster_->MakeRequest(*spec);
-  const std::vector<std::string> names = args.CandidateNames();
-  // Candidates come from Nodes only when NodeNames is absent; then answer in Nodes as well.
-  if (args.nodes.has_value() && !args.node_names.has_value()) result.nodes_json.emplace();
+  std::vector<std::string> names_of_nodes;  // only when NodeNames is absent (no copy)
+  if (!args.node_names) names_of_nodes = args.CandidateNames();
+  const std::vector<std::string>& names = args.node_names ? *args.node_names : names_of_nodes;
+  static const std::string kUnknown = "unknown node";
+  static const std::string kCordoned = "unschedulable: node is cordoned";
+  int64_t unknown = 0;
+  int64_t cordoned = 0;
+  std::array<int64_t, kNumFitReasons> rejected{};
   for (size_t i = 0; i < names.size(); ++i) {
     const std::string& name = names[i];
-    auto it = node_index_.find(name);
-    if (it == node_index_.end()) {
-      result.failed_and_unresolvable_nodes[name] = "unknown node";
-      ++rejections_["unknown-node"];
+    const int node = ResolveCandidate(i, name);
+    if (node < 0) {
+      visit(i, name, Candidate::kUnresolvable, kUnknown);
+      ++unknown;
       continue;
     }
-    if (unschedulable_[it->second]) {
-      result.failed_and_unresolvable_nodes[name] = "unschedulable: node is cordoned";
-      ++rejections_["unschedulable"];
+    if (unschedulable_[node]) {
+      visit(i, name, Candidate::kUnresolvable, kCordoned);
+      ++cordoned;
       continue;
     }
-    const FitReason fit = cluster_->Check(it->second, request);
+    const FitReason fit = cluster_->Check(node, request);
     if (fit == FitReason::kFits) {
-      result.node_names.push_back(name);
-      if (result.nodes_json && i < args.nodes_json.size()) {
-        result.nodes_json->push_back(args.nodes_json[i]);
-      }
+      visit(i, name, Candidate::kFits, kUnknown);
       continue;
     }
-    ++rejections_[std::string(FitReasonName(fit))];
-    (Resolvable(fit) ? result.failed_nodes : result.failed_and_unresolvable_nodes)[name] =
-        FitExplanation(fit);
+    ++rejected[static_cast<int>(fit)];
+    visit(i, name, Resolvable(fit) ? Candidate::kFailed : Candidate::kUnresolvable,
+          CachedFitExplanation(fit));
   }
+  if (unknown > 0) rejections_["unknown-node"] += unknown;
+  if (cordoned > 0) rejections_["unschedulable"] += cordoned;
+  for (int r = 0; r < kNumFitReasons; ++r) {
+    if (rejected[r] > 0) {
+      rejections_[std::string(FitReasonName(static_cast<FitReason>(r)))] += rejected[r];
+    }
+  }
+  return {};
+}
+
+ExtenderFilterResult Extender::Filter(const ExtenderArgs& args) {
+  ExtenderFilterResult result;
+  // Candidates come from Nodes only when NodeNames is absent; then answer in Nodes as well.
+  if (args.nodes.has_value() && !args.node_names.has_value()) result.nodes_json.emplace();
+  result.error = FilterCandidates(
+      args, [&](size_t i, const std::string& name, Candidate c, const std::string& reason) {
+        switch (c) {
+          case Candidate::kFits:
+            result.node_names.push_back(name);
+            if (result.nodes_json && i < args.nodes_json.size()) {
+              result.nodes_json->push_back(args.nodes_json[i]);
+            }
+            break;
+          case Candidate::kFailed:
+            result.failed_nodes.emplace(name, reason);
+            break;
+          case Candidate::kUnresolvable:
+            result.failed_and_unresolvable_nodes.emplace(name, reason);
+            break;
+        }
+      });
+  if (!result.error.empty()) result.nodes_json.reset();
   return result;
 }
 
-HostPriorityList Extender::Prioritize(const ExtenderArgs& args) {
-  HostPriorityList list;
-  Result<PodSpec> spec = PodToSpec(args.pod);
-  if (!spec.ok()) return list;
-  std::lock_guard<std::mutex> lock(mutex_);
-  Remember(PodUid(args.pod), *spec);
-  const PodRequest request = cluster_->MakeRequest(*spec);
-  const std::vector<std::string> names = args.CandidateNames();
-  std::vector<int> nodes;
-  for (const std::string& name : names) {
-    auto it = node_index_.find(name);
-    if (it != node_index_.end() && !unschedulable_[it->second]) nodes.push_back(it->second);
+std::string Extender::FilterJson(const ExtenderArgs& args) {
+  const bool with_nodes = args.nodes.has_value() && !args.node_names.has_value();
+  std::string names;
+  std::string failed;
+  std::string unresolvable;
+  std::string nodes;
+  names.reserve(args.node_names ? args.node_names->size() * 24 : 256);
+  const auto add = [](std::string* out, const std::string& name, const std::string& reason) {
+    if (!out->empty()) *out += ',';
+    AppendJsonString(out, name);
+    *out += ':';
+    AppendJsonString(out, reason);
+  };
+  const std::string error = FilterCandidates(
+      args, [&](size_t i, const std::string& name, Candidate c, const std::string& reason) {
+        switch (c) {
+          case Candidate::kFits:
+            if (!names.empty()) names += ',';
+            AppendJsonString(&names, name);
+            if (with_nodes && i < args.nodes_json.size()) {
+              if (!nodes.empty()) nodes += ',';
+              nodes += args.nodes_json[i];
+            }
+            break;
+          case Candidate::kFailed:
+            add(&failed, name, reason);
+            break;
+          case Candidate::kUnresolvable:
+            add(&unresolvable, name, reason);
+            break;
+        }
+      });
+  std::string out;
+  out.reserve(names.size() + failed.size() + unresolvable.size() + nodes.size() + 128);
+  out += "{\"Nodes\":";
+  if (with_nodes && error.empty()) {
+    out += "{\"metadata\":{},\"items\":[";
+    out += nodes;
+    out += "]}";
+  } else {
+    out += "null";
   }
-  std::unordered_map<int, int> score_of;
+  out += ",\"NodeNames\":[";
+  out += names;
+  out += "],\"FailedNodes\":{";
+  out += failed;
+  out += "},\"FailedAndUnresolvableNodes\":{";
+  out += unresolvable;
+  out += "},\"Error\":";
+  AppendJsonString(&out, error);
+  out += '}';
+  return out;
+}
+
+template <typename Visit>
+void Extender::ScoreCandidates(const ExtenderArgs& args, Visit&& visit) {
+  Result<PodSpec> spec = PodToSpec(args.pod);
+  if (!spec.ok()) return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  Remember(PodUid(args.pod), *spec, args.pod);
+  const PodRequest request = cluster_->MakeRequest(*spec);
+  std::vector<std::string> names_of_nodes;  // only when NodeNames is absent (no copy)
+  if (!args.node_names) names_of_nodes = args.CandidateNames();
+  const std::vector<std::string>& names = args.node_names ? *args.node_names : names_of_nodes;
+  std::vector<int> nodes;
+  std::vector<int> node_of(names.size(), -1);  // index of each candidate, -1 if unknown
+  for (size_t i = 0; i < names.size(); ++i) {
+    node_of[i] = ResolveCandidate(i, names[i]);
+    if (node_of[i] >= 0 && !unschedulable_[node_of[i]]) nodes.push_back(node_of[i]);
+  }
+  constexpr int kNoScore = std::numeric_limits<int>::min();
+  std::vector<int> score_of(cluster_->size(), kNoScore);
   int lo = 0;
   int hi = 0;
   bool first = true;
@@ -352,19 +481,39 @@ HostPriorityList Extender::Prioritize(const ExtenderArgs& args) {
     hi = first ? score : std::max(hi, score);
     first = false;
   }
-  for (const std::string& name : names) {
-    HostPriority hp{name, 0};
-    auto it = node_index_.find(name);
-    if (it != node_index_.end()) {
-      auto s = score_of.find(it->second);
-      if (s != score_of.end()) {
-        // Integer floor of 10 * (s - lo) / (hi - lo); all equal → 10.
-        hp.score = hi > lo ? int64_t{10} * (s->second - lo) / (hi - lo) : 10;
-      }
+  for (size_t i = 0; i < names.size(); ++i) {
+    int64_t score = 0;
+    if (node_of[i] >= 0 && score_of[node_of[i]] != kNoScore) {
+      // Integer floor of 10 * (s - lo) / (hi - lo); all equal → 10.
+      score = hi > lo ? int64_t{10} * (score_of[node_of[i]] - lo) / (hi - lo) : 10;
     }
-    list.push_back(std::move(hp));
+    visit(names[i], score);
   }
+}
+
+HostPriorityList Extender::Prioritize(const ExtenderArgs& args) {
+  HostPriorityList list;
+  if (args.node_names) list.reserve(args.node_names->size());
+  ScoreCandidates(args, [&](const std::string& name, int64_t score) {
+    list.push_back(HostPriority{name, score});
+  });
   return list;
+}
+
+std::string Extender::PrioritizeJson(const ExtenderArgs& args) {
+  std::string out;
+  out.reserve(2 + (args.node_names ? args.node_names->size() * 40 : 0));
+  out += '[';
+  ScoreCandidates(args, [&](const std::string& name, int64_t score) {
+    if (out.size() > 1) out += ',';
+    out += "{\"Host\":";
+    AppendJsonString(&out, name);
+    out += ",\"Score\":";
+    out += std::to_string(score);
+    out += '}';
+  });
+  out += ']';
+  return out;
 }
 
 ExtenderBindingResult Extender::Bind(const ExtenderBindingArgs& args) {
@@ -389,7 +538,10 @@ ExtenderBindingResult Extender::Bind(const ExtenderBindingArgs& args) {
   if (fit != FitReason::kFits) return {"does not fit: " + FitExplanation(fit)};
   const GpuSet gpus = ChooseGpus(node, request);
   scheduler_->Bind(node, request, gpus);
-  assignments_.emplace(args.pod_uid, Assignment{seen->second.name, node, request, gpus});
+  auto meta = seen_meta_.find(args.pod_uid);
+  assignments_.emplace(args.pod_uid,
+                       Assignment{seen->second.name, node, request, gpus,
+                                  meta == seen_meta_.end() ? PodMeta{} : meta->second});
   ++pods_bound_total_;
   return {};
 }
@@ -401,6 +553,100 @@ bool Extender::Unbind(const std::string& uid) {
   scheduler_->Unbind(it->second.node, it->second.request, it->second.gpus);
   assignments_.erase(it);
   return true;
+}
+
+ExtenderPreemptionResult Extender::Preempt(const ExtenderPreemptionArgs& args) {
+  ExtenderPreemptionResult result;
+  Result<PodSpec> spec = PodToSpec(args.pod);
+  if (!spec.ok()) return result;  // a pod the engine cannot model: no node is offered
+  const std::string preemptor_uid = PodUid(args.pod);
+
+  // Candidate nodes and the victims the scheduler proposed on each (by UID; with labels and
+  // priority when it sent whole pods).
+  std::map<std::string, std::vector<VictimCandidate>> proposed;
+  if (args.node_name_to_meta_victims) {
+    for (const auto& [node, meta] : *args.node_name_to_meta_victims) {
+      std::vector<VictimCandidate>& list = proposed[node];
+      for (const std::string& uid : meta.pod_uids) {
+        VictimCandidate c;
+        c.uid = uid;
+        list.push_back(std::move(c));
+      }
+    }
+  }
+  if (args.node_name_to_victims) {
+    for (const auto& [node, victims] : *args.node_name_to_victims) {
+      std::vector<VictimCandidate>& list = proposed[node];
+      for (const Pod& pod : victims.pods) {
+        VictimCandidate c;
+        c.uid = PodUid(pod);
+        c.namespace_name = pod.namespace_name;
+        c.name = pod.name;
+        c.priority = pod.priority;
+        c.labels = pod.labels;
+        list.push_back(std::move(c));
+      }
+    }
+  }
+
+  std::lock_guard<std::mutex> lock(mutex_);
+  const PodRequest request = cluster_->MakeRequest(*spec);
+  // The modelled pods on each candidate node, in one pass over the assignments.
+  std::unordered_map<int, PreemptionNode> nodes;
+  for (const auto& [name, unused] : proposed) {
+    auto it = node_index_.find(name);
+    if (it == node_index_.end() || unschedulable_[it->second]) continue;
+    PreemptionNode& pn = nodes[it->second];
+    pn.gpu_count = cluster_->spec(it->second).gpu_count;
+    pn.model_id = cluster_->model_id(it->second);
+    pn.state = cluster_->state(it->second);
+  }
+  const auto candidate = [](const std::string& uid, const Assignment& a) {
+    VictimCandidate c;
+    c.uid = uid;
+    c.namespace_name = a.meta.namespace_name;
+    c.name = a.meta.name;
+    c.priority = a.meta.priority;
+    c.labels = a.meta.labels;
+    c.modelled = true;
+    c.request = a.request;
+    c.gpus = a.gpus;
+    return c;
+  };
+  for (const auto& [uid, a] : assignments_) {
+    auto it = nodes.find(a.node);
+    if (it != nodes.end() && uid != preemptor_uid) it->second.pods.push_back(candidate(uid, a));
+  }
+  // The exhaustive search shares one budget per request, so that a long candidate list stays
+  // well inside kube-scheduler's httpTimeout (about a microsecond per victim set checked).
+  PreemptionOptions search;
+  search.max_subsets = std::clamp<int64_t>(
+      kPreemptSubsetsPerRequest / static_cast<int64_t>(std::max<size_t>(nodes.size(), 1)),
+      kMinPreemptSubsetsPerNode, search.max_subsets);
+  for (auto& [name, required] : proposed) {
+    auto idx = node_index_.find(name);
+    if (idx == node_index_.end()) continue;
+    auto pn = nodes.find(idx->second);
+    if (pn == nodes.end()) continue;
+    // A proposed victim the model holds on this node frees what the model says it holds.
+    for (VictimCandidate& r : required) {
+      auto a = assignments_.find(r.uid);
+      if (a != assignments_.end() && a->second.node == idx->second) r = candidate(r.uid, a->second);
+    }
+    std::optional<VictimSet> chosen =
+        SelectVictims(pn->second, required, request, args.pod.priority, pdbs_, search);
+    if (!chosen) continue;
+    ++preempt_nodes_total_;
+    preempt_victims_total_ += static_cast<int64_t>(chosen->uids.size());
+    result.node_name_to_meta_victims[name] =
+        MetaVictims{std::move(chosen->uids), chosen->num_pdb_violations};
+  }
+  return result;
+}
+
+void Extender::SetDisruptionBudgets(std::vector<PodDisruptionBudget> pdbs) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  pdbs_ = std::move(pdbs);
 }
 
 void Extender::RecordRequest(std::string_view verb, double seconds) {
@@ -488,6 +734,12 @@ std::string Extender::MetricsText() const {
   out += "# HELP tessera_pods_bound_total Pods bound by this extender.\n";
   out += "# TYPE tessera_pods_bound_total counter\n";
   out += "tessera_pods_bound_total " + std::to_string(pods_bound_total_) + "\n";
+  out += "# HELP tessera_preemption_nodes_total Candidate nodes offered to preemption.\n";
+  out += "# TYPE tessera_preemption_nodes_total counter\n";
+  out += "tessera_preemption_nodes_total " + std::to_string(preempt_nodes_total_) + "\n";
+  out += "# HELP tessera_preemption_victims_total Victims proposed, summed over offered nodes.\n";
+  out += "# TYPE tessera_preemption_victims_total counter\n";
+  out += "tessera_preemption_victims_total " + std::to_string(preempt_victims_total_) + "\n";
   out += "# HELP tessera_filter_rejections_total Candidate nodes rejected by filter, by reason.\n";
   out += "# TYPE tessera_filter_rejections_total counter\n";
   for (const auto& [reason, count] : rejections_) {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "frag/target_workload.h"
+#include "k8s/disruption_budget.h"
 #include "k8s/extender_protocol.h"
 #include "model/cluster.h"
 #include "policy/policy.h"
@@ -72,11 +73,17 @@ class Extender {
   /// no node. Remembers the pod by UID for a later Bind. When the request carried full Nodes,
   /// the answer returns the passing ones in Nodes as well.
   ExtenderFilterResult Filter(const ExtenderArgs& args);
+  /// Filter, answered as the JSON body of EncodeExtenderFilterResult, written as the candidates
+  /// are decided (no maps built: the HTTP path of large clusters). The failure maps list the
+  /// nodes in request order instead of sorted; the JSON means the same.
+  std::string FilterJson(const ExtenderArgs& args);
   /// Scores each candidate: feasible nodes get the policy's score (Scheduler::ScoreNodes),
   /// mapped to 0..10 by min–max over the feasible candidates, rounded down (all equal → 10);
   /// unknown or infeasible candidates get 0. A pod PodToSpec rejects gets an empty list.
   /// Remembers the pod by UID for a later Bind.
   HostPriorityList Prioritize(const ExtenderArgs& args);
+  /// Prioritize, answered as the JSON body of EncodeHostPriorityList (no list built).
+  std::string PrioritizeJson(const ExtenderArgs& args);
   /// Binds the pod last seen by Filter/Prioritize with this UID to `args.node`: re-checks the
   /// fit, picks GPUs by the policy's choice on that node, allocates. Idempotent per UID: the
   /// same UID on the same node again succeeds without allocating; on another node it is an
@@ -84,6 +91,17 @@ class Extender {
   ExtenderBindingResult Bind(const ExtenderBindingArgs& args);
   /// Releases the allocation of the pod with `uid` (the pod was deleted). False if unknown.
   bool Unbind(const std::string& uid);
+
+  /// Chooses preemption victims (k8s/preemption.h, SelectVictims) on each candidate node of
+  /// NodeNameToMetaVictims and NodeNameToVictims, among the pods of the model on that node
+  /// (bound by Bind or loaded), with their recorded priority and labels and the budgets of
+  /// SetDisruptionBudgets. Victims the scheduler sent are kept; victims are added when they do
+  /// not free enough. Unknown or cordoned nodes, and nodes where no victim set makes the pod
+  /// fit, are left out; a pod PodToSpec rejects gets no node. Changes no allocation: the
+  /// victims are released when their deletion is seen (Unbind).
+  ExtenderPreemptionResult Preempt(const ExtenderPreemptionArgs& args);
+  /// Replaces the PodDisruptionBudgets that Preempt counts violations against.
+  void SetDisruptionBudgets(std::vector<PodDisruptionBudget> pdbs);
 
   /// Records one HTTP request of `verb` ("filter", "bind", ...) that took `seconds`.
   void RecordRequest(std::string_view verb, double seconds);
@@ -101,11 +119,19 @@ class Extender {
   int bound_pods() const;
 
  private:
+  /// What preemption needs to know of a pod besides its request.
+  struct PodMeta {
+    std::string namespace_name;
+    std::string name;
+    int32_t priority = 0;  ///< spec.priority
+    std::map<std::string, std::string> labels;
+  };
   struct Assignment {
     std::string pod;  ///< "namespace/name"
     int node = -1;
     PodRequest request;
     GpuSet gpus = 0;
+    PodMeta meta;
   };
   struct VerbStats {
     int64_t count = 0;
@@ -114,7 +140,24 @@ class Extender {
   };
 
   Extender() = default;
-  void Remember(const std::string& uid, const PodSpec& spec);
+  /// How Filter sorts a candidate.
+  enum class Candidate : uint8_t { kFits, kFailed, kUnresolvable };
+  /// Filter's loop: decodes the pod and remembers it, then, under the lock, calls
+  /// visit(index, name, Candidate, reason) for each candidate and counts the rejections.
+  /// Returns the PodToSpec error (no candidate visited), or "".
+  template <typename Visit>
+  std::string FilterCandidates(const ExtenderArgs& args, Visit&& visit);
+  /// Prioritize's loop: calls visit(name, score 0..10) for each candidate, in order; nothing
+  /// when PodToSpec rejects the pod.
+  template <typename Visit>
+  void ScoreCandidates(const ExtenderArgs& args, Visit&& visit);
+  /// The node index of candidate `name` at `position` of a request's list, or -1 if unknown.
+  /// kube-scheduler sends the same list again and again: the index found at each position is
+  /// remembered and checked against the node's name, so a hit costs one string compare
+  /// instead of a hash lookup (changes of the node list only cost a miss).
+  int ResolveCandidate(size_t position, const std::string& name);
+  void Remember(const std::string& uid, const PodSpec& spec, const Pod& pod);
+  static PodMeta MetaOf(const Pod& pod);
   GpuSet ChooseGpus(int node, const PodRequest& request) const;
 
   mutable std::mutex mutex_;
@@ -125,10 +168,15 @@ class Extender {
   std::unique_ptr<Scheduler> scheduler_;             // GUARDED_BY(mutex_)
   std::unordered_map<std::string, int> node_index_;  // GUARDED_BY(mutex_)
   std::vector<bool> unschedulable_;                  // GUARDED_BY(mutex_)
-  std::map<std::string, Assignment> assignments_;    // GUARDED_BY(mutex_), by pod UID
+  std::vector<int> candidate_guess_;  // GUARDED_BY(mutex_), by position (ResolveCandidate)
+  std::map<std::string, Assignment> assignments_;  // GUARDED_BY(mutex_), by pod UID
   /// Pods seen by Filter/Prioritize, by UID, for Bind; the oldest are forgotten past a cap.
   std::unordered_map<std::string, PodSpec> seen_;           // GUARDED_BY(mutex_)
   std::deque<std::string> seen_order_;                      // GUARDED_BY(mutex_)
+  std::unordered_map<std::string, PodMeta> seen_meta_;      // GUARDED_BY(mutex_), as seen_
+  std::vector<PodDisruptionBudget> pdbs_;                   // GUARDED_BY(mutex_)
+  int64_t preempt_nodes_total_ = 0;                         // GUARDED_BY(mutex_)
+  int64_t preempt_victims_total_ = 0;                       // GUARDED_BY(mutex_)
   std::map<std::string, VerbStats, std::less<>> verbs_;     // GUARDED_BY(mutex_)
   std::map<std::string, int64_t, std::less<>> rejections_;  // GUARDED_BY(mutex_)
   int64_t pods_bound_total_ = 0;                            // GUARDED_BY(mutex_)

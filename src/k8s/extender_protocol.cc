@@ -135,10 +135,19 @@ Status RequiredString(const Json& obj, std::string_view key, std::string* out) {
   return Status();
 }
 
-OrderedJson StringMapJson(const std::map<std::string, std::string>& m) {
-  OrderedJson out = OrderedJson::object();
-  for (const auto& [k, v] : m) out[k] = v;
-  return out;
+// {"k":"v",...} in key order (std::map is sorted). Linear: ordered_json's operator[] searches
+// its keys one by one, which made a 5000-node answer quadratic.
+void AppendStringMap(std::string* out, const std::map<std::string, std::string>& m) {
+  *out += '{';
+  bool first = true;
+  for (const auto& [k, v] : m) {
+    if (!first) *out += ',';
+    first = false;
+    AppendJsonString(out, k);
+    *out += ':';
+    AppendJsonString(out, v);
+  }
+  *out += '}';
 }
 
 OrderedJson MetaVictimsJson(const MetaVictims& m) {
@@ -154,6 +163,140 @@ OrderedJson MetaVictimsJson(const MetaVictims& m) {
   return out;
 }
 
+// The fast path of DecodeExtenderArgs, for the body kube-scheduler sends a nodeCacheCapable
+// extender: exactly the keys "Pod", "Nodes" (null) and "NodeNames" (null or an array of
+// printable-ASCII strings without escapes), each once. The Pod value is parsed and decoded
+// as in the general path; NodeNames are copied straight from the text, without a JSON tree
+// (that tree was most of the cost of a 5000-node request). Anything else (other keys, other
+// spellings, escapes, malformed JSON, errors of any kind) returns nullopt, and the general
+// path decides, so the two paths accept the same bodies with the same result.
+class FastArgsScanner {
+ public:
+  explicit FastArgsScanner(std::string_view text) : s_(text) {}
+
+  std::optional<ExtenderArgs> Decode(size_t max_bytes) {
+    if (s_.size() > max_bytes || !Eat('{')) return std::nullopt;
+    std::string_view pod_text;
+    bool seen_pod = false, seen_nodes = false, seen_names = false;
+    ExtenderArgs args;
+    do {
+      std::string_view key;
+      if (!PlainString(&key) || !Eat(':')) return std::nullopt;
+      if (key == "Pod" && !seen_pod) {
+        seen_pod = true;
+        if (!SkipValue(&pod_text)) return std::nullopt;
+      } else if (key == "Nodes" && !seen_nodes) {
+        seen_nodes = true;
+        if (!Null()) return std::nullopt;
+      } else if (key == "NodeNames" && !seen_names) {
+        seen_names = true;
+        if (!Null()) {
+          std::vector<std::string> names;
+          if (!Names(&names)) return std::nullopt;
+          args.node_names = std::move(names);
+        }
+      } else {
+        return std::nullopt;
+      }
+    } while (Eat(','));
+    if (!Eat('}')) return std::nullopt;
+    Ws();
+    if (i_ != s_.size() || !seen_pod) return std::nullopt;
+    Result<Json> pod = ParseJson(pod_text, max_bytes, "Pod");
+    if (!pod.ok() || pod->is_null()) return std::nullopt;
+    Result<Pod> decoded = DecodePod(*pod, "Pod");
+    if (!decoded.ok()) return std::nullopt;
+    args.pod = std::move(*decoded);
+    return args;
+  }
+
+ private:
+  /// Deeper values go to the general path, which enforces kMaxJsonDepth on the whole body.
+  static constexpr int kMaxDepth = 256;
+
+  void Ws() {
+    while (i_ < s_.size() &&
+           (s_[i_] == ' ' || s_[i_] == '\n' || s_[i_] == '\r' || s_[i_] == '\t')) {
+      ++i_;
+    }
+  }
+  bool Eat(char c) {
+    Ws();
+    if (i_ < s_.size() && s_[i_] == c) {
+      ++i_;
+      return true;
+    }
+    return false;
+  }
+  bool Null() {
+    Ws();
+    if (s_.substr(i_, 4) != "null") return false;
+    i_ += 4;
+    return true;
+  }
+  // A string of printable ASCII without escapes.
+  bool PlainString(std::string_view* out) {
+    Ws();
+    if (i_ >= s_.size() || s_[i_] != '"') return false;
+    const size_t start = ++i_;
+    for (; i_ < s_.size(); ++i_) {
+      const auto c = static_cast<unsigned char>(s_[i_]);
+      if (c == '"') {
+        *out = s_.substr(start, i_ - start);
+        ++i_;
+        return true;
+      }
+      if (c < 0x20 || c >= 0x7f || c == '\\') return false;
+    }
+    return false;
+  }
+  bool Names(std::vector<std::string>* names) {
+    if (!Eat('[')) return false;
+    if (Eat(']')) return true;
+    do {
+      std::string_view name;
+      if (!PlainString(&name)) return false;
+      names->emplace_back(name);
+    } while (Eat(','));
+    return Eat(']');
+  }
+  // The extent of one value (an object, array, string or scalar token); its content is
+  // checked later by the real parser.
+  bool SkipValue(std::string_view* out) {
+    Ws();
+    const size_t start = i_;
+    int depth = 0;
+    while (i_ < s_.size()) {
+      const char c = s_[i_];
+      if (c == '"') {
+        for (++i_; i_ < s_.size() && s_[i_] != '"'; ++i_) {
+          if (s_[i_] == '\\') ++i_;
+        }
+        if (i_ >= s_.size()) return false;
+        ++i_;
+      } else if (c == '{' || c == '[') {
+        if (++depth > kMaxDepth) return false;
+        ++i_;
+      } else if (c == '}' || c == ']') {
+        if (depth == 0) break;
+        --depth;
+        ++i_;
+      } else if (depth == 0 && (c == ',' || c == ' ' || c == '\n' || c == '\r' || c == '\t')) {
+        break;
+      } else {
+        ++i_;
+      }
+      if (depth == 0 && (c == '"' || c == '}' || c == ']')) break;
+    }
+    if (depth != 0 || i_ == start) return false;
+    *out = s_.substr(start, i_ - start);
+    return true;
+  }
+
+  std::string_view s_;
+  size_t i_ = 0;
+};
+
 }  // namespace
 
 std::vector<std::string> ExtenderArgs::CandidateNames() const {
@@ -167,6 +310,9 @@ std::vector<std::string> ExtenderArgs::CandidateNames() const {
 }
 
 Result<ExtenderArgs> DecodeExtenderArgs(std::string_view body, size_t max_bytes) {
+  if (std::optional<ExtenderArgs> fast = FastArgsScanner(body).Decode(max_bytes)) {
+    return std::move(*fast);
+  }
   Json j;
   TESSERA_K8S_ASSIGN(j, ParseObjectBody(body, max_bytes, "ExtenderArgs"));
   ExtenderArgs args;
@@ -216,7 +362,14 @@ Result<ExtenderBindingArgs> DecodeExtenderBindingArgs(std::string_view body, siz
 }
 
 std::string EncodeExtenderFilterResult(const ExtenderFilterResult& result) {
-  std::string out = "{\"Nodes\":";
+  std::string out;
+  size_t reserve = 128;
+  for (const std::string& n : result.node_names) reserve += n.size() + 3;
+  for (const auto& [k, v] : result.failed_nodes) reserve += k.size() + v.size() + 6;
+  for (const auto& [k, v] : result.failed_and_unresolvable_nodes)
+    reserve += k.size() + v.size() + 6;
+  out.reserve(reserve);
+  out += "{\"Nodes\":";
   if (result.nodes_json) {
     out += "{\"metadata\":{},\"items\":[";
     for (size_t i = 0; i < result.nodes_json->size(); ++i) {
@@ -227,26 +380,35 @@ std::string EncodeExtenderFilterResult(const ExtenderFilterResult& result) {
   } else {
     out += "null";
   }
-  OrderedJson names = OrderedJson::array();
-  for (const std::string& n : result.node_names) names.push_back(n);
-  out += ",\"NodeNames\":" + DumpJson(names);
-  out += ",\"FailedNodes\":" + DumpJson(StringMapJson(result.failed_nodes));
-  out += ",\"FailedAndUnresolvableNodes\":" +
-         DumpJson(StringMapJson(result.failed_and_unresolvable_nodes));
-  out += ",\"Error\":" + DumpJson(OrderedJson(result.error));
+  out += ",\"NodeNames\":[";
+  for (size_t i = 0; i < result.node_names.size(); ++i) {
+    if (i > 0) out += ',';
+    AppendJsonString(&out, result.node_names[i]);
+  }
+  out += "],\"FailedNodes\":";
+  AppendStringMap(&out, result.failed_nodes);
+  out += ",\"FailedAndUnresolvableNodes\":";
+  AppendStringMap(&out, result.failed_and_unresolvable_nodes);
+  out += ",\"Error\":";
+  AppendJsonString(&out, result.error);
   out += "}";
   return out;
 }
 
 std::string EncodeHostPriorityList(const HostPriorityList& list) {
-  OrderedJson out = OrderedJson::array();
-  for (const HostPriority& h : list) {
-    OrderedJson e = OrderedJson::object();
-    e["Host"] = h.host;
-    e["Score"] = h.score;
-    out.push_back(std::move(e));
+  std::string out;
+  out.reserve(2 + list.size() * 40);
+  out += '[';
+  for (size_t i = 0; i < list.size(); ++i) {
+    if (i > 0) out += ',';
+    out += "{\"Host\":";
+    AppendJsonString(&out, list[i].host);
+    out += ",\"Score\":";
+    out += std::to_string(list[i].score);
+    out += '}';
   }
-  return DumpJson(out);
+  out += ']';
+  return out;
 }
 
 std::string EncodeExtenderPreemptionResult(const ExtenderPreemptionResult& result) {

@@ -94,7 +94,7 @@ void HttpServer::Route() {
              res.set_content(ErrorBody(args.error().message), kJson);
              return;
            }
-           res.set_content(EncodeExtenderFilterResult(extender_->Filter(*args)), kJson);
+           res.set_content(extender_->FilterJson(*args), kJson);
          }));
   s.Post("/prioritize",
          timed("prioritize", [this](const httplib::Request& req, httplib::Response& res) {
@@ -104,7 +104,7 @@ void HttpServer::Route() {
              res.set_content(ErrorBody(args.error().message), kJson);
              return;
            }
-           res.set_content(EncodeHostPriorityList(extender_->Prioritize(*args)), kJson);
+           res.set_content(extender_->PrioritizeJson(*args), kJson);
          }));
   s.Post("/bind", timed("bind", [this](const httplib::Request& req, httplib::Response& res) {
            Result<ExtenderBindingArgs> args =
@@ -116,7 +116,6 @@ void HttpServer::Route() {
            }
            res.set_content(EncodeExtenderBindingResult(extender_->Bind(*args)), kJson);
          }));
-  // TODO(issue 3): choose victims; for now no node is offered for preemption.
   s.Post("/preempt", timed("preempt", [this](const httplib::Request& req, httplib::Response& res) {
            Result<ExtenderPreemptionArgs> args =
                DecodeExtenderPreemptionArgs(req.body, options_.max_body_bytes);
@@ -125,7 +124,7 @@ void HttpServer::Route() {
              res.set_content(ErrorBody(args.error().message), kJson);
              return;
            }
-           res.set_content(EncodeExtenderPreemptionResult({}), kJson);
+           res.set_content(EncodeExtenderPreemptionResult(extender_->Preempt(*args)), kJson);
          }));
   s.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
     res.set_content("ok", "text/plain");

@@ -31,8 +31,7 @@ struct HttpServerOptions {
 };
 
 /// Serves an Extender over HTTP:
-///   POST /filter, /prioritize, /bind (kube-scheduler extender v1 bodies),
-///   POST /preempt (answers no victims yet: {"NodeNameToMetaVictims":{}}),
+///   POST /filter, /prioritize, /preempt, /bind (kube-scheduler extender v1 bodies),
 ///   GET /healthz ("ok"), /readyz ("ready" once started), /metrics (Prometheus text 0.0.4),
 ///   GET /state (Extender::StateJson).
 /// A body that does not decode gets 400 with {"Error":"<message naming the JSON path>"} and

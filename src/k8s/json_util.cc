@@ -121,6 +121,19 @@ std::string DumpJson(const nlohmann::ordered_json& j) {
   return j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
+void AppendJsonString(std::string* out, std::string_view s) {
+  for (char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u >= 0x7f || c == '"' || c == '\\') {
+      *out += DumpJson(nlohmann::ordered_json(std::string(s)));
+      return;
+    }
+  }
+  *out += '"';
+  out->append(s);
+  *out += '"';
+}
+
 std::string PathKey(std::string_view base, std::string_view key) {
   std::string out(base);
   if (IsIdentifier(key)) {

@@ -50,6 +50,9 @@ Result<nlohmann::json> ParseJson(std::string_view text, size_t max_bytes, std::s
 
 /// Serialises for the wire: compact, invalid UTF-8 replaced by U+FFFD (as Go's encoder does).
 std::string DumpJson(const nlohmann::ordered_json& j);
+/// Appends `s` as a JSON string, exactly as DumpJson writes it; printable ASCII without '"' or
+/// '\\' (node names, reasons) is copied without building a JSON value.
+void AppendJsonString(std::string* out, std::string_view s);
 
 /// "base.key" for identifier-like keys, else `base["key"]` ("Pod.metadata.annotations[\"a/b\"]");
 /// just "key" when base is empty.

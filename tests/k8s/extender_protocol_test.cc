@@ -74,6 +74,58 @@ TEST(K8sExtenderProtocol, ArgsExactKeyWinsOverFoldedOne) {
   EXPECT_EQ(*args.node_names, std::vector<std::string>{"exact"});
 }
 
+// kube-scheduler's own body shape takes a fast path (no JSON tree for NodeNames); any other
+// spelling takes the general one. Both must give the same answer, errors included: "pOd"
+// forces the general path without changing what Go would decode.
+TEST(K8sExtenderProtocol, FastAndGeneralPathsAgree) {
+  const std::string pod = PodJson();
+  std::vector<std::string> bodies = {
+      R"({"Pod":)" + pod + R"(,"Nodes":null,"NodeNames":["n1","n2"]})",
+      R"({"Pod":)" + pod + R"(,"Nodes":null,"NodeNames":[]})",
+      R"({"Pod":)" + pod + R"(,"Nodes":null,"NodeNames":null})",
+      R"( {"NodeNames" : [ "n1" ] ,"Pod" :)" + pod + "}\n",
+      R"({"Pod":)" + pod + R"(,"NodeNames":["n\u0031","\u003cx\u003e"]})",
+      R"({"Pod":)" + pod + R"(,"NodeNames":["n1",7]})",
+      R"({"Pod":)" + pod + R"(,"NodeNames":["n1"],"NodeNames":["n2"]})",
+      R"({"Pod":)" + pod + R"(,"Pod":{"metadata":{"name":"second"}},"NodeNames":["n1"]})",
+      R"({"Pod":null,"NodeNames":["n1"]})",
+      R"({"Pod":{"spec":{"priority":"high"}},"NodeNames":["n1"]})",
+      R"({"Pod":{"metadata":{"name":"p"}},"NodeNames":["n1"]} x)",
+      R"({"Pod":{"metadata":{"name":"p\ud800"}},"NodeNames":["n1"]})",
+      R"({"Pod":{"metadata":{"name":"p"}},"Nodes":null,"NodeNames":["n1")",
+      R"({"Pod":{"metadata":{"name":"p"}},"Nodes":nul,"NodeNames":["n1"]})",
+      R"({"Pod":{"metadata":{"name":"p"}},"NodeNames":["n1"],})",
+      R"({"Pod":{"metadata":{"name":"p"}} "NodeNames":["n1"]})",
+      R"({"Pod":[1,2,{"a":"}"}],"NodeNames":["n1"]})",
+      R"({"Pod":"x","NodeNames":["n1"]})",
+      R"({"Pod":{"metadata":{"name":"p"}},"NodeNames":["n1\t"]})",
+  };
+  bodies.push_back("{\"Pod\":" + std::string(300, '[') + std::string(300, ']') +
+                   ",\"NodeNames\":[\"n1\"]}");
+  bodies.push_back("{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNames\":[\"n\xff\"]}");
+  for (const std::string& body : bodies) {
+    std::string general = body;
+    const size_t at = general.find("\"Pod\"");
+    ASSERT_NE(at, std::string::npos);
+    general.replace(at, 5, "\"pOd\"");
+    Result<ExtenderArgs> fast = DecodeExtenderArgs(body);
+    Result<ExtenderArgs> slow = DecodeExtenderArgs(general);
+    ASSERT_EQ(fast.ok(), slow.ok()) << body << "\n"
+                                    << (fast.ok() ? slow.error().message : fast.error().message);
+    if (!fast.ok()) {
+      EXPECT_EQ(fast.error().message, slow.error().message) << body;
+      continue;
+    }
+    EXPECT_EQ(fast->pod.name, slow->pod.name) << body;
+    EXPECT_EQ(fast->pod.uid, slow->pod.uid) << body;
+    EXPECT_EQ(fast->pod.labels, slow->pod.labels) << body;
+    EXPECT_EQ(fast->pod.annotations, slow->pod.annotations) << body;
+    EXPECT_EQ(fast->pod.priority, slow->pod.priority) << body;
+    EXPECT_EQ(fast->node_names, slow->node_names) << body;
+    EXPECT_EQ(fast->nodes.has_value(), slow->nodes.has_value()) << body;
+  }
+}
+
 TEST(K8sExtenderProtocol, ArgsWithNodeList) {
   const std::string body = R"({"Pod":)" + PodJson() + R"(,"Nodes":{"metadata":{},"items":[)" +
                            NodeHamiJson() + "," + NodeTesseraJson() + R"(]},"NodeNames":null})";

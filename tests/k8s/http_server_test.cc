@@ -4,6 +4,7 @@
 #include <httplib.h>
 
 #include <atomic>
+#include <cctype>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -12,6 +13,7 @@
 
 #include "k8s/extender.h"
 #include "k8s/extender_protocol.h"
+#include "k8s/testdata.h"
 
 namespace tessera::k8s {
 namespace {
@@ -157,7 +159,51 @@ TEST_F(HttpServerTest, FilterPrioritizeBindPreempt) {
   auto p = c.Post("/preempt", preempt.dump(), "application/json");
   ASSERT_TRUE(p);
   EXPECT_EQ(p->status, 200);
-  EXPECT_EQ(p->body, "{\"NodeNameToMetaVictims\":{}}");
+  // n1 has both GPUs free: offered with no victim.
+  EXPECT_EQ(p->body, "{\"NodeNameToMetaVictims\":{\"n1\":{\"Pods\":[],\"NumPDBViolations\":0}}}");
+}
+
+TEST_F(HttpServerTest, PreemptWithTheUpstreamShape) {
+  StartServer();
+  httplib::Client c = Client();
+  // Fill n3 (one GPU) with a priority-0 pod.
+  ASSERT_TRUE(c.Post("/filter", FilterBody("u-a", 1000), "application/json"));
+  auto b =
+      c.Post("/bind", EncodeExtenderBindingArgs({"p-u-a", "ml", "u-a", "n3"}), "application/json");
+  ASSERT_TRUE(b);
+  ASSERT_EQ(b->body, "{\"Error\":\"\"}");
+  // The preemptor as kubectl printed it (priority 1000, half an A10 or T4); the body as a
+  // nodeCacheCapable kube-scheduler sends it: PascalCase, null for the absent map, null and
+  // empty victim lists.
+  const std::string body = "{\"Pod\":" + ReadTestdata("pod_tessera.json") +
+                           ",\"NodeNameToVictims\":null,\"NodeNameToMetaVictims\":{"
+                           "\"n3\":{\"Pods\":null,\"NumPDBViolations\":0},"
+                           "\"n1\":{\"Pods\":[],\"NumPDBViolations\":0},"
+                           "\"ghost\":{\"Pods\":[{\"UID\":\"x\"}],\"NumPDBViolations\":0}}}";
+  auto p = c.Post("/preempt", body, "application/json");
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->status, 200);
+  EXPECT_EQ(p->get_header_value("Content-Type"), "application/json");
+  EXPECT_EQ(p->body,
+            "{\"NodeNameToMetaVictims\":{"
+            "\"n1\":{\"Pods\":[],\"NumPDBViolations\":0},"
+            "\"n3\":{\"Pods\":[{\"UID\":\"u-a\"}],\"NumPDBViolations\":0}}}");
+  // Lower-case keys decode too (Go matches them case-insensitively).
+  std::string lower = body;
+  for (const char* key : {"\"Pod\"", "\"NodeNameToMetaVictims\"", "\"Pods\"", "\"UID\""}) {
+    std::string k = key;
+    std::string l = k;
+    for (char& ch : l) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    for (size_t at = lower.find(k); at != std::string::npos; at = lower.find(k, at + 1)) {
+      lower.replace(at, k.size(), l);
+    }
+  }
+  auto pl = c.Post("/preempt", lower, "application/json");
+  ASSERT_TRUE(pl);
+  EXPECT_EQ(pl->status, 200);
+  EXPECT_EQ(pl->body, p->body);
+  // Nothing was evicted from the model: the scheduler deletes the victims.
+  EXPECT_EQ(extender_->gpu_allocated_milli(), 1000);
 }
 
 TEST_F(HttpServerTest, MalformedBodiesGet400WithJsonError) {

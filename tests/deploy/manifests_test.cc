@@ -1,0 +1,304 @@
+// deploy/: every manifest parses, the expected objects are there, and the wiring holds: the
+// KubeSchedulerConfiguration reaches the extender's Service and the verbs the HTTP server
+// serves, manages the resources Tessera reads, and the RBAC covers what the extender and the
+// second scheduler do. (tests/e2e/deploy_kubectl_test.sh also runs kubectl on them, offline.)
+
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "k8s/extender.h"
+#include "k8s/http_server.h"
+#include "k8s/objects.h"
+#include "policy/policy.h"
+#include "util/file.h"
+
+namespace tessera {
+namespace {
+
+const std::string kDeploy = std::string(TESSERA_SOURCE_DIR) + "/deploy";
+
+struct Manifests {
+  std::map<std::string, YAML::Node> by_key;  // "Kind/namespace/name"
+  std::vector<std::string> files;            // deploy/*.yaml but kustomization.yaml
+};
+
+std::string Key(const std::string& kind, const std::string& ns, const std::string& name) {
+  return kind + "/" + ns + "/" + name;
+}
+
+Manifests Load() {
+  Manifests m;
+  for (const auto& entry : std::filesystem::directory_iterator(kDeploy)) {
+    const std::string name = entry.path().filename().string();
+    if (entry.path().extension() != ".yaml" || name == "kustomization.yaml") continue;
+    m.files.push_back(name);
+    std::vector<YAML::Node> docs;
+    try {
+      docs = YAML::LoadAllFromFile(entry.path().string());
+    } catch (const YAML::Exception& e) {
+      ADD_FAILURE() << name << ": " << e.what();
+      continue;
+    }
+    for (const YAML::Node& doc : docs) {
+      if (!doc || doc.IsNull()) continue;
+      EXPECT_TRUE(doc["apiVersion"].IsScalar()) << name;
+      EXPECT_TRUE(doc["kind"].IsScalar()) << name;
+      EXPECT_TRUE(doc["metadata"]["name"].IsScalar()) << name;
+      const std::string kind = doc["kind"].as<std::string>("");
+      const std::string ns = doc["metadata"]["namespace"].as<std::string>("");
+      const std::string key = Key(kind, ns, doc["metadata"]["name"].as<std::string>(""));
+      EXPECT_TRUE(m.by_key.emplace(key, doc).second) << "duplicate " << key;
+    }
+  }
+  std::sort(m.files.begin(), m.files.end());
+  return m;
+}
+
+YAML::Node Get(const Manifests& m, const std::string& kind, const std::string& ns,
+               const std::string& name) {
+  auto it = m.by_key.find(Key(kind, ns, name));
+  if (it == m.by_key.end()) {
+    ADD_FAILURE() << "missing " << Key(kind, ns, name);
+    return YAML::Node();
+  }
+  return it->second;
+}
+
+// The set of verbs of the rules granting `resource` in `group`.
+std::set<std::string> Verbs(const YAML::Node& role, const std::string& group,
+                            const std::string& resource) {
+  std::set<std::string> verbs;
+  for (const YAML::Node& rule : role["rules"]) {
+    bool group_ok = false;
+    bool resource_ok = false;
+    for (const YAML::Node& g : rule["apiGroups"]) group_ok |= g.as<std::string>() == group;
+    for (const YAML::Node& r : rule["resources"]) resource_ok |= r.as<std::string>() == resource;
+    if (!group_ok || !resource_ok) continue;
+    for (const YAML::Node& v : rule["verbs"]) verbs.insert(v.as<std::string>());
+  }
+  return verbs;
+}
+
+// Whether `binding` binds role `role_kind`/`role_name` to ServiceAccount ns/name.
+void ExpectBinds(const YAML::Node& binding, const std::string& role_kind,
+                 const std::string& role_name, const std::string& ns, const std::string& sa) {
+  EXPECT_EQ(binding["roleRef"]["kind"].as<std::string>(""), role_kind);
+  EXPECT_EQ(binding["roleRef"]["name"].as<std::string>(""), role_name);
+  bool found = false;
+  for (const YAML::Node& s : binding["subjects"]) {
+    found |= s["kind"].as<std::string>("") == "ServiceAccount" &&
+             s["name"].as<std::string>("") == sa && s["namespace"].as<std::string>("") == ns;
+  }
+  EXPECT_TRUE(found) << binding["metadata"]["name"].as<std::string>("") << " does not bind " << ns
+                     << "/" << sa;
+}
+
+YAML::Node Container(const YAML::Node& deployment) {
+  return deployment["spec"]["template"]["spec"]["containers"][0];
+}
+
+// YAML to JSON, every scalar a string (enough for a pod whose numbers are quoted).
+nlohmann::json ToJson(const YAML::Node& n) {
+  if (n.IsMap()) {
+    nlohmann::json j = nlohmann::json::object();
+    for (const auto& kv : n) j[kv.first.as<std::string>()] = ToJson(kv.second);
+    return j;
+  }
+  if (n.IsSequence()) {
+    nlohmann::json j = nlohmann::json::array();
+    for (const YAML::Node& e : n) j.push_back(ToJson(e));
+    return j;
+  }
+  return n.IsScalar() ? nlohmann::json(n.as<std::string>()) : nlohmann::json();
+}
+
+TEST(DeployManifests, EveryObjectIsThereAndListedInTheKustomization) {
+  const Manifests m = Load();
+  const std::set<std::string> want = {
+      Key("Namespace", "", "tessera"),
+      Key("ServiceAccount", "tessera", "tessera"),
+      Key("ClusterRole", "", "tessera-extender"),
+      Key("ClusterRoleBinding", "", "tessera-extender"),
+      Key("ConfigMap", "tessera", "tessera-config"),
+      Key("Deployment", "tessera", "tessera"),
+      Key("Service", "tessera", "tessera"),
+      Key("ServiceAccount", "tessera", "tessera-scheduler"),
+      Key("ClusterRoleBinding", "", "tessera-scheduler-as-kube-scheduler"),
+      Key("ClusterRoleBinding", "", "tessera-scheduler-as-volume-scheduler"),
+      Key("RoleBinding", "kube-system", "tessera-scheduler-authentication-reader"),
+      Key("Role", "tessera", "tessera-scheduler-leader-election"),
+      Key("RoleBinding", "tessera", "tessera-scheduler-leader-election"),
+      Key("ConfigMap", "tessera", "tessera-scheduler-config"),
+      Key("Deployment", "tessera", "tessera-scheduler"),
+  };
+  std::set<std::string> got;
+  for (const auto& [key, doc] : m.by_key) got.insert(key);
+  EXPECT_EQ(got, want);
+
+  const YAML::Node k = YAML::LoadFile(kDeploy + "/kustomization.yaml");
+  EXPECT_EQ(k["kind"].as<std::string>(""), "Kustomization");
+  std::vector<std::string> listed;
+  for (const YAML::Node& r : k["resources"]) listed.push_back(r.as<std::string>());
+  std::sort(listed.begin(), listed.end());
+  EXPECT_EQ(listed, m.files);
+}
+
+TEST(DeployManifests, ExtenderDeploymentServiceAndConfig) {
+  const Manifests m = Load();
+  const YAML::Node deployment = Get(m, "Deployment", "tessera", "tessera");
+  const YAML::Node c = Container(deployment);
+  EXPECT_EQ(c["image"].as<std::string>(""), "tessera:latest");
+  EXPECT_EQ(c["args"].as<std::vector<std::string>>(std::vector<std::string>{}),
+            (std::vector<std::string>{"serve", "--config", "/etc/tessera/tessera.yaml"}));
+  EXPECT_EQ(c["ports"][0]["containerPort"].as<int>(0), 8888);
+  EXPECT_EQ(c["livenessProbe"]["httpGet"]["path"].as<std::string>(""), "/healthz");
+  EXPECT_EQ(c["readinessProbe"]["httpGet"]["path"].as<std::string>(""), "/readyz");
+  EXPECT_EQ(deployment["spec"]["replicas"].as<int>(0), 1);
+  const YAML::Node pod_spec = deployment["spec"]["template"]["spec"];
+  EXPECT_EQ(pod_spec["serviceAccountName"].as<std::string>(""), "tessera");
+  EXPECT_EQ(c["volumeMounts"][0]["mountPath"].as<std::string>(""), "/etc/tessera");
+  EXPECT_EQ(pod_spec["volumes"][0]["configMap"]["name"].as<std::string>(""), "tessera-config");
+
+  // The Service selects the Deployment's pods and exposes port 8888.
+  const YAML::Node service = Get(m, "Service", "tessera", "tessera");
+  const YAML::Node labels = deployment["spec"]["template"]["metadata"]["labels"];
+  for (const auto& kv : service["spec"]["selector"]) {
+    EXPECT_EQ(labels[kv.first.as<std::string>()].as<std::string>(""), kv.second.as<std::string>());
+  }
+  EXPECT_EQ(service["spec"]["ports"][0]["port"].as<int>(0), 8888);
+
+  // tessera.yaml, with the schema `tessera serve --config` reads.
+  const YAML::Node config = YAML::Load(
+      Get(m, "ConfigMap", "tessera", "tessera-config")["data"]["tessera.yaml"].as<std::string>(""));
+  EXPECT_EQ(config["listen"].as<std::string>(""), "0.0.0.0:8888");
+  const std::string policy = config["policy"].as<std::string>("");
+  EXPECT_EQ(policy, "tessera");
+  const std::vector<std::string>& known = PolicyNames();
+  EXPECT_NE(std::find(known.begin(), known.end(), policy), known.end());
+  EXPECT_EQ(config["seed"].as<int>(0), 42);
+  EXPECT_FALSE(config["logRequests"].as<bool>(true));
+  EXPECT_TRUE(config["kubernetes"]["inCluster"].as<bool>(false));
+}
+
+TEST(DeployManifests, SchedulerConfigurationWiresTheExtender) {
+  const Manifests m = Load();
+  const YAML::Node cm = Get(m, "ConfigMap", "tessera", "tessera-scheduler-config");
+  const YAML::Node config = YAML::Load(cm["data"]["scheduler-config.yaml"].as<std::string>(""));
+  EXPECT_EQ(config["apiVersion"].as<std::string>(""), "kubescheduler.config.k8s.io/v1");
+  EXPECT_EQ(config["kind"].as<std::string>(""), "KubeSchedulerConfiguration");
+  EXPECT_EQ(config["percentageOfNodesToScore"].as<int>(0), 100);
+  ASSERT_EQ(config["profiles"].size(), 1u);
+  EXPECT_EQ(config["profiles"][0]["schedulerName"].as<std::string>(""), "tessera-scheduler");
+  ASSERT_EQ(config["extenders"].size(), 1u);
+  const YAML::Node e = config["extenders"][0];
+  EXPECT_EQ(e["urlPrefix"].as<std::string>(""), "http://tessera.tessera.svc:8888");
+  EXPECT_TRUE(e["nodeCacheCapable"].as<bool>(false));
+  EXPECT_FALSE(e["enableHTTPS"].as<bool>(true));
+  EXPECT_GT(e["weight"].as<int>(0), 0);
+  EXPECT_FALSE(e["httpTimeout"].as<std::string>("").empty());
+  std::set<std::string> managed;
+  for (const YAML::Node& r : e["managedResources"]) {
+    EXPECT_TRUE(r["ignoredByScheduler"].as<bool>(false)) << r["name"].as<std::string>("");
+    managed.insert(r["name"].as<std::string>(""));
+  }
+  EXPECT_EQ(managed, (std::set<std::string>{
+                         std::string(k8s::kTesseraGpu), std::string(k8s::kTesseraGpuMilli),
+                         std::string(k8s::kTesseraGpuMemory), std::string(k8s::kNvidiaGpu),
+                         std::string(k8s::kHamiGpuMem), std::string(k8s::kHamiGpuCores)}));
+  // Leader election in the namespace where the Role grants the Lease.
+  EXPECT_TRUE(config["leaderElection"]["leaderElect"].as<bool>(false));
+  EXPECT_EQ(config["leaderElection"]["resourceNamespace"].as<std::string>(""), "tessera");
+
+  // Every verb is a route of the real HTTP server: an empty body gets 400 (it decodes
+  // nothing), never 404.
+  Result<std::unique_ptr<k8s::Extender>> ext = k8s::Extender::FromJson(
+      R"({"items":[{"metadata":{"name":"n"},"status":{"allocatable":{"cpu":"1"}}}]})", "", {});
+  ASSERT_TRUE(ext.ok()) << ext.error().message;
+  k8s::HttpServerOptions options;
+  options.port = 0;
+  k8s::HttpServer server(ext->get(), options);
+  ASSERT_TRUE(server.Start().ok());
+  httplib::Client client("127.0.0.1", server.port());
+  client.set_read_timeout(5);
+  for (const char* verb : {"filterVerb", "prioritizeVerb", "preemptVerb", "bindVerb"}) {
+    const std::string path = "/" + e[verb].as<std::string>("");
+    auto r = client.Post(path, "", "application/json");
+    ASSERT_TRUE(r) << path;
+    EXPECT_EQ(r->status, 400) << verb << " -> " << path;
+  }
+  server.Stop();
+
+  // The scheduler Deployment reads that file.
+  const YAML::Node deployment = Get(m, "Deployment", "tessera", "tessera-scheduler");
+  const YAML::Node c = Container(deployment);
+  const std::string mount = c["volumeMounts"][0]["mountPath"].as<std::string>("");
+  const std::vector<std::string> command =
+      c["command"].as<std::vector<std::string>>(std::vector<std::string>{});
+  EXPECT_NE(
+      std::find(command.begin(), command.end(), "--config=" + mount + "/scheduler-config.yaml"),
+      command.end());
+  EXPECT_EQ(
+      deployment["spec"]["template"]["spec"]["volumes"][0]["configMap"]["name"].as<std::string>(""),
+      "tessera-scheduler-config");
+  EXPECT_NE(c["image"].as<std::string>("").find("kube-scheduler"), std::string::npos);
+}
+
+TEST(DeployManifests, RbacCoversWhatEachPartDoes) {
+  const Manifests m = Load();
+  // The extender: its cache (list/watch), the pod annotation patch and the binding on bind.
+  const YAML::Node role = Get(m, "ClusterRole", "", "tessera-extender");
+  const std::set<std::string> read = {"get", "list", "watch"};
+  const auto covers = [](const std::set<std::string>& have, const std::set<std::string>& need) {
+    return std::includes(have.begin(), have.end(), need.begin(), need.end());
+  };
+  EXPECT_TRUE(covers(Verbs(role, "", "nodes"), read));
+  EXPECT_TRUE(covers(Verbs(role, "", "pods"), {"get", "list", "patch", "watch"}));
+  EXPECT_TRUE(covers(Verbs(role, "", "pods/binding"), {"create"}));
+  EXPECT_TRUE(covers(Verbs(role, "policy", "poddisruptionbudgets"), read));
+  EXPECT_TRUE(Verbs(role, "", "secrets").empty());  // nothing more than needed
+  ExpectBinds(Get(m, "ClusterRoleBinding", "", "tessera-extender"), "ClusterRole",
+              "tessera-extender", "tessera", "tessera");
+
+  // The second scheduler: the default scheduler's roles, and its own Lease.
+  const std::string sa = Get(m, "Deployment", "tessera",
+                             "tessera-scheduler")["spec"]["template"]["spec"]["serviceAccountName"]
+                             .as<std::string>("");
+  EXPECT_EQ(sa, "tessera-scheduler");
+  ExpectBinds(Get(m, "ClusterRoleBinding", "", "tessera-scheduler-as-kube-scheduler"),
+              "ClusterRole", "system:kube-scheduler", "tessera", sa);
+  ExpectBinds(Get(m, "ClusterRoleBinding", "", "tessera-scheduler-as-volume-scheduler"),
+              "ClusterRole", "system:volume-scheduler", "tessera", sa);
+  ExpectBinds(Get(m, "RoleBinding", "kube-system", "tessera-scheduler-authentication-reader"),
+              "Role", "extension-apiserver-authentication-reader", "tessera", sa);
+  EXPECT_TRUE(covers(Verbs(Get(m, "Role", "tessera", "tessera-scheduler-leader-election"),
+                           "coordination.k8s.io", "leases"),
+                     {"create", "get", "update"}));
+  ExpectBinds(Get(m, "RoleBinding", "tessera", "tessera-scheduler-leader-election"), "Role",
+              "tessera-scheduler-leader-election", "tessera", sa);
+}
+
+TEST(DeployManifests, ExamplePodOptsInAndTesseraReadsIt) {
+  const YAML::Node pod = YAML::LoadFile(kDeploy + "/examples/gpu-pod.yaml");
+  EXPECT_EQ(pod["spec"]["schedulerName"].as<std::string>(""), "tessera-scheduler");
+  Result<k8s::Pod> decoded = k8s::DecodePod(ToJson(pod), "Pod");
+  ASSERT_TRUE(decoded.ok()) << decoded.error().message;
+  Result<PodSpec> spec = k8s::PodToSpec(*decoded);
+  ASSERT_TRUE(spec.ok()) << spec.error().message;
+  EXPECT_EQ(spec->gpu_count, 1);
+  EXPECT_EQ(spec->gpu_milli, 500);
+  EXPECT_EQ(spec->gpu_memory_mib, 8192);
+  EXPECT_EQ(spec->gpu_spec, "A10|T4");
+}
+
+}  // namespace
+}  // namespace tessera
