@@ -1,5 +1,7 @@
 #include "k8s/extender.h"
 
+#include "k8s/extender_internal.h"
+
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
@@ -43,6 +45,37 @@ Result<std::vector<const Json*>> ListItems(const Json& doc, std::string_view wha
 std::string ItemPath(const Json& doc, std::string_view what, size_t i) {
   return std::string(what) + ": " + PathIndex(doc.is_array() ? "" : "items", i);
 }
+
+bool Resolvable(FitReason reason) {
+  return reason == FitReason::kCpu || reason == FitReason::kMemory || reason == FitReason::kGpu ||
+         reason == FitReason::kGpuMemory;
+}
+
+std::string PodKey(const ExtenderBindingArgs& args) {
+  return args.pod_namespace.empty() ? args.pod_name : args.pod_namespace + "/" + args.pod_name;
+}
+
+std::string FormatDouble(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.9g", v);
+  return buf;
+}
+
+/// A Prometheus label value, escaped (\\, \", \n).
+std::string LabelValue(std::string_view v) {
+  std::string out;
+  for (char c : v) {
+    if (c == '\\' || c == '"') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
+
+}  // namespace
 
 /// Parses "0-3", "1,3", "0-1,4" into a GPU set over `gpu_count` GPUs.
 Result<GpuSet> ParseGpuIndices(std::string_view text, int gpu_count) {
@@ -99,42 +132,11 @@ std::string FitExplanation(FitReason reason) {
   return name;
 }
 
-bool Resolvable(FitReason reason) {
-  return reason == FitReason::kCpu || reason == FitReason::kMemory || reason == FitReason::kGpu ||
-         reason == FitReason::kGpuMemory;
-}
-
-std::string PodKey(const ExtenderBindingArgs& args) {
-  return args.pod_namespace.empty() ? args.pod_name : args.pod_namespace + "/" + args.pod_name;
-}
-
 /// The UID a pod is remembered by; "namespace/name" when the object carries no UID.
 std::string PodUid(const Pod& pod) {
   if (!pod.uid.empty()) return pod.uid;
   return pod.namespace_name.empty() ? pod.name : pod.namespace_name + "/" + pod.name;
 }
-
-std::string FormatDouble(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%.9g", v);
-  return buf;
-}
-
-/// A Prometheus label value, escaped (\\, \", \n).
-std::string LabelValue(std::string_view v) {
-  std::string out;
-  for (char c : v) {
-    if (c == '\\' || c == '"') out += '\\';
-    if (c == '\n') {
-      out += "\\n";
-      continue;
-    }
-    out += c;
-  }
-  return out;
-}
-
-}  // namespace
 
 Extender::~Extender() = default;
 
@@ -271,6 +273,7 @@ void Extender::Remember(const std::string& uid, const PodSpec& spec) {
   seen_order_.push_back(uid);
   while (seen_order_.size() > kMaxRememberedPods) {
     seen_.erase(seen_order_.front());
+    container_gpus_.erase(seen_order_.front());
     seen_order_.pop_front();
   }
 }
@@ -291,12 +294,15 @@ ExtenderFilterResult Extender::Filter(const ExtenderArgs& args) {
   ExtenderFilterResult result;
   Result<PodSpec> spec = PodToSpec(args.pod);
   std::lock_guard<std::mutex> lock(mutex_);
+  EnsureModel();
+  ExpireAssumedLocked();
   if (!spec.ok()) {
     result.error = spec.error().message;
     ++rejections_["bad-pod"];
     return result;
   }
   Remember(PodUid(args.pod), *spec);
+  RememberContainers(PodUid(args.pod), args.pod);
   const PodRequest request = cluster_->MakeRequest(*spec);
   const std::vector<std::string> names = args.CandidateNames();
   // Candidates come from Nodes only when NodeNames is absent; then answer in Nodes as well.
@@ -334,7 +340,10 @@ HostPriorityList Extender::Prioritize(const ExtenderArgs& args) {
   Result<PodSpec> spec = PodToSpec(args.pod);
   if (!spec.ok()) return list;
   std::lock_guard<std::mutex> lock(mutex_);
+  EnsureModel();
+  ExpireAssumedLocked();
   Remember(PodUid(args.pod), *spec);
+  RememberContainers(PodUid(args.pod), args.pod);
   const PodRequest request = cluster_->MakeRequest(*spec);
   const std::vector<std::string> names = args.CandidateNames();
   std::vector<int> nodes;
@@ -368,7 +377,8 @@ HostPriorityList Extender::Prioritize(const ExtenderArgs& args) {
 }
 
 ExtenderBindingResult Extender::Bind(const ExtenderBindingArgs& args) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (api_mode_) return BindThroughApi(args, lock);
   auto done = assignments_.find(args.pod_uid);
   if (done != assignments_.end()) {
     const std::string& bound_to = cluster_->spec(done->second.node).name;
@@ -400,6 +410,7 @@ bool Extender::Unbind(const std::string& uid) {
   if (it == assignments_.end()) return false;
   scheduler_->Unbind(it->second.node, it->second.request, it->second.gpus);
   assignments_.erase(it);
+  assumed_.erase(uid);
   return true;
 }
 
