@@ -51,9 +51,33 @@ ApiStatus Failure(std::string_view method, const std::string& url, int status,
   return s;
 }
 
+/// httplib's transport error in words a person can act on.
+std::string Why(httplib::Error e) {
+  switch (e) {
+    case httplib::Error::Connection:
+      return "cannot connect";
+    case httplib::Error::ConnectionTimeout:
+      return "connect timed out";
+    case httplib::Error::Read:
+      return "read failed or timed out";
+    case httplib::Error::Write:
+      return "write failed";
+    case httplib::Error::SSLConnection:
+      return "TLS handshake failed";
+    case httplib::Error::SSLLoadingCerts:
+      return "cannot load the CA or client certificates";
+    case httplib::Error::SSLServerVerification:
+      return "server certificate not trusted (wrong CA?)";
+    case httplib::Error::Canceled:
+      return "canceled";
+    default:
+      return httplib::to_string(e);
+  }
+}
+
 /// Checks an httplib result: a transport error, or any status but 2xx.
 ApiStatus Check(std::string_view method, const std::string& url, const httplib::Result& res) {
-  if (!res) return Failure(method, url, 0, "no response: " + httplib::to_string(res.error()));
+  if (!res) return Failure(method, url, 0, "no response: " + Why(res.error()));
   if (res->status < 200 || res->status > 299) {
     return Failure(method, url, res->status,
                    "HTTP " + std::to_string(res->status) + ": " + BodyExcerpt(res->body));
@@ -384,7 +408,7 @@ ApiStatus HttpKubeApi::Watch(const std::string& path, const std::string& resourc
   }
   if (!res) {
     return Failure("GET", url, status_code,
-                   "watch stream cut: " + httplib::to_string(res.error()));
+                   "watch stream cut: " + Why(res.error()));
   }
   // A last event without its newline (the server closed right after it).
   if (buffer.find_first_not_of(" \r\t\n") != std::string::npos) on_event(buffer);
