@@ -35,6 +35,10 @@ inline constexpr std::string_view kGpuIndicesAnnotation = "tessera.io/gpu-indice
 // HAMi's pod annotations (docs/develop/protocol.md of HAMi), written by Bind in API mode so
 // that HAMi's device plugin enforces the assignment.
 inline constexpr std::string_view kHamiDevicesToAllocate = "hami.io/vgpu-devices-to-allocate";
+/// The same value; HAMi's own scheduler counts a pod's devices from it.
+inline constexpr std::string_view kHamiDevicesAllocated = "hami.io/vgpu-devices-allocated";
+/// Unix seconds; HAMi's device plugin only picks up pods that carry it.
+inline constexpr std::string_view kHamiBindTime = "hami.io/bind-time";
 inline constexpr std::string_view kHamiVgpuNode = "hami.io/vgpu-node";
 inline constexpr std::string_view kHamiVgpuTime = "hami.io/vgpu-time";
 inline constexpr std::string_view kHamiBindPhase = "hami.io/bind-phase";
@@ -113,7 +117,8 @@ class Extender {
   /// error. A pod that no longer fits gets "does not fit: <reason>" and nothing changes.
   /// API mode: the allocation is "assumed"; then, without holding the lock, the pod's
   /// annotations are patched (tessera.io/gpu-indices; with HAMi's register on the node also
-  /// hami.io/vgpu-devices-to-allocate, vgpu-node, vgpu-time, bind-phase=allocating) and only
+  /// hami.io/vgpu-devices-to-allocate and -allocated, vgpu-node, vgpu-time, bind-time,
+  /// bind-phase=allocating) and only
   /// then the Binding is created. Any API failure rolls the allocation back and is answered
   /// in Error. A concurrent Bind of the same UID waits for the first one.
   ExtenderBindingResult Bind(const ExtenderBindingArgs& args);

@@ -435,8 +435,12 @@ ExtenderBindingResult Extender::BindThroughApi(const ExtenderBindingArgs& args,
       auto layout = container_gpus_.find(uid);
       annotations[std::string(kHamiDevicesToAllocate)] = HamiDevicesValue(
           layout == container_gpus_.end() ? nullptr : &layout->second, gpus, devices, request);
+      annotations[std::string(kHamiDevicesAllocated)] =
+          annotations[std::string(kHamiDevicesToAllocate)];
       annotations[std::string(kHamiVgpuNode)] = args.node;
-      annotations[std::string(kHamiVgpuTime)] = std::to_string(static_cast<int64_t>(Now()));
+      const std::string now = std::to_string(static_cast<int64_t>(Now()));
+      annotations[std::string(kHamiVgpuTime)] = now;
+      annotations[std::string(kHamiBindTime)] = now;
       annotations[std::string(kHamiBindPhase)] = "allocating";
     }
   }

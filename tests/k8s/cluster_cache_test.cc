@@ -364,8 +364,10 @@ TEST(ClusterCacheBind, AnnotatesBeforeBindingWithHamisExactFormat) {
   // Init containers first (the sidecar, then "warmup"), then the app container.
   EXPECT_EQ(ann["hami.io/vgpu-devices-to-allocate"],
             ";;GPU-00552014-5c87-89ac-b1a6-7b53aa24b0ec,NVIDIA,3000,30:;");
+  EXPECT_EQ(ann["hami.io/vgpu-devices-allocated"], ann["hami.io/vgpu-devices-to-allocate"]);
   EXPECT_EQ(ann["hami.io/vgpu-node"], "gpu-node-1");
   EXPECT_EQ(ann["hami.io/vgpu-time"], "1700000000");
+  EXPECT_EQ(ann["hami.io/bind-time"], "1700000000");
   EXPECT_EQ(ann["hami.io/bind-phase"], "allocating");
   EXPECT_EQ(ann["tessera.io/class"], "BE");  // the pod's own annotation is kept
 
@@ -422,6 +424,9 @@ TEST(ClusterCacheBind, ApiFailureRollsBack) {
   for (const std::string& r : fake.requests()) bindings += r.find("/binding") != std::string::npos;
   EXPECT_EQ(bindings, 2);  // the failed one and the good one
   EXPECT_EQ(live.extender->gpu_allocated_milli(), 1000);
+  // A node without HAMi's register: only Tessera's annotation.
+  EXPECT_EQ(fake.GetPod("ml", "a")["metadata"]["annotations"],
+            (Json{{"tessera.io/gpu-indices", "0"}}));
 }
 
 TEST(ClusterCacheBind, UnconfirmedAssumptionExpiresAfterTheTtl) {

@@ -1,7 +1,12 @@
 #include "k8s/kube_api.h"
 
 #include <gtest/gtest.h>
+#include <httplib.h>
 #include <stdlib.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 #include <string>
@@ -228,6 +233,126 @@ TEST(KubeApi, InClusterNeedsTheServiceEnvironmentAndFiles) {
   EXPECT_EQ(c->ca_file, dir + "/ca.crt");
   unsetenv("KUBERNETES_SERVICE_HOST");
   unsetenv("KUBERNETES_SERVICE_PORT");
+}
+
+/// A self-signed certificate for 127.0.0.1 and its key (EC), made with the openssl CLI.
+bool MakeCert(const std::string& dir, const std::string& name) {
+  const std::string cmd = "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 "
+                          "-nodes -days 1 -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 "
+                          "-keyout " + dir + "/" + name + ".key -out " + dir + "/" + name +
+                          ".crt >/dev/null 2>&1";
+  return std::system(cmd.c_str()) == 0;
+}
+
+/// An https server answering GET /api/v1/nodes with an empty list to the bearer token in
+/// `token` (and 401 otherwise); client certificates required when `client_ca` is given.
+class TlsServer {
+ public:
+  TlsServer(const std::string& dir, const std::string& client_ca, std::string token)
+      : server_((dir + "/server.crt").c_str(), (dir + "/server.key").c_str(),
+                client_ca.empty() ? nullptr : client_ca.c_str()),
+        token_(std::move(token)) {
+    server_.Get("/api/v1/nodes", [this](const httplib::Request& req, httplib::Response& res) {
+      if (!token_.empty() && req.get_header_value("Authorization") != "Bearer " + token_) {
+        res.status = 401;
+        res.set_content(R"({"kind":"Status","message":"Unauthorized","code":401})",
+                        "application/json");
+        return;
+      }
+      res.set_content(R"({"kind":"NodeList","metadata":{"resourceVersion":"7"},"items":[]})",
+                      "application/json");
+    });
+    port_ = server_.bind_to_any_port("127.0.0.1");
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+    for (int i = 0; i < 5000 && !server_.is_running(); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
+  ~TlsServer() {
+    server_.stop();
+    thread_.join();
+  }
+  bool valid() const { return server_.is_valid() && port_ > 0; }
+  std::string url() const { return "https://127.0.0.1:" + std::to_string(port_); }
+
+ private:
+  httplib::SSLServer server_;
+  std::string token_;
+  int port_ = 0;
+  std::thread thread_;
+};
+
+ApiStatus ListNodes(const KubeApiConfig& c) {
+  Result<std::unique_ptr<HttpKubeApi>> api = HttpKubeApi::Create(c);
+  if (!api.ok()) return ApiStatus{0, api.error().message};
+  ListPage page;
+  ApiStatus s = (*api)->List("/api/v1/nodes", 10, "", &page);
+  if (s.ok() && page.resource_version != "7") s.error = "wrong list";
+  return s;
+}
+
+TEST(KubeApiTls, VerifiesTheServerAndSendsTheToken) {
+  const std::string dir = TempDir();
+  if (!MakeCert(dir, "server")) GTEST_SKIP() << "openssl CLI not available";
+  TlsServer server(dir, "", "tok-1");
+  ASSERT_TRUE(server.valid());
+  KubeApiConfig c;
+  c.server = server.url();
+  c.source = "test";
+  c.ca_file = dir + "/server.crt";
+  ASSERT_TRUE(WriteFile(dir + "/token", "tok-1\n").ok());
+  c.token_file = dir + "/token";
+  ApiStatus s = ListNodes(c);
+  EXPECT_TRUE(s.ok()) << s.error;
+  // The token file is read again: a rotated token that the server does not know fails.
+  ASSERT_TRUE(WriteFile(dir + "/token", "tok-2").ok());
+  s = ListNodes(c);
+  EXPECT_EQ(s.http_status, 401) << s.error;
+  EXPECT_NE(s.error.find("HTTP 401: \"Unauthorized\""), std::string::npos) << s.error;
+  // Without the CA the server is not trusted; with insecure-skip-tls-verify it is.
+  c.token_file.clear();
+  c.token = "tok-1";
+  c.ca_file.clear();
+  s = ListNodes(c);
+  EXPECT_FALSE(s.ok());
+  EXPECT_EQ(s.http_status, 0);
+  EXPECT_NE(s.error.find("GET " + server.url() + "/api/v1/nodes?limit=10: no response"),
+            std::string::npos)
+      << s.error;
+  c.insecure_skip_tls_verify = true;
+  s = ListNodes(c);
+  EXPECT_TRUE(s.ok()) << s.error;
+}
+
+TEST(KubeApiTls, KubeconfigInlineCaAndClientCertificate) {
+  const std::string dir = TempDir();
+  if (!MakeCert(dir, "server") || !MakeCert(dir, "client")) GTEST_SKIP() << "no openssl CLI";
+  TlsServer server(dir, dir + "/client.crt", "");
+  ASSERT_TRUE(server.valid());
+  const auto b64 = [&](const std::string& file) {
+    const std::string out = dir + "/" + file + ".b64";
+    EXPECT_EQ(std::system(("base64 -w0 " + dir + "/" + file + " > " + out).c_str()), 0);
+    return ReadFile(out).value();
+  };
+  const std::string path = dir + "/kubeconfig";
+  ASSERT_TRUE(WriteFile(path, "current-context: c\n"
+                              "clusters: [{name: k, cluster: {server: \"" + server.url() +
+                              "\", certificate-authority-data: " + b64("server.crt") + "}}]\n"
+                              "contexts: [{name: c, context: {cluster: k, user: u}}]\n"
+                              "users: [{name: u, user: {client-certificate-data: " +
+                              b64("client.crt") + ", client-key-data: " + b64("client.key") +
+                              "}}]\n")
+                  .ok());
+  Result<KubeApiConfig> c = KubeconfigConfig(path);
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  ApiStatus s = ListNodes(*c);
+  EXPECT_TRUE(s.ok()) << s.error;
+  // Without the client certificate the server refuses the handshake.
+  c->client_cert_data.clear();
+  c->client_key_data.clear();
+  s = ListNodes(*c);
+  EXPECT_FALSE(s.ok());
+  EXPECT_EQ(s.http_status, 0) << s.error;
 }
 
 }  // namespace
