@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <map>
@@ -451,6 +452,37 @@ TEST(ClusterCacheBind, UnconfirmedAssumptionExpiresAfterTheTtl) {
   ASSERT_TRUE(WaitFor([&] { return live.extender->gpu_allocated_milli() == 1000; }));
   EXPECT_EQ(live.extender->assumed_pods(), 0);
   EXPECT_EQ(live.extender->bound_pods(), 1);
+}
+
+TEST(ClusterCacheBind, ConcurrentBindsNeverOverAllocateAndRetriesBindOnce) {
+  FakeApiServer fake;
+  ASSERT_TRUE(fake.Start());
+  fake.AddNode(NodeObject("n1", 2));  // room for 4 pods of 500 milli
+  for (int i = 0; i < 8; ++i) fake.AddPod(PodObject("p" + std::to_string(i), Shape(1, 500)));
+  Live live(fake);
+  ASSERT_TRUE(live.Sync());
+  std::vector<Json> pods;
+  for (int i = 0; i < 8; ++i) pods.push_back(fake.GetPod("ml", "p" + std::to_string(i)));
+  std::atomic<int> ok{0};
+  std::vector<std::thread> threads;
+  // Each pod is bound by two threads at once (kube-scheduler retrying after a timeout).
+  for (int t = 0; t < 16; ++t) {
+    threads.emplace_back([&, t] {
+      const Json& pod = pods[t % 8];
+      const std::string uid = pod["metadata"]["uid"];
+      const std::string name = pod["metadata"]["name"];
+      if (live.extender->Bind({name, "ml", uid, "n1"}).error.empty()) ++ok;
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(ok.load(), 8);  // 4 pods, each answered success twice
+  EXPECT_EQ(live.extender->gpu_allocated_milli(), 2000);
+  int bindings = 0;
+  for (const std::string& r : fake.requests()) bindings += r.find("/binding") != std::string::npos;
+  EXPECT_EQ(bindings, 4);
+  ASSERT_TRUE(WaitFor([&] { return live.extender->assumed_pods() == 0; }));
+  EXPECT_EQ(live.extender->gpu_allocated_milli(), 2000);
+  EXPECT_EQ(live.extender->bound_pods(), 4);
 }
 
 TEST(ClusterCacheBind, RestartedExtenderRebuildsTheSameState) {
