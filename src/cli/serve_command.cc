@@ -9,8 +9,13 @@
 #include <iostream>
 #include <memory>
 
+#include <nlohmann/json.hpp>
+
+#include "k8s/cluster_cache.h"
 #include "k8s/extender.h"
 #include "k8s/http_server.h"
+#include "k8s/kube_api.h"
+#include "k8s/serve_config.h"
 #include "util/file.h"
 
 namespace tessera {
@@ -39,24 +44,49 @@ void AddServeCommand(CLI::App& app, ServeOptions& o, int& exit_code) {
   CLI::App* cmd = app.add_subcommand(
       "serve",
       "Run as a kube-scheduler extender (HTTP): filter, prioritize and bind GPU pods with the "
-      "chosen policy on a cluster model loaded at start from kubectl JSON. Stops gracefully on "
-      "SIGTERM or SIGINT.");
+      "chosen policy. The cluster model comes from the Kubernetes API (list + watch, with "
+      "--in-cluster or --kubeconfig; bind then writes the GPU assignment and the Binding "
+      "through the API) or, offline, from kubectl JSON files (--nodes/--pods; bind only "
+      "updates the model). Stops gracefully on SIGTERM or SIGINT.");
   cmd->footer(
       "\nEndpoints: POST /filter /prioritize /bind /preempt (extender v1 JSON), GET /healthz\n"
-      "/readyz /metrics (Prometheus text) /state (cluster model and assignments, JSON).\n"
+      "/readyz (ready once the model is loaded: after the initial lists in API mode)\n"
+      "/metrics (Prometheus text) /state (cluster model and assignments, JSON).\n"
+      "\nExactly one mode: --in-cluster, --kubeconfig PATH, or --nodes FILE [--pods FILE];\n"
+      "the mode may also come from the config file (kubernetes.inCluster/kubeconfig).\n"
+      "Precedence: defaults < --config file < command-line flags.\n"
+      "\nConfig file (YAML; unknown keys and wrong types are errors naming file:line):\n"
+      "  listen: 0.0.0.0:8888        # --listen\n"
+      "  policy: fgd                 # --policy\n"
+      "  seed: 42                    # --seed\n"
+      "  logRequests: false          # --log-requests\n"
+      "  kubernetes:\n"
+      "    inCluster: true           # --in-cluster\n"
+      "    kubeconfig: /path/config  # --kubeconfig\n"
       "\nExamples:\n"
+      "  tessera serve --in-cluster --listen 0.0.0.0:8888 --policy fgd\n"
+      "  tessera serve --config /etc/tessera/tessera.yaml\n"
+      "  tessera serve --kubeconfig ~/.kube/config --listen 127.0.0.1:0   # a free port, printed\n"
       "  kubectl get nodes -o json > nodes.json; kubectl get pods -A -o json > pods.json\n"
       "  tessera serve --nodes nodes.json --pods pods.json --listen 0.0.0.0:8888\n"
-      "  tessera serve --nodes nodes.json --listen 127.0.0.1:0   # a free port, printed\n"
-      "\nThe first line on stdout is \"listening on HOST:PORT\". The model is not refreshed\n"
-      "from the API server yet (no list/watch); see docs/EXTENDER.md.");
+      "\nThe first line on stdout is \"listening on HOST:PORT\"; logs are JSON lines on stderr.\n"
+      "See docs/EXTENDER.md.");
+  cmd->add_option("--config", o.config_file,
+                  "YAML configuration file (keys listen, policy, seed, logRequests, "
+                  "kubernetes.inCluster, kubernetes.kubeconfig); flags override it");
+  cmd->add_flag("--in-cluster", o.in_cluster,
+                "API mode: reach the API server with the pod's service account "
+                "($KUBERNETES_SERVICE_HOST/PORT, /var/run/secrets/kubernetes.io/serviceaccount)");
+  cmd->add_option("--kubeconfig", o.kubeconfig,
+                  "API mode: reach the API server as the current context of this kubeconfig "
+                  "(token or client certificate; exec plugins are not supported)");
   cmd->add_option("--nodes", o.nodes_file,
-                  "Nodes as `kubectl get nodes -o json` prints them (a v1 NodeList)")
-      ->required();
+                  "File mode: nodes as `kubectl get nodes -o json` prints them (a v1 NodeList)");
   cmd->add_option("--pods", o.pods_file,
-                  "Pods as `kubectl get pods -A -o json` prints them; those with spec.nodeName "
-                  "are loaded as bound (GPUs from annotation tessera.io/gpu-indices, e.g. "
-                  "\"0-3\", else the generic choice), and all of them form fgd's target workload");
+                  "File mode: pods as `kubectl get pods -A -o json` prints them; those with "
+                  "spec.nodeName are loaded as bound (GPUs from annotation tessera.io/gpu-indices, "
+                  "e.g. \"0-3\", else the generic choice), and all of them form fgd's target "
+                  "workload");
   cmd->add_option("--policy", o.policy,
                   "Placement policy: tessera,fgd,bestfit,packing,clustering,dotprod,random,"
                   "k8s-default")
@@ -69,61 +99,162 @@ void AddServeCommand(CLI::App& app, ServeOptions& o, int& exit_code) {
   for (CLI::Option* opt : cmd->get_options()) {
     opt->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   }
-  cmd->callback([&o, &exit_code] { exit_code = RunServe(o); });
+  cmd->callback([cmd, &o, &exit_code] {
+    for (CLI::Option* opt : cmd->get_options()) {
+      if (opt->count() > 0) o.given.insert(opt->get_name());
+    }
+    exit_code = RunServe(o);
+  });
 }
 
-int RunServe(const ServeOptions& o) {
-  Result<HostPort> hp = ParseHostPort(o.listen);
-  if (!hp.ok()) {
-    std::cerr << "tessera serve: " << hp.error().message << "\n";
-    return 2;
-  }
-  Result<std::string> nodes = ReadFile(o.nodes_file);
-  if (!nodes.ok()) {
-    std::cerr << "tessera serve: " << nodes.error().message << "\n";
-    return 2;
-  }
-  std::string pods;
-  if (!o.pods_file.empty()) {
-    Result<std::string> text = ReadFile(o.pods_file);
-    if (!text.ok()) {
-      std::cerr << "tessera serve: " << text.error().message << "\n";
-      return 2;
-    }
-    pods = std::move(*text);
-  }
-  k8s::ExtenderOptions eo;
-  eo.policy = o.policy;
-  eo.seed = o.seed;
-  Result<std::unique_ptr<k8s::Extender>> extender = k8s::Extender::FromJson(*nodes, pods, eo);
-  if (!extender.ok()) {
-    std::cerr << "tessera serve: " << extender.error().message << "\n";
-    return 2;
-  }
+namespace {
 
-  // Block the stop signals in every thread (the server's threads inherit the mask); this
-  // thread then waits for them with sigwait, outside any signal handler.
+/// Defaults < config file < flags. Errors name the file and line, or the conflicting flags.
+Result<ServeOptions> Resolve(const ServeOptions& flags) {
+  ServeOptions o = flags;
+  if (!flags.config_file.empty()) {
+    Result<std::string> text = ReadFile(flags.config_file);
+    if (!text.ok()) return text.error();
+    k8s::ServeConfig c;
+    c.listen = o.listen;
+    c.policy = o.policy;
+    c.seed = o.seed;
+    c.log_requests = o.log_requests;
+    Status s = k8s::ParseServeConfig(*text, flags.config_file, &c);
+    if (!s.ok()) return s.error();
+    const auto from_file = [&](const char* flag) { return flags.given.count(flag) == 0; };
+    if (from_file("--listen")) o.listen = c.listen;
+    if (from_file("--policy")) o.policy = c.policy;
+    if (from_file("--seed")) o.seed = c.seed;
+    if (from_file("--log-requests")) o.log_requests = c.log_requests;
+    // A mode given on the command line replaces the file's mode.
+    const bool flag_mode = flags.given.count("--in-cluster") || flags.given.count("--kubeconfig") ||
+                           flags.given.count("--nodes");
+    if (!flag_mode) {
+      o.in_cluster = c.in_cluster;
+      o.kubeconfig = c.kubeconfig;
+    }
+  }
+  const int modes = (o.in_cluster ? 1 : 0) + (o.kubeconfig.empty() ? 0 : 1) +
+                    (o.nodes_file.empty() ? 0 : 1);
+  if (modes != 1) {
+    return Error{std::string(modes == 0 ? "no cluster source" : "more than one cluster source") +
+                 ": give exactly one of --in-cluster, --kubeconfig PATH or --nodes FILE (or "
+                 "kubernetes.inCluster / kubernetes.kubeconfig in the config file)"};
+  }
+  if (!o.pods_file.empty() && o.nodes_file.empty()) {
+    return Error{"--pods needs --nodes (file mode); in API mode pods come from the API"};
+  }
+  return o;
+}
+
+/// Blocks SIGTERM/SIGINT in every thread (the server's threads inherit the mask) and returns
+/// them, for sigwait outside any signal handler.
+sigset_t BlockStopSignals() {
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGTERM);
   sigaddset(&stop_signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  return stop_signals;
+}
 
+}  // namespace
+
+int RunServe(const ServeOptions& flags) {
+  Result<ServeOptions> resolved = Resolve(flags);
+  if (!resolved.ok()) {
+    std::cerr << "tessera serve: " << resolved.error().message << "\n";
+    return 2;
+  }
+  const ServeOptions& o = *resolved;
+  Result<HostPort> hp = ParseHostPort(o.listen);
+  if (!hp.ok()) {
+    std::cerr << "tessera serve: " << hp.error().message << "\n";
+    return 2;
+  }
+  k8s::ExtenderOptions eo;
+  eo.policy = o.policy;
+  eo.seed = o.seed;
+
+  std::unique_ptr<k8s::HttpKubeApi> api;
+  std::unique_ptr<k8s::Extender> extender;
+  std::string mode;
+  if (o.nodes_file.empty()) {
+    Result<k8s::KubeApiConfig> kc =
+        o.in_cluster ? k8s::InClusterConfig() : k8s::KubeconfigConfig(o.kubeconfig);
+    if (!kc.ok()) {
+      std::cerr << "tessera serve: " << kc.error().message << "\n";
+      return 2;
+    }
+    Result<std::unique_ptr<k8s::HttpKubeApi>> client = k8s::HttpKubeApi::Create(*kc);
+    if (!client.ok()) {
+      std::cerr << "tessera serve: " << client.error().message << "\n";
+      return 2;
+    }
+    api = std::move(*client);
+    k8s::LiveOptions lo;
+    lo.api = api.get();
+    Result<std::unique_ptr<k8s::Extender>> e = k8s::Extender::Create(eo, lo);
+    if (!e.ok()) {
+      std::cerr << "tessera serve: " << e.error().message << "\n";
+      return 2;
+    }
+    extender = std::move(*e);
+    mode = o.in_cluster ? "in-cluster" : "kubeconfig";
+  } else {
+    Result<std::string> nodes = ReadFile(o.nodes_file);
+    if (!nodes.ok()) {
+      std::cerr << "tessera serve: " << nodes.error().message << "\n";
+      return 2;
+    }
+    std::string pods;
+    if (!o.pods_file.empty()) {
+      Result<std::string> text = ReadFile(o.pods_file);
+      if (!text.ok()) {
+        std::cerr << "tessera serve: " << text.error().message << "\n";
+        return 2;
+      }
+      pods = std::move(*text);
+    }
+    Result<std::unique_ptr<k8s::Extender>> e = k8s::Extender::FromJson(*nodes, pods, eo);
+    if (!e.ok()) {
+      std::cerr << "tessera serve: " << e.error().message << "\n";
+      return 2;
+    }
+    extender = std::move(*e);
+    mode = "files";
+  }
+
+  sigset_t stop_signals = BlockStopSignals();
   k8s::HttpServerOptions so;
   so.host = hp->host;
   so.port = hp->port;
   so.log_requests = o.log_requests;
-  k8s::HttpServer server(extender->get(), so);
+  k8s::HttpServer server(extender.get(), so);
   Status started = server.Start();
   if (!started.ok()) {
     std::cerr << "tessera serve: " << started.error().message << "\n";
     return 1;
   }
+  nlohmann::json f;
+  f["mode"] = mode;
+  f["policy"] = o.policy;
+  if (api != nullptr) f["api_server"] = api->config().server;
+  if (!o.config_file.empty()) f["config"] = o.config_file;
+  k8s::LogJson("info", "start", f.dump());
   std::cout << "listening on " << hp->host << ":" << server.port() << std::endl;
+  std::unique_ptr<k8s::ClusterCache> cache;
+  if (api != nullptr) {
+    cache = std::make_unique<k8s::ClusterCache>(api.get(), extender.get(),
+                                                k8s::ClusterCacheOptions{});
+    cache->Start();
+  }
   int sig = 0;
   sigwait(&stop_signals, &sig);
   k8s::LogJson("info", "stopping", std::string("{\"signal\":") + std::to_string(sig) + "}");
-  server.Stop();
+  server.Stop();  // in-flight binds finish first
+  if (cache != nullptr) cache->Stop();
   return 0;
 }
 

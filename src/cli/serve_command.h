@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <set>
 #include <string>
 
 #include "util/result.h"
@@ -11,21 +12,26 @@ class App;
 
 namespace tessera {
 
-/// Options of `tessera serve` (see its --help).
+/// Options of `tessera serve` (see its --help). Precedence: defaults < --config file < flags.
 struct ServeOptions {
-  std::string nodes_file;  ///< required: `kubectl get nodes -o json`
-  std::string pods_file;   ///< optional: `kubectl get pods -A -o json` (bound pods are loaded)
+  std::string config_file;  ///< --config tessera.yaml (k8s/serve_config.h)
+  std::string nodes_file;   ///< file mode: `kubectl get nodes -o json`
+  std::string pods_file;    ///< file mode, optional: `kubectl get pods -A -o json`
+  std::string kubeconfig;   ///< API mode through a kubeconfig file
+  bool in_cluster = false;  ///< API mode through the pod's service account
   std::string policy = "fgd";
   std::string listen = "127.0.0.1:8888";
   uint64_t seed = 42;
   bool log_requests = false;
+  /// The flags given on the command line ("--policy", ...): they override the config file.
+  std::set<std::string> given;
 };
-
 /// Registers the `serve` subcommand on `app`; the callback runs it and sets `exit_code`.
 void AddServeCommand(CLI::App& app, ServeOptions& options, int& exit_code);
 /// Runs `tessera serve` until SIGTERM or SIGINT; returns the process exit code (0 after a
-/// graceful stop, 2 for bad input, 1 when the address cannot be bound). Prints
-/// "listening on HOST:PORT" on stdout once serving (the chosen port when PORT is 0).
+/// graceful stop, 2 for bad input or configuration, 1 when the address cannot be bound).
+/// Prints "listening on HOST:PORT" on stdout once serving (the chosen port when PORT is 0).
+/// Exactly one mode: files (--nodes [--pods]), --in-cluster, or --kubeconfig.
 int RunServe(const ServeOptions& options);
 
 /// Splits "HOST:PORT" (port 0..65535; "[::1]:80" for IPv6). Errors name the bad part.

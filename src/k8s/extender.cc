@@ -1,5 +1,7 @@
 #include "k8s/extender.h"
 
+#include "k8s/extender_internal.h"
+
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
@@ -50,6 +52,37 @@ Result<std::vector<const Json*>> ListItems(const Json& doc, std::string_view wha
 std::string ItemPath(const Json& doc, std::string_view what, size_t i) {
   return std::string(what) + ": " + PathIndex(doc.is_array() ? "" : "items", i);
 }
+
+bool Resolvable(FitReason reason) {
+  return reason == FitReason::kCpu || reason == FitReason::kMemory || reason == FitReason::kGpu ||
+         reason == FitReason::kGpuMemory;
+}
+
+std::string PodKey(const ExtenderBindingArgs& args) {
+  return args.pod_namespace.empty() ? args.pod_name : args.pod_namespace + "/" + args.pod_name;
+}
+
+std::string FormatDouble(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.9g", v);
+  return buf;
+}
+
+/// A Prometheus label value, escaped (\\, \", \n).
+std::string LabelValue(std::string_view v) {
+  std::string out;
+  for (char c : v) {
+    if (c == '\\' || c == '"') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
+
+}  // namespace
 
 /// Parses "0-3", "1,3", "0-1,4" into a GPU set over `gpu_count` GPUs.
 Result<GpuSet> ParseGpuIndices(std::string_view text, int gpu_count) {
@@ -106,6 +139,8 @@ std::string FitExplanation(FitReason reason) {
   return name;
 }
 
+namespace {
+
 /// FitExplanation of each reason, built once (Filter answers one per rejected node).
 const std::string& CachedFitExplanation(FitReason reason) {
   static const std::array<std::string, kNumFitReasons> table = [] {
@@ -116,42 +151,13 @@ const std::string& CachedFitExplanation(FitReason reason) {
   return table[static_cast<int>(reason)];
 }
 
-bool Resolvable(FitReason reason) {
-  return reason == FitReason::kCpu || reason == FitReason::kMemory || reason == FitReason::kGpu ||
-         reason == FitReason::kGpuMemory;
-}
-
-std::string PodKey(const ExtenderBindingArgs& args) {
-  return args.pod_namespace.empty() ? args.pod_name : args.pod_namespace + "/" + args.pod_name;
-}
+}  // namespace
 
 /// The UID a pod is remembered by; "namespace/name" when the object carries no UID.
 std::string PodUid(const Pod& pod) {
   if (!pod.uid.empty()) return pod.uid;
   return pod.namespace_name.empty() ? pod.name : pod.namespace_name + "/" + pod.name;
 }
-
-std::string FormatDouble(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%.9g", v);
-  return buf;
-}
-
-/// A Prometheus label value, escaped (\\, \", \n).
-std::string LabelValue(std::string_view v) {
-  std::string out;
-  for (char c : v) {
-    if (c == '\\' || c == '"') out += '\\';
-    if (c == '\n') {
-      out += "\\n";
-      continue;
-    }
-    out += c;
-  }
-  return out;
-}
-
-}  // namespace
 
 Extender::~Extender() = default;
 
@@ -296,6 +302,7 @@ void Extender::Remember(const std::string& uid, const PodSpec& spec, const Pod& 
   while (seen_order_.size() > kMaxRememberedPods) {
     seen_.erase(seen_order_.front());
     seen_meta_.erase(seen_order_.front());
+    container_gpus_.erase(seen_order_.front());
     seen_order_.pop_front();
   }
 }
@@ -329,11 +336,14 @@ template <typename Visit>
 std::string Extender::FilterCandidates(const ExtenderArgs& args, Visit&& visit) {
   Result<PodSpec> spec = PodToSpec(args.pod);
   std::lock_guard<std::mutex> lock(mutex_);
+  EnsureModel();
+  ExpireAssumedLocked();
   if (!spec.ok()) {
     ++rejections_["bad-pod"];
     return spec.error().message;
   }
   Remember(PodUid(args.pod), *spec, args.pod);
+  RememberContainers(PodUid(args.pod), args.pod);
   const PodRequest request = cluster_->MakeRequest(*spec);
   std::vector<std::string> names_of_nodes;  // only when NodeNames is absent (no copy)
   if (!args.node_names) names_of_nodes = args.CandidateNames();
@@ -459,7 +469,10 @@ void Extender::ScoreCandidates(const ExtenderArgs& args, Visit&& visit) {
   Result<PodSpec> spec = PodToSpec(args.pod);
   if (!spec.ok()) return;
   std::lock_guard<std::mutex> lock(mutex_);
+  EnsureModel();
+  ExpireAssumedLocked();
   Remember(PodUid(args.pod), *spec, args.pod);
+  RememberContainers(PodUid(args.pod), args.pod);
   const PodRequest request = cluster_->MakeRequest(*spec);
   std::vector<std::string> names_of_nodes;  // only when NodeNames is absent (no copy)
   if (!args.node_names) names_of_nodes = args.CandidateNames();
@@ -517,7 +530,8 @@ std::string Extender::PrioritizeJson(const ExtenderArgs& args) {
 }
 
 ExtenderBindingResult Extender::Bind(const ExtenderBindingArgs& args) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (api_mode_) return BindThroughApi(args, lock);
   auto done = assignments_.find(args.pod_uid);
   if (done != assignments_.end()) {
     const std::string& bound_to = cluster_->spec(done->second.node).name;
@@ -538,12 +552,15 @@ ExtenderBindingResult Extender::Bind(const ExtenderBindingArgs& args) {
   if (fit != FitReason::kFits) return {"does not fit: " + FitExplanation(fit)};
   const GpuSet gpus = ChooseGpus(node, request);
   scheduler_->Bind(node, request, gpus);
-  auto meta = seen_meta_.find(args.pod_uid);
   assignments_.emplace(args.pod_uid,
-                       Assignment{seen->second.name, node, request, gpus,
-                                  meta == seen_meta_.end() ? PodMeta{} : meta->second});
+                       Assignment{seen->second.name, node, request, gpus, SeenMeta(args.pod_uid)});
   ++pods_bound_total_;
   return {};
+}
+
+Extender::PodMeta Extender::SeenMeta(const std::string& uid) const {
+  auto it = seen_meta_.find(uid);
+  return it == seen_meta_.end() ? PodMeta{} : it->second;
 }
 
 bool Extender::Unbind(const std::string& uid) {
@@ -552,6 +569,7 @@ bool Extender::Unbind(const std::string& uid) {
   if (it == assignments_.end()) return false;
   scheduler_->Unbind(it->second.node, it->second.request, it->second.gpus);
   assignments_.erase(it);
+  assumed_.erase(uid);
   return true;
 }
 

@@ -4,11 +4,14 @@
 // cluster model held in memory (see docs/EXTENDER.md, "tessera serve").
 
 #include <array>
+#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -17,9 +20,12 @@
 #include "frag/target_workload.h"
 #include "k8s/disruption_budget.h"
 #include "k8s/extender_protocol.h"
+#include "k8s/kube_api.h"
+#include "k8s/objects.h"
 #include "model/cluster.h"
 #include "policy/policy.h"
 #include "sched/scheduler.h"
+#include "util/clock.h"
 #include "util/result.h"
 
 namespace tessera::k8s {
@@ -27,6 +33,25 @@ namespace tessera::k8s {
 /// The pod annotation that carries a bound pod's GPU indices on its node: "0-3", "1,3",
 /// "0-1,4" (ranges inclusive). Read when the cluster is loaded.
 inline constexpr std::string_view kGpuIndicesAnnotation = "tessera.io/gpu-indices";
+// HAMi's pod annotations (docs/develop/protocol.md of HAMi), written by Bind in API mode so
+// that HAMi's device plugin enforces the assignment.
+inline constexpr std::string_view kHamiDevicesToAllocate = "hami.io/vgpu-devices-to-allocate";
+/// The same value; HAMi's own scheduler counts a pod's devices from it.
+inline constexpr std::string_view kHamiDevicesAllocated = "hami.io/vgpu-devices-allocated";
+/// Unix seconds; HAMi's device plugin only picks up pods that carry it.
+inline constexpr std::string_view kHamiBindTime = "hami.io/bind-time";
+inline constexpr std::string_view kHamiVgpuNode = "hami.io/vgpu-node";
+inline constexpr std::string_view kHamiVgpuTime = "hami.io/vgpu-time";
+inline constexpr std::string_view kHamiBindPhase = "hami.io/bind-phase";
+
+/// What an API-mode Extender needs besides ExtenderOptions.
+struct LiveOptions {
+  KubeApi* api = nullptr;        ///< not owned; must outlive the Extender
+  const Clock* clock = nullptr;  ///< not owned; the system clock when null
+  /// How long a pod bound through the API stays "assumed" (allocated in the model) without the
+  /// watch showing it bound, before its allocation is dropped.
+  double assume_ttl_seconds = 30;
+};
 
 /// Options of an Extender.
 struct ExtenderOptions {
@@ -41,9 +66,12 @@ inline constexpr std::array<double, 9> kRequestDurationBuckets = {
 /// The extender: a Cluster, a Policy and a Scheduler over them, and the GPU assignment of each
 /// pod it bound (or found bound at load), by pod UID.
 ///
-/// The cluster is loaded once (FromJson); there is no API list/watch cache yet, so pods bound
-/// or deleted by others are not seen. Nodes keep the order of the node list, which is also the
-/// tie order of the policy (ties go to the node listed first).
+/// Two modes. File mode (FromJson): the cluster is loaded once and Bind only updates the
+/// model; nodes keep the order of the node list, which is also the tie order of the policy
+/// (ties go to the node listed first). API mode (Create): a ClusterCache feeds nodes and pods
+/// from the API (Upsert*/Delete*), nodes are in name order, and Bind writes the assignment
+/// through the API (annotations, then the Binding), assuming the allocation until the watch
+/// confirms it. The modes do not mix.
 ///
 /// Target workload M (fgd, tessera): built from the loaded pods (TargetWorkload::FromPods);
 /// with no pods at all, a single class of one whole GPU (no CPU) with probability 1, so that
@@ -62,6 +90,12 @@ class Extender {
   static Result<std::unique_ptr<Extender>> FromJson(std::string_view nodes_json,
                                                     std::string_view pods_json,
                                                     const ExtenderOptions& options);
+  /// An Extender in API mode: no nodes or pods yet; the ClusterCache feeds them through
+  /// UpsertNode/DeleteNode/UpsertPod/DeletePod and calls MarkSynced once its initial lists
+  /// are in. Bind then writes the assignment through `live.api` (see Bind). Nodes are kept in
+  /// name order, which is the policy's tie order. Error: unknown policy.
+  static Result<std::unique_ptr<Extender>> Create(const ExtenderOptions& options,
+                                                  const LiveOptions& live);
   Extender(const Extender&) = delete;
   Extender& operator=(const Extender&) = delete;
   ~Extender();
@@ -88,6 +122,12 @@ class Extender {
   /// fit, picks GPUs by the policy's choice on that node, allocates. Idempotent per UID: the
   /// same UID on the same node again succeeds without allocating; on another node it is an
   /// error. A pod that no longer fits gets "does not fit: <reason>" and nothing changes.
+  /// API mode: the allocation is "assumed"; then, without holding the lock, the pod's
+  /// annotations are patched (tessera.io/gpu-indices; with HAMi's register on the node also
+  /// hami.io/vgpu-devices-to-allocate and -allocated, vgpu-node, vgpu-time, bind-time,
+  /// bind-phase=allocating) and only
+  /// then the Binding is created. Any API failure rolls the allocation back and is answered
+  /// in Error. A concurrent Bind of the same UID waits for the first one.
   ExtenderBindingResult Bind(const ExtenderBindingArgs& args);
   /// Releases the allocation of the pod with `uid` (the pod was deleted). False if unknown.
   bool Unbind(const std::string& uid);
@@ -102,6 +142,33 @@ class Extender {
   ExtenderPreemptionResult Preempt(const ExtenderPreemptionArgs& args);
   /// Replaces the PodDisruptionBudgets that Preempt counts violations against.
   void SetDisruptionBudgets(std::vector<PodDisruptionBudget> pdbs);
+  // API mode (Create). The model is rebuilt lazily (before the next call that reads it) when
+  // the set of nodes or a node's capacity changes; a rebuild re-applies every bound pod and
+  // every assumed one, and rebuilds fgd's target workload M from the bound pods.
+
+  /// Adds or updates a node from its API object. Error (node left as it was): NodeToSpec
+  /// rejects it, or it has no name.
+  Status UpsertNode(const Node& node);
+  /// Removes a node; its pods stay known and are placed again if the node comes back.
+  void DeleteNode(const std::string& name);
+  /// Adds or updates a pod from its API object. A pod with spec.nodeName set that has not
+  /// ended (phase not Succeeded/Failed) is allocated on its node: GPUs from annotation
+  /// tessera.io/gpu-indices, else the generic choice; a pod this extender assumed is confirmed
+  /// (no second allocation). A pod that ended is released. An unbound pod is remembered for
+  /// Bind. Error (the pod is not allocated): PodToSpec rejects it, it does not fit its node,
+  /// or its annotation is bad. A pod on a node not known yet waits for the node.
+  Status UpsertPod(const Pod& pod);
+  /// Releases and forgets the pod with this UID (deleted from the API), assumed or not.
+  void DeletePod(const std::string& uid);
+  /// The initial lists are in: ready() turns true and M is rebuilt from the bound pods.
+  void MarkSynced();
+  /// File mode: always true. API mode: after MarkSynced.
+  bool ready() const;
+  /// Drops the allocation of assumed pods whose TTL passed (also done at the start of
+  /// Filter, Prioritize, Bind and the pod updates). Returns how many were dropped.
+  int ExpireAssumed();
+  /// Pods allocated by Bind in API mode that the watch has not shown bound yet.
+  int assumed_pods() const;
 
   /// Records one HTTP request of `verb` ("filter", "bind", ...) that took `seconds`.
   void RecordRequest(std::string_view verb, double seconds);
@@ -132,6 +199,21 @@ class Extender {
     PodRequest request;
     GpuSet gpus = 0;
     PodMeta meta;
+    bool assumed = false;  ///< API mode: bound by us, not yet seen bound by the watch
+    double expires = 0;    ///< when an assumed pod is dropped (Clock seconds)
+  };
+  /// API mode: a node as last read from the API.
+  struct NodeRecord {
+    NodeSpec spec;
+    bool unschedulable = false;
+    std::vector<HamiDevice> gpus;  ///< HAMi devices by GPU index; empty when unknown
+  };
+  /// API mode: a pod bound to a node and not ended.
+  struct PodRecord {
+    PodSpec spec;
+    std::string node;
+    std::optional<std::string> indices;  ///< annotation tessera.io/gpu-indices
+    PodMeta meta;                        ///< priority and labels, for Preempt
   };
   struct VerbStats {
     int64_t count = 0;
@@ -158,7 +240,21 @@ class Extender {
   int ResolveCandidate(size_t position, const std::string& name);
   void Remember(const std::string& uid, const PodSpec& spec, const Pod& pod);
   static PodMeta MetaOf(const Pod& pod);
+  /// The meta of a pod seen by Filter/Prioritize, or an empty one.
+  PodMeta SeenMeta(const std::string& uid) const;
+  /// API mode: remembers the GPU count of each container in HAMi's order (for Bind's
+  /// hami.io/vgpu-devices-to-allocate). No-op in file mode.
+  void RememberContainers(const std::string& uid, const Pod& pod);
   GpuSet ChooseGpus(int node, const PodRequest& request) const;
+  ExtenderBindingResult BindThroughApi(const ExtenderBindingArgs& args,
+                                       std::unique_lock<std::mutex>& lock);
+  /// API mode: rebuilds the model if nodes changed (dirty_).
+  void EnsureModel();
+  void Rebuild();
+  Status AllocateBound(const std::string& uid, const PodRecord& record);
+  void Release(const std::string& uid);
+  int ExpireAssumedLocked();
+  double Now() const;
 
   mutable std::mutex mutex_;
   ExtenderOptions options_;                          // GUARDED_BY(mutex_) (immutable)
@@ -180,6 +276,20 @@ class Extender {
   std::map<std::string, VerbStats, std::less<>> verbs_;     // GUARDED_BY(mutex_)
   std::map<std::string, int64_t, std::less<>> rejections_;  // GUARDED_BY(mutex_)
   int64_t pods_bound_total_ = 0;                            // GUARDED_BY(mutex_)
+
+  // API mode only (Create); all GUARDED_BY(mutex_).
+  LiveOptions live_;
+  bool api_mode_ = false;
+  bool synced_ = false;
+  bool dirty_ = false;  ///< nodes changed since the model was built
+  std::map<std::string, NodeRecord> nodes_;  ///< by name
+  std::map<std::string, PodRecord> pods_;    ///< bound, not ended, by UID
+  std::set<std::string> assumed_;            ///< UIDs of assumed assignments
+  std::set<std::string> binding_;            ///< UIDs whose API bind is in flight
+  std::condition_variable bind_done_;        ///< signalled when binding_ shrinks
+  /// (GPUs, runs alone) per container in HAMi's order (init containers, then app
+  /// containers), by UID; "runs alone" marks a regular init container. Evicted with seen_.
+  std::unordered_map<std::string, std::vector<std::pair<int, bool>>> container_gpus_;
 };
 
 }  // namespace tessera::k8s

@@ -130,7 +130,8 @@ void HttpServer::Route() {
     res.set_content("ok", "text/plain");
   });
   s.Get("/readyz", [this](const httplib::Request&, httplib::Response& res) {
-    if (ready_.load()) {
+    // API mode: ready only once the cache's initial lists are in.
+    if (ready_.load() && extender_->ready()) {
       res.set_content("ready", "text/plain");
     } else {
       res.status = 503;

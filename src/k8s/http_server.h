@@ -32,7 +32,8 @@ struct HttpServerOptions {
 
 /// Serves an Extender over HTTP:
 ///   POST /filter, /prioritize, /preempt, /bind (kube-scheduler extender v1 bodies),
-///   GET /healthz ("ok"), /readyz ("ready" once started), /metrics (Prometheus text 0.0.4),
+///   GET /healthz ("ok"), /readyz ("ready" once started and Extender::ready()), /metrics
+///   (Prometheus text 0.0.4),
 ///   GET /state (Extender::StateJson).
 /// A body that does not decode gets 400 with {"Error":"<message naming the JSON path>"} and
 /// changes nothing; a body over the limit gets 413. Logs are JSON lines on stderr.

@@ -1,0 +1,352 @@
+#include "k8s/fake_apiserver.h"
+
+#include <httplib.h>
+
+#include <chrono>
+#include <utility>
+
+namespace tessera::k8s::testing {
+namespace {
+
+using Json = nlohmann::json;
+
+Json StatusBody(int code, const std::string& reason, const std::string& message) {
+  return Json{{"kind", "Status"},     {"apiVersion", "v1"}, {"metadata", Json::object()},
+              {"status", "Failure"},  {"message", message}, {"reason", reason},
+              {"code", code}};
+}
+
+void Reply(httplib::Response& res, int code, const std::string& reason,
+           const std::string& message) {
+  res.status = code;
+  res.set_content(StatusBody(code, reason, message).dump(), "application/json");
+}
+
+std::string ResourceOf(const std::string& path) {
+  return path == "/api/v1/nodes" ? "nodes" : "pods";
+}
+
+}  // namespace
+
+FakeApiServer::FakeApiServer() : server_(std::make_unique<httplib::Server>()) { Route(); }
+
+FakeApiServer::~FakeApiServer() { Stop(); }
+
+bool FakeApiServer::Start() {
+  port_ = server_->bind_to_any_port("127.0.0.1");
+  if (port_ <= 0) return false;
+  thread_ = std::thread([this] { server_->listen_after_bind(); });
+  for (int i = 0; i < 5000 && !server_->is_running(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return server_->is_running();
+}
+
+void FakeApiServer::Stop() {
+  if (!thread_.joinable()) return;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  changed_.notify_all();
+  server_->stop();
+  thread_.join();
+}
+
+std::string FakeApiServer::url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+
+std::string FakeApiServer::Key(const std::string& resource, const Json& object) {
+  const Json& meta = object.at("metadata");
+  if (resource == "nodes") return meta.at("name").get<std::string>();
+  return meta.value("namespace", "default") + "/" + meta.at("name").get<std::string>();
+}
+
+void FakeApiServer::Change(const std::string& resource, const std::string& type, Json* object) {
+  // Called with mutex_ held.
+  ++rv_;
+  (*object)["metadata"]["resourceVersion"] = std::to_string(rv_);
+  events_.push_back({rv_, resource, Json{{"type", type}, {"object", *object}}.dump() + "\n"});
+  changed_.notify_all();
+}
+
+void FakeApiServer::AddNode(Json node) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  Change("nodes", "ADDED", &node);
+  objects_["nodes"][Key("nodes", node)] = node;
+}
+
+void FakeApiServer::ModifyNode(Json node) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  Change("nodes", "MODIFIED", &node);
+  objects_["nodes"][Key("nodes", node)] = node;
+}
+
+void FakeApiServer::DeleteNode(const std::string& name) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = objects_["nodes"].find(name);
+  if (it == objects_["nodes"].end()) return;
+  Json node = it->second;
+  objects_["nodes"].erase(it);
+  Change("nodes", "DELETED", &node);
+}
+
+void FakeApiServer::AddPod(Json pod) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!pod["metadata"].contains("namespace")) pod["metadata"]["namespace"] = "default";
+  Change("pods", "ADDED", &pod);
+  objects_["pods"][Key("pods", pod)] = pod;
+}
+
+void FakeApiServer::ModifyPod(Json pod) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!pod["metadata"].contains("namespace")) pod["metadata"]["namespace"] = "default";
+  Change("pods", "MODIFIED", &pod);
+  objects_["pods"][Key("pods", pod)] = pod;
+}
+
+void FakeApiServer::DeletePod(const std::string& namespace_name, const std::string& name) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = objects_["pods"].find(namespace_name + "/" + name);
+  if (it == objects_["pods"].end()) return;
+  Json pod = it->second;
+  objects_["pods"].erase(it);
+  Change("pods", "DELETED", &pod);
+}
+
+Json FakeApiServer::GetPod(const std::string& namespace_name, const std::string& name) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto r = objects_.find("pods");
+  if (r == objects_.end()) return nullptr;
+  auto it = r->second.find(namespace_name + "/" + name);
+  return it == r->second.end() ? Json(nullptr) : it->second;
+}
+
+int64_t FakeApiServer::resource_version() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return rv_;
+}
+
+void FakeApiServer::HoldWatches(bool hold) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  hold_ = hold;
+  changed_.notify_all();
+}
+
+void FakeApiServer::DropWatches() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  ++drop_generation_;
+  changed_.notify_all();
+}
+
+void FakeApiServer::Compact() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  compacted_rv_ = rv_;
+  events_.clear();
+}
+
+void FakeApiServer::SetGoneAsEvent(bool as_event) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  gone_as_event_ = as_event;
+}
+
+void FakeApiServer::FailNext(const std::string& method, const std::string& path_prefix,
+                             int times, int status) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  failures_.push_back({method, path_prefix, times, status});
+}
+
+std::vector<std::string> FakeApiServer::requests() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return requests_;
+}
+
+int FakeApiServer::open_watches() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return open_watches_;
+}
+
+void FakeApiServer::Route() {
+  httplib::Server& s = *server_;
+  // Records every request and answers the injected failures before routing.
+  s.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+    std::string line = req.method + " " + req.path;
+    if (req.has_param("watch")) {
+      line += "?watch";
+    } else if (req.has_param("limit")) {
+      line += "?limit=" + req.get_param_value("limit");
+      if (req.has_param("continue")) line += "&continue=" + req.get_param_value("continue");
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    requests_.push_back(line);
+    for (Failure& f : failures_) {
+      if (f.times > 0 && f.method == req.method && req.path.rfind(f.prefix, 0) == 0) {
+        --f.times;
+        Reply(res, f.status, "InternalError", "injected failure");
+        return httplib::Server::HandlerResponse::Handled;
+      }
+    }
+    return httplib::Server::HandlerResponse::Unhandled;
+  });
+
+  auto list_or_watch = [this](const httplib::Request& req, httplib::Response& res) {
+    const std::string resource = ResourceOf(req.path);
+    if (req.get_param_value("watch") == "true") {
+      int64_t from = 0;
+      try {
+        from = std::stoll(req.get_param_value("resourceVersion"));
+      } catch (...) {
+        from = 0;
+      }
+      std::unique_lock<std::mutex> lock(mutex_);
+      if (from == 0) from = rv_;
+      if (from < compacted_rv_) {
+        if (!gone_as_event_) {
+          Reply(res, 410, "Expired", "too old resource version: " + std::to_string(from));
+          return;
+        }
+        const std::string line =
+            Json{{"type", "ERROR"},
+                 {"object", StatusBody(410, "Expired", "too old resource version")}}
+                .dump() +
+            "\n";
+        res.set_content(line, "application/json");
+        return;
+      }
+      ++open_watches_;
+      const int generation = drop_generation_;
+      auto sent = std::make_shared<int64_t>(from);
+      res.set_chunked_content_provider(
+          "application/json",
+          [this, resource, generation, sent](size_t, httplib::DataSink& sink) {
+            std::unique_lock<std::mutex> lock(mutex_);
+            changed_.wait_for(lock, std::chrono::milliseconds(20));
+            if (stopping_) {
+              --open_watches_;
+              lock.unlock();
+              sink.done();
+              return true;
+            }
+            if (drop_generation_ != generation) {
+              --open_watches_;
+              return false;  // cut: no terminating chunk
+            }
+            if (hold_) return true;
+            std::string out;
+            for (const Event& e : events_) {
+              if (e.rv > *sent && e.resource == resource) out += e.line;
+            }
+            if (!events_.empty()) *sent = std::max(*sent, events_.back().rv);
+            lock.unlock();
+            if (!out.empty() && !sink.write(out.data(), out.size())) {
+              std::lock_guard<std::mutex> relock(mutex_);
+              --open_watches_;
+              return false;
+            }
+            return true;
+          });
+      return;
+    }
+    // List: items in key order after the continue token.
+    size_t limit = 0;
+    try {
+      limit = req.has_param("limit") ? std::stoul(req.get_param_value("limit")) : 0;
+    } catch (...) {
+      Reply(res, 400, "BadRequest", "bad limit");
+      return;
+    }
+    const std::string after = req.get_param_value("continue");
+    std::lock_guard<std::mutex> lock(mutex_);
+    Json items = Json::array();
+    std::string next;
+    const auto& objects = objects_[resource];
+    for (auto it = after.empty() ? objects.begin() : objects.upper_bound(after);
+         it != objects.end(); ++it) {
+      if (limit > 0 && items.size() == limit) {
+        next = std::prev(it)->first;
+        break;
+      }
+      items.push_back(it->second);
+    }
+    Json list = {{"kind", resource == "nodes" ? "NodeList" : "PodList"},
+                 {"apiVersion", "v1"},
+                 {"metadata", {{"resourceVersion", std::to_string(rv_)}}},
+                 {"items", items}};
+    if (!next.empty()) list["metadata"]["continue"] = next;
+    res.set_content(list.dump(), "application/json");
+  };
+  s.Get("/api/v1/nodes", list_or_watch);
+  s.Get("/api/v1/pods", list_or_watch);
+
+  s.Patch(R"(/api/v1/namespaces/([^/]+)/pods/([^/]+))",
+          [this](const httplib::Request& req, httplib::Response& res) {
+            const std::string key = std::string(req.matches[1]) + "/" + std::string(req.matches[2]);
+            if (req.get_header_value("Content-Type") != "application/merge-patch+json") {
+              Reply(res, 415, "UnsupportedMediaType", "expected a merge patch");
+              return;
+            }
+            Json patch = Json::parse(req.body, nullptr, false);
+            if (!patch.is_object()) {
+              Reply(res, 400, "BadRequest", "patch is not a JSON object");
+              return;
+            }
+            std::lock_guard<std::mutex> lock(mutex_);
+            auto it = objects_["pods"].find(key);
+            if (it == objects_["pods"].end()) {
+              Reply(res, 404, "NotFound", "pods \"" + key + "\" not found");
+              return;
+            }
+            Json pod = it->second;
+            const Json meta = patch.value("metadata", Json::object());
+            if (meta.contains("uid") && meta["uid"] != pod["metadata"].value("uid", "")) {
+              Reply(res, 409, "Conflict", "Precondition failed: UID in precondition");
+              return;
+            }
+            if (meta.contains("annotations")) {
+              for (auto& [k, v] : meta["annotations"].items()) {
+                if (v.is_null()) {
+                  pod["metadata"]["annotations"].erase(k);
+                } else {
+                  pod["metadata"]["annotations"][k] = v;
+                }
+              }
+            }
+            Change("pods", "MODIFIED", &pod);
+            it->second = pod;
+            res.set_content(pod.dump(), "application/json");
+          });
+
+  s.Post(R"(/api/v1/namespaces/([^/]+)/pods/([^/]+)/binding)",
+         [this](const httplib::Request& req, httplib::Response& res) {
+           const std::string key = std::string(req.matches[1]) + "/" + std::string(req.matches[2]);
+           Json b = Json::parse(req.body, nullptr, false);
+           if (!b.is_object() || b.value("kind", "") != "Binding" ||
+               !b.contains("target") || !b["target"].contains("name")) {
+             Reply(res, 400, "BadRequest", "expected a v1 Binding with target.name");
+             return;
+           }
+           std::lock_guard<std::mutex> lock(mutex_);
+           auto it = objects_["pods"].find(key);
+           if (it == objects_["pods"].end()) {
+             Reply(res, 404, "NotFound", "pods \"" + key + "\" not found");
+             return;
+           }
+           Json pod = it->second;
+           const std::string uid = b["metadata"].value("uid", "");
+           if (!uid.empty() && uid != pod["metadata"].value("uid", "")) {
+             Reply(res, 409, "Conflict", "Precondition failed: UID in precondition");
+             return;
+           }
+           if (!pod["spec"].value("nodeName", "").empty()) {
+             Reply(res, 409, "Conflict", "pod " + key + " is already assigned to node " +
+                                            pod["spec"]["nodeName"].get<std::string>());
+             return;
+           }
+           pod["spec"]["nodeName"] = b["target"]["name"];
+           Change("pods", "MODIFIED", &pod);
+           it->second = pod;
+           res.status = 201;
+           res.set_content(StatusBody(201, "", "").dump(), "application/json");
+         });
+}
+
+}  // namespace tessera::k8s::testing

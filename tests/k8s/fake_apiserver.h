@@ -1,0 +1,112 @@
+#pragma once
+
+// An in-process Kubernetes API server for tests: the REST subset `tessera serve` uses, over
+// real HTTP on 127.0.0.1 (port 0), with controls to change objects and inject faults.
+
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace httplib {
+class Server;
+}
+
+namespace tessera::k8s::testing {
+
+/// Serves
+///   GET  /api/v1/nodes, /api/v1/pods            list (limit/continue), items in key order
+///   GET  ...?watch=true&resourceVersion=RV      chunked stream of event lines after RV
+///   PATCH /api/v1/namespaces/NS/pods/NAME       JSON merge patch of metadata.annotations
+///                                               (metadata.uid must match when given)
+///   POST /api/v1/namespaces/NS/pods/NAME/binding  sets spec.nodeName (409 if bound or the
+///                                               UID differs); emits MODIFIED
+/// One resourceVersion counter for every change, as etcd has. Every request is recorded.
+/// Thread-safe; the controls may be called while clients are connected.
+class FakeApiServer {
+ public:
+  FakeApiServer();
+  ~FakeApiServer();  ///< Stops.
+  FakeApiServer(const FakeApiServer&) = delete;
+  FakeApiServer& operator=(const FakeApiServer&) = delete;
+
+  /// Binds 127.0.0.1 on a free port and serves in the background. False on failure.
+  bool Start();
+  void Stop();
+  /// "http://127.0.0.1:PORT".
+  std::string url() const;
+
+  // Objects. Each change gets the next resourceVersion (also written into the object) and an
+  // event for the watchers. Pods are keyed "namespace/name", nodes by name.
+  void AddNode(nlohmann::json node);
+  void ModifyNode(nlohmann::json node);
+  void DeleteNode(const std::string& name);
+  void AddPod(nlohmann::json pod);
+  void ModifyPod(nlohmann::json pod);
+  void DeletePod(const std::string& namespace_name, const std::string& name);
+  /// The stored pod (null when absent).
+  nlohmann::json GetPod(const std::string& namespace_name, const std::string& name) const;
+  /// The current resourceVersion.
+  int64_t resource_version() const;
+
+  // Faults.
+  /// While held, watch streams send nothing new (events queue up).
+  void HoldWatches(bool hold);
+  /// Cuts every open watch stream mid-way (no terminating chunk).
+  void DropWatches();
+  /// Forgets the history: a watch from an older resourceVersion gets 410 Gone.
+  void Compact();
+  /// 410 as an HTTP status (default) or as a watch ERROR event with code 410.
+  void SetGoneAsEvent(bool as_event);
+  /// The next `times` requests with this method whose path starts with `path_prefix` get
+  /// HTTP `status` with a Status body.
+  void FailNext(const std::string& method, const std::string& path_prefix, int times,
+                int status = 500);
+
+  /// Every request, in arrival order: "GET /api/v1/pods?limit=500", "GET /api/v1/pods?watch"
+  /// (watches), "PATCH /api/v1/namespaces/ns/pods/p", "POST .../binding". Failed ones too.
+  std::vector<std::string> requests() const;
+  /// The open watch streams.
+  int open_watches() const;
+
+ private:
+  struct Event {
+    int64_t rv;
+    std::string resource;  // "nodes" or "pods"
+    std::string line;      // the event line, with its newline
+  };
+  struct Failure {
+    std::string method;
+    std::string prefix;
+    int times;
+    int status;
+  };
+  void Route();
+  void Change(const std::string& resource, const std::string& type, nlohmann::json* object);
+  static std::string Key(const std::string& resource, const nlohmann::json& object);
+
+  std::unique_ptr<httplib::Server> server_;
+  std::thread thread_;
+  int port_ = 0;
+
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;
+  int64_t rv_ = 1000;                                          // GUARDED_BY(mutex_)
+  int64_t compacted_rv_ = 0;                                   // GUARDED_BY(mutex_)
+  std::map<std::string, std::map<std::string, nlohmann::json>> objects_;  // by resource, key
+  std::vector<Event> events_;                                  // GUARDED_BY(mutex_)
+  bool hold_ = false;                                          // GUARDED_BY(mutex_)
+  int drop_generation_ = 0;                                    // GUARDED_BY(mutex_)
+  bool gone_as_event_ = false;                                 // GUARDED_BY(mutex_)
+  bool stopping_ = false;                                      // GUARDED_BY(mutex_)
+  int open_watches_ = 0;                                       // GUARDED_BY(mutex_)
+  std::vector<Failure> failures_;                              // GUARDED_BY(mutex_)
+  std::vector<std::string> requests_;                          // GUARDED_BY(mutex_)
+};
+
+}  // namespace tessera::k8s::testing
