@@ -371,10 +371,14 @@ class Replay {
     pending_by_class_[p.cls]--;
   }
 
-  // Whether placing `d` keeps the headroom for a pod below the protected priority.
+  // Whether placing `d` keeps the headroom for a pod below the protected priority (pods of
+  // non-preemptible classes are not held back unless hold_non_preemptible).
   bool KeepsHeadroom(const Pod& p, const Decision& d) const {
     if (options_.headroom.mode == HeadroomOptions::Mode::kNone) return true;
     if (p.priority >= options_.headroom.min_priority) return true;
+    if (!options_.headroom.hold_non_preemptible && !options_.qos.classes[p.cls].preemptible) {
+      return true;
+    }
     int consumed = 0;
     const NodeState& s = cluster_.state(d.node);
     for (GpuSet g = d.gpus; g != 0; g &= g - 1) {

@@ -193,6 +193,23 @@ TEST_F(ReplayTest, StaticHeadroomKeepsIdleGpusForLs) {
   EXPECT_GE(StartOf(r, 2), 12);
 }
 
+TEST_F(ReplayTest, HeadroomDoesNotHoldBackNonPreemptibleClasses) {
+  // Two GPUs, headroom 2: a BE pod waits, a Guaranteed pod (not preemptible) starts — unless
+  // hold_non_preemptible, when it waits for the horizon too.
+  ReplayOptions o;
+  o.horizon_s = 100;
+  o.preemption = false;
+  o.headroom.mode = HeadroomOptions::Mode::kStatic;
+  o.headroom.gpus = 2;
+  const std::vector<TimedPod> pods = {Pod("be", "BE", 0, 50), Pod("g", "Guaranteed", 1, 50)};
+  ReplayResult r = Run({Node("n0", 2)}, pods, o);
+  EXPECT_DOUBLE_EQ(StartOf(r, 0), -1);
+  EXPECT_DOUBLE_EQ(StartOf(r, 1), 1);
+  o.headroom.hold_non_preemptible = true;
+  r = Run({Node("n0", 2)}, pods, o);
+  EXPECT_DOUBLE_EQ(StartOf(r, 1), -1);
+}
+
 TEST_F(ReplayTest, HeadroomAllowsSharingPodsOnUsedGpus) {
   ReplayOptions o;
   o.horizon_s = 40;
