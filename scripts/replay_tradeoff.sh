@@ -17,6 +17,6 @@ if [ -f "$data/openb_pod_list_default.csv" ]; then
 else
   echo "trace not found in $data: skipping the trace replay" >&2
 fi
-# peak-sale: 40 nodes (320 GPUs), one day; tessera's forecast per minute of LS demand.
-"$build/tessera" replay -q --scenario peak-sale --policy "$policies" --headroom-bucket-s 60 \
-  --sweep-nodes 30,34,38,40,44,48 --out "$out/replay-peak-sale"
+# peak-sale: 40 nodes (320 GPUs), one day; the same tessera settings as on the trace.
+"$build/tessera" replay -q --scenario peak-sale --policy "$policies" \
+  --sweep-nodes 30,34,38,40,44,48,56 --out "$out/replay-peak-sale"

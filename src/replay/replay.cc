@@ -237,13 +237,21 @@ class Replay {
     ++next_sample_;
   }
 
-  // Forecast headroom: the quantile of protected GPU demand per bucket over the window.
+  // Forecast headroom: the quantile of protected GPU demand per bucket over the window;
+  // backlog headroom: aged-out peaks leave the sliding max at each bucket boundary.
   void UpdateHeadroom() {
     const HeadroomOptions& h = options_.headroom;
-    if (h.mode != HeadroomOptions::Mode::kForecast) return;
+    if (h.mode != HeadroomOptions::Mode::kForecast && h.mode != HeadroomOptions::Mode::kBacklog) {
+      return;
+    }
     const int64_t bucket = static_cast<int64_t>(std::floor(now_ / h.bucket_s));
     if (bucket == headroom_bucket_) return;
     headroom_bucket_ = bucket;
+    if (h.mode == HeadroomOptions::Mode::kBacklog) {
+      SetHeadroom(BacklogHeadroom());
+      if (!peaks_.empty()) Push((bucket + 1) * h.bucket_s, EventKind::kHeadroomTick, -1);
+      return;
+    }
     const int64_t width = std::max<int64_t>(1, static_cast<int64_t>(h.window_s / h.bucket_s));
     while (!demand_.empty() && demand_.front().first < bucket - width) demand_.pop_front();
     std::vector<double> per_bucket(static_cast<size_t>(width), 0.0);
@@ -252,16 +260,53 @@ class Replay {
     }
     std::sort(per_bucket.begin(), per_bucket.end());
     const double q = Percentile(per_bucket, h.quantile * 100.0);
-    const int64_t old = headroom_;
-    headroom_ = std::max<int64_t>(h.gpus, static_cast<int64_t>(std::ceil(h.factor * q / kMilliPerGpu)));
-    if (headroom_ < old) UnblockHeadroom();
+    SetHeadroom(
+        std::max<int64_t>(h.gpus, static_cast<int64_t>(std::ceil(h.factor * q / kMilliPerGpu))));
     if (!demand_.empty()) Push((bucket + 1) * h.bucket_s, EventKind::kHeadroomTick, -1);
   }
 
+  void SetHeadroom(int64_t gpus) {
+    const int64_t old = headroom_;
+    headroom_ = gpus;
+    if (headroom_ < old) UnblockHeadroom();
+  }
+
+  // kBacklog: ceil(factor · the highest backlog of the last window), at least the floor.
+  int64_t BacklogHeadroom() {
+    const HeadroomOptions& h = options_.headroom;
+    while (!peaks_.empty() && peaks_.front().first < now_ - h.window_s) peaks_.pop_front();
+    const double peak = peaks_.empty() ? 0.0 : peaks_.front().second;
+    return std::max<int64_t>(
+        h.gpus, static_cast<int64_t>(std::ceil(h.factor * peak / kMilliPerGpu - 1e-9)));
+  }
+
+  // kBacklog: whole GPUs made idle by a departure refill the headroom.
+  void NoteRelease(int gpus) {
+    if (options_.headroom.mode != HeadroomOptions::Mode::kBacklog || gpus <= 0) return;
+    releases_.emplace_back(now_, static_cast<double>(gpus) * kMilliPerGpu);
+    released_milli_ += releases_.back().second;
+  }
+
+  // A pod arrived: protected demand feeds the forecast (kForecast) or the backlog (kBacklog).
   void NoteDemand(const Pod& p) {
-    if (options_.headroom.mode != HeadroomOptions::Mode::kForecast) return;
-    if (p.priority < options_.headroom.min_priority) return;
-    const int64_t bucket = static_cast<int64_t>(std::floor(now_ / options_.headroom.bucket_s));
+    const HeadroomOptions& h = options_.headroom;
+    if (p.priority < h.min_priority) return;
+    if (h.mode == HeadroomOptions::Mode::kBacklog) {
+      while (!releases_.empty() && releases_.front().first <= now_ - h.window_s) {
+        released_milli_ -= releases_.front().second;
+        releases_.pop_front();
+      }
+      const double rate = std::max(0.0, released_milli_) / h.window_s;  // milli-GPU per second
+      backlog_ = std::max(0.0, backlog_ - rate * (now_ - backlog_t_)) +
+                 static_cast<double>(p.req.TotalGpuMilli());
+      backlog_t_ = now_;
+      while (!peaks_.empty() && peaks_.back().second <= backlog_) peaks_.pop_back();
+      peaks_.emplace_back(now_, backlog_);
+      SetHeadroom(BacklogHeadroom());
+      return;
+    }
+    if (h.mode != HeadroomOptions::Mode::kForecast) return;
+    const int64_t bucket = static_cast<int64_t>(std::floor(now_ / h.bucket_s));
     if (demand_.empty() || demand_.back().first != bucket) demand_.emplace_back(bucket, 0.0);
     demand_.back().second += static_cast<double>(p.req.TotalGpuMilli());
   }
@@ -326,10 +371,14 @@ class Replay {
     pending_by_class_[p.cls]--;
   }
 
-  // Whether placing `d` keeps the headroom for a pod below the protected priority.
+  // Whether placing `d` keeps the headroom for a pod below the protected priority (pods of
+  // non-preemptible classes are not held back unless hold_non_preemptible).
   bool KeepsHeadroom(const Pod& p, const Decision& d) const {
     if (options_.headroom.mode == HeadroomOptions::Mode::kNone) return true;
     if (p.priority >= options_.headroom.min_priority) return true;
+    if (!options_.headroom.hold_non_preemptible && !options_.qos.classes[p.cls].preemptible) {
+      return true;
+    }
     int consumed = 0;
     const NodeState& s = cluster_.state(d.node);
     for (GpuSet g = d.gpus; g != 0; g &= g - 1) {
@@ -517,6 +566,7 @@ class Replay {
     scheduler_.Unbind(node, p.req, p.gpus);
     const int idle_after = IdleGpus(node);
     idle_gpus_ += idle_after - idle_before;
+    if (!preempted) NoteRelease(idle_after - idle_before);
     auto& list = on_node_[node];
     list.erase(std::find(list.begin(), list.end(), id));
     class_alloc_milli_[p.cls] -= p.req.TotalGpuMilli();
@@ -670,7 +720,11 @@ class Replay {
   int64_t idle_gpus_ = 0;
   int64_t headroom_ = 0;
   int64_t headroom_bucket_ = INT64_MIN;
-  std::deque<std::pair<int64_t, double>> demand_;
+  std::deque<std::pair<int64_t, double>> demand_;  // kForecast: (bucket, milli-GPU)
+  std::deque<std::pair<double, double>> releases_;  // kBacklog: (time, milli-GPU made idle)
+  double released_milli_ = 0;                       // their sum
+  double backlog_ = 0, backlog_t_ = 0;              // kBacklog: B and when it was last updated
+  std::deque<std::pair<double, double>> peaks_;     // (time, B), B decreasing: a sliding max
   int next_sample_ = 0;
   double alloc_integral_ = 0;
   std::vector<double> class_alloc_integral_ = std::vector<double>(num_classes_, 0.0);

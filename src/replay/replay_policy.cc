@@ -12,16 +12,16 @@ namespace tessera {
 ReplayPolicy TesseraReplayPolicy() {
   ReplayPolicy p;
   p.name = "tessera";
-  p.placement = "k8s-default";
+  p.placement = "tessera";
   p.preemption = true;
   p.preempt_delay_s = 0;
-  p.headroom.mode = HeadroomOptions::Mode::kForecast;
+  p.headroom.mode = HeadroomOptions::Mode::kBacklog;
   p.headroom.min_priority = 1000;
   p.headroom.gpus = 0;
   p.headroom.window_s = 3600;
-  p.headroom.bucket_s = 600;
-  p.headroom.quantile = 0.99;
-  p.headroom.factor = 1.0;
+  p.headroom.bucket_s = 60;  // only how often aged-out backlog peaks leave the window
+  p.headroom.quantile = 0.99;  // unused by kBacklog
+  p.headroom.factor = 2.0;
   return p;
 }
 

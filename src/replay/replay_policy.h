@@ -18,10 +18,11 @@ struct ReplayPolicy {
   HeadroomOptions headroom;
 };
 
-/// The tessera replay policy's defaults (docs/REPLAY.md): k8s-default's spreading placement
-/// (on the replays measured it strands less CPU than the packing policies), headroom for the
-/// classes with priority >= 1000 (LS) sized by the forecast H = p99 over the last hour of the
-/// LS GPUs requested per 10 minutes, and preemption only when the headroom is exhausted.
+/// The tessera replay policy's defaults (docs/REPLAY.md): the `tessera` placement policy
+/// (FGD with CPU-stranding tie-breaks), headroom for the classes with priority >= 1000 (LS)
+/// sized online from the replay so far (kBacklog: twice the highest backlog, over the last
+/// hour, of LS GPU demand drained at the observed rate of GPUs freed by departures), and
+/// preemption only when the headroom is exhausted. No per-workload setting.
 ReplayPolicy TesseraReplayPolicy();
 
 /// `tessera` → TesseraReplayPolicy(); any placement name P → P with priority + preemption,

@@ -193,6 +193,23 @@ TEST_F(ReplayTest, StaticHeadroomKeepsIdleGpusForLs) {
   EXPECT_GE(StartOf(r, 2), 12);
 }
 
+TEST_F(ReplayTest, HeadroomDoesNotHoldBackNonPreemptibleClasses) {
+  // Two GPUs, headroom 2: a BE pod waits, a Guaranteed pod (not preemptible) starts — unless
+  // hold_non_preemptible, when it waits for the horizon too.
+  ReplayOptions o;
+  o.horizon_s = 100;
+  o.preemption = false;
+  o.headroom.mode = HeadroomOptions::Mode::kStatic;
+  o.headroom.gpus = 2;
+  const std::vector<TimedPod> pods = {Pod("be", "BE", 0, 50), Pod("g", "Guaranteed", 1, 50)};
+  ReplayResult r = Run({Node("n0", 2)}, pods, o);
+  EXPECT_DOUBLE_EQ(StartOf(r, 0), -1);
+  EXPECT_DOUBLE_EQ(StartOf(r, 1), 1);
+  o.headroom.hold_non_preemptible = true;
+  r = Run({Node("n0", 2)}, pods, o);
+  EXPECT_DOUBLE_EQ(StartOf(r, 1), -1);
+}
+
 TEST_F(ReplayTest, HeadroomAllowsSharingPodsOnUsedGpus) {
   ReplayOptions o;
   o.horizon_s = 40;
@@ -257,6 +274,41 @@ TEST_F(ReplayTest, ForecastHeadroomFollowsLsDemand) {
   EXPECT_EQ(started, 6);
   // After the window (t >= 400) the forecast drops to 0 and the last two start.
   EXPECT_DOUBLE_EQ(StartOf(r, 8), 400);
+}
+
+TEST_F(ReplayTest, BacklogHeadroomDrainsAtTheObservedReleaseRate) {
+  // Three 1-GPU LS pods at 20, 40, 60 (running past the horizon), then 8 BE probes at 70 on
+  // one 8-GPU node. kBacklog, window 100 s, factor 1.
+  ReplayOptions o;
+  o.horizon_s = 300;
+  o.preemption = false;
+  o.headroom.mode = HeadroomOptions::Mode::kBacklog;
+  o.headroom.window_s = 100;
+  o.headroom.bucket_s = 10;
+  o.headroom.factor = 1;
+  std::vector<TimedPod> ls = {Pod("ls0", "LS", 20, 1000), Pod("ls1", "LS", 40, 1000),
+                              Pod("ls2", "LS", 60, 1000)};
+  auto probes_started_at = [&](const ReplayResult& r, size_t first, double t) {
+    int n = 0;
+    for (size_t i = first; i < first + 8; ++i) n += StartOf(r, static_cast<int>(i)) == t;
+    return n;
+  };
+  // Nothing departs: the backlog keeps all 3 GPUs of LS demand, H = 3, so 2 probes start
+  // at 70 (5 idle); the peak (t = 60) leaves the window at the tick of 170 and 3 more start.
+  std::vector<TimedPod> pods = ls;
+  for (int i = 0; i < 8; ++i) pods.push_back(Pod("be" + std::to_string(i), "BE", 70, 1000));
+  ReplayResult r = Run({Node("n0", 8)}, pods, o);
+  EXPECT_EQ(probes_started_at(r, 3, 70), 2);
+  EXPECT_EQ(probes_started_at(r, 3, 170), 3);
+  EXPECT_EQ(r.series.back().headroom_gpus, 0);
+  // 8 short BE pods free 8 GPUs at t = 10: r = 8 GPUs / 100 s drains each LS GPU within
+  // 12.5 s, so the 20 s apart LS arrivals never pile up: H = 1 and 4 probes start at 70.
+  pods.clear();
+  for (int i = 0; i < 8; ++i) pods.push_back(Pod("short" + std::to_string(i), "BE", 0, 10));
+  pods.insert(pods.end(), ls.begin(), ls.end());
+  for (int i = 0; i < 8; ++i) pods.push_back(Pod("be" + std::to_string(i), "BE", 70, 1000));
+  r = Run({Node("n0", 8)}, pods, o);
+  EXPECT_EQ(probes_started_at(r, 11, 70), 4);
 }
 
 TEST_F(ReplayTest, EveryPodIsAccountedFor) {

@@ -87,11 +87,8 @@ TEST(TesseraSlo, PeakSaleOn40Nodes) {
   ASSERT_TRUE(s.ok()) << s.error().message;
   ReplayOptions options;
   options.horizon_s = s->horizon_h * 3600;
-  ReplayPolicy tessera = TesseraReplayPolicy();
-  // Best-effort pods turn over fast here (a GPU frees every few seconds), so the forecast
-  // looks at LS demand per minute (docs/REPLAY.md).
-  tessera.headroom.bucket_s = 60;
-  ExpectTesseraWins(ScenarioNodes(*s), ScenarioTimeline(*s, 1.0), tessera, options);
+  // The same policy as on the trace: no per-workload setting.
+  ExpectTesseraWins(ScenarioNodes(*s), ScenarioTimeline(*s, 1.0), TesseraReplayPolicy(), options);
 }
 
 }  // namespace
