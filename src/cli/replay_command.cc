@@ -99,6 +99,10 @@ Result<std::vector<ReplayPolicy>> ParsePolicies(const ReplayCliOptions& o) {
     if (!p) return Error{"--policy: " + p.error().message};
     if (p->name == "tessera") {
       HeadroomOptions& h = p->headroom;
+      if (o.headroom_mode == "none") h.mode = HeadroomOptions::Mode::kNone;
+      if (o.headroom_mode == "static") h.mode = HeadroomOptions::Mode::kStatic;
+      if (o.headroom_mode == "forecast") h.mode = HeadroomOptions::Mode::kForecast;
+      if (o.headroom_mode == "backlog") h.mode = HeadroomOptions::Mode::kBacklog;
       if (o.headroom_gpus >= 0) h.gpus = static_cast<int64_t>(o.headroom_gpus);
       if (o.headroom_bucket_s > 0) h.bucket_s = o.headroom_bucket_s;
       if (o.headroom_window_s > 0) h.window_s = o.headroom_window_s;
@@ -172,17 +176,23 @@ void AddReplayCommand(CLI::App& app, ReplayCliOptions& o, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--out", o.out_dir, "Output folder (created if missing)")->capture_default_str();
   cmd->add_flag("-q,--quiet", o.quiet, "No progress on stderr");
+  cmd->add_option("--headroom-mode", o.headroom_mode,
+                  "tessera: how the LS headroom is sized: backlog (default; twice the highest LS "
+                  "backlog of the window, drained at the observed rate GPUs become idle), "
+                  "forecast (a quantile of LS GPUs requested per bucket), static "
+                  "(--headroom-gpus), none")
+      ->check(CLI::IsMember({"backlog", "forecast", "static", "none"}));
   cmd->add_option("--headroom-gpus", o.headroom_gpus,
                   "tessera: the least idle GPUs kept for LS (the floor of the forecast)")
       ->check(CLI::Range(0.0, 1e7));
   cmd->add_option("--headroom-bucket-s", o.headroom_bucket_s,
-                  "tessera: LS demand is measured per this many virtual seconds")
+                  "tessera: forecast mode: LS demand is measured per this many virtual seconds; backlog mode: how often old backlog peaks leave the window")
       ->check(CLI::Range(1e-3, 1e9));
   cmd->add_option("--headroom-window-s", o.headroom_window_s,
                   "tessera: the sliding window of the forecast (virtual seconds)")
       ->check(CLI::Range(1e-3, 1e10));
   cmd->add_option("--headroom-quantile", o.headroom_quantile,
-                  "tessera: the quantile of per-bucket LS demand kept free (0..1)")
+                  "tessera, forecast mode: the quantile of per-bucket LS demand kept free (0..1)")
       ->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--headroom-factor", o.headroom_factor, "tessera: multiplies the forecast")
       ->check(CLI::Range(0.0, 1000.0));
@@ -190,7 +200,7 @@ void AddReplayCommand(CLI::App& app, ReplayCliOptions& o, int& exit_code) {
                   "tessera: an LS pod preempts only after waiting this long (virtual seconds)")
       ->check(CLI::Range(0.0, 1e9));
   cmd->add_option("--tessera-placement", o.tessera_placement,
-                  "tessera: the placement policy under the headroom (default fgd)");
+                  "tessera: the placement policy under the headroom (default tessera)");
   for (CLI::Option* opt : cmd->get_options()) {
     opt->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   }

@@ -26,6 +26,7 @@ struct ReplayCliOptions {
   bool quiet = false;
   std::string command_line;
   // The tessera policy's knobs (docs/REPLAY.md); negative = its default.
+  std::string headroom_mode;  ///< empty = the policy's default (backlog)
   double headroom_gpus = -1;
   double headroom_bucket_s = -1;
   double headroom_window_s = -1;

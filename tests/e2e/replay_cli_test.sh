@@ -48,6 +48,21 @@ awk -F, '$1 == "tessera" && $2 == "LS" && $13 == 2 {found = 1} END {exit !found}
 [ "$(grep -c '^tessera,' "$tmp/cls/classes.csv")" -eq 2 ] || fail "classes.csv: want the 2 classes of the file"
 echo "ok   --classes"
 
+# --headroom-mode static keeps that many idle GPUs for LS: with more than the cluster has, no BE
+# pod starts; the default (backlog) mode lets them start on an LS-free trace.
+printf 'sn,cpu_milli,memory_mib,gpu,model\nn0,64000,262144,2,T4\n' >"$tmp/n1.csv"
+{
+  echo "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time"
+  for i in 0 1 2 3; do echo "b$i,1000,1024,1,1000,,BE,Running,$((i * 10)),$((i * 10 + 200)),$((i * 10))"; done
+} >"$tmp/be.csv"
+"$TESSERA" replay -q --nodes "$tmp/n1.csv" --pods "$tmp/be.csv" --policy tessera --headroom-mode static \
+  --headroom-gpus 100 --out "$tmp/hs" >/dev/null || fail "static headroom run: exit $?"
+grep -q '^tessera,BE,4,0,' "$tmp/hs/classes.csv" || fail "static headroom: a BE pod started"
+"$TESSERA" replay -q --nodes "$tmp/n1.csv" --pods "$tmp/be.csv" --policy tessera --out "$tmp/hb" >/dev/null \
+  || fail "backlog headroom run: exit $?"
+grep -q '^tessera,BE,4,2,' "$tmp/hb/classes.csv" || fail "backlog headroom: want 2 BE pods started"
+echo "ok   --headroom-mode"
+
 expect_error() {  # expect_error NAME PATTERN ARGS...
   local name=$1 pattern=$2
   shift 2
