@@ -9,6 +9,7 @@ packages=(
   nlohmann-json3-dev libcli11-dev libyaml-cpp-dev
   libcpp-httplib-dev                        # tessera serve's HTTP server
   curl                                      # a real HTTP client for the extender e2e test
+  openssl                                   # certificates for the API client's TLS tests
   chromium imagemagick fonts-dejavu-core    # the report check: headless Chromium screenshot
 )
 
