@@ -246,8 +246,9 @@ int RunServe(const ServeOptions& flags) {
   std::cout << "listening on " << hp->host << ":" << server.port() << std::endl;
   std::unique_ptr<k8s::ClusterCache> cache;
   if (api != nullptr) {
-    cache = std::make_unique<k8s::ClusterCache>(api.get(), extender.get(),
-                                                k8s::ClusterCacheOptions{});
+    k8s::ClusterCacheOptions cache_options;
+    cache_options.watch_disruption_budgets = true;  // preempt's NumPDBViolations
+    cache = std::make_unique<k8s::ClusterCache>(api.get(), extender.get(), cache_options);
     cache->Start();
   }
   int sig = 0;

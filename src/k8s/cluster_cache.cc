@@ -277,6 +277,35 @@ ClusterCache::ClusterCache(KubeApi* api, Extender* extender, ClusterCacheOptions
   };
   pods.remove = [this](const std::string& uid) { extender_->DeletePod(uid); };
   pods.synced = synced;
+  if (options_.watch_disruption_budgets) {
+    Reflector::Handlers pdbs;
+    pdbs.key = [](const nlohmann::json& obj) {
+      const std::string name = MetaString(obj, "name");
+      const std::string ns = MetaString(obj, "namespace");
+      return name.empty() ? name : ns + "/" + name;
+    };
+    const auto publish = [this] {
+      std::vector<PodDisruptionBudget> all;
+      all.reserve(budgets_.size());
+      for (const auto& [key, pdb] : budgets_) all.push_back(pdb);
+      extender_->SetDisruptionBudgets(std::move(all));
+    };
+    pdbs.upsert = [this, publish](const nlohmann::json& obj, const std::string& where) -> Status {
+      Result<PodDisruptionBudget> pdb = DecodePodDisruptionBudget(obj, where);
+      if (!pdb.ok()) return pdb.error();
+      budgets_[MetaString(obj, "namespace") + "/" + MetaString(obj, "name")] = std::move(*pdb);
+      publish();
+      return {};
+    };
+    pdbs.remove = [this, publish](const std::string& key) {
+      budgets_.erase(key);
+      publish();
+    };
+    pdbs.synced = [] {};
+    pdbs_ = std::make_unique<Reflector>("poddisruptionbudgets",
+                                        "/apis/policy/v1/poddisruptionbudgets", api_, &options_,
+                                        sleeper, std::move(pdbs));
+  }
   nodes_ = std::make_unique<Reflector>("nodes", "/api/v1/nodes", api_, &options_, sleeper,
                                        std::move(nodes));
   pods_ = std::make_unique<Reflector>("pods", "/api/v1/pods", api_, &options_, sleeper,
@@ -289,6 +318,7 @@ void ClusterCache::Start() {
   if (nodes_thread_.joinable()) return;
   nodes_thread_ = std::thread([this] { nodes_->Run(stop_); });
   pods_thread_ = std::thread([this] { pods_->Run(stop_); });
+  if (pdbs_) pdbs_thread_ = std::thread([this] { pdbs_->Run(stop_); });
 }
 
 void ClusterCache::Stop() {
@@ -298,9 +328,11 @@ void ClusterCache::Stop() {
   options_.sleeper->Wake();
   nodes_thread_.join();
   pods_thread_.join();
+  if (pdbs_thread_.joinable()) pdbs_thread_.join();
 }
 
 ClusterCache::Stats ClusterCache::stats(std::string_view resource) const {
+  if (resource == "poddisruptionbudgets") return pdbs_ ? pdbs_->stats() : Stats{};
   return resource == "nodes" ? nodes_->stats() : pods_->stats();
 }
 

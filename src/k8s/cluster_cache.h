@@ -5,12 +5,14 @@
 
 #include <atomic>
 #include <functional>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <thread>
 
+#include "k8s/disruption_budget.h"
 #include "k8s/extender.h"
 #include "k8s/kube_api.h"
 #include "util/clock.h"
@@ -29,6 +31,10 @@ struct ClusterCacheOptions {
   /// successful list or a watch that delivered an event.
   double backoff_initial_seconds = 0.5;
   double backoff_max_seconds = 30;
+  /// Also list + watch policy/v1 PodDisruptionBudgets (/apis/policy/v1/poddisruptionbudgets)
+  /// and hand them to Extender::SetDisruptionBudgets, for the NumPDBViolations of preempt.
+  /// Readiness does not wait for them: without budgets preempt counts no violation.
+  bool watch_disruption_budgets = false;
   Sleeper* sleeper = nullptr;  ///< not owned; a RealSleeper when null
   LogFunction log;             ///< LogJson on stderr when empty
 };
@@ -44,6 +50,7 @@ struct ClusterCacheOptions {
 ///     code 410) list again (step 1);
 ///  4. after an error, wait (Sleeper) with exponential back-off before the next call.
 /// When both initial lists are in, Extender::MarkSynced (then /readyz answers ready).
+/// With watch_disruption_budgets, a third reflector keeps the budgets current.
 /// Objects the Extender rejects (undecodable, not fitting) are logged and skipped.
 ///
 /// Start/Stop are called from one thread; the KubeApi and the Extender must outlive the cache.
@@ -61,7 +68,7 @@ class ClusterCache {
   /// Both initial lists are in.
   bool synced() const { return synced_count_.load() >= 2; }
 
-  /// Per-resource counters ("nodes", "pods"), for tests and logs.
+  /// Per-resource counters ("nodes", "pods", "poddisruptionbudgets"), for tests and logs.
   struct Stats {
     int lists = 0;    ///< complete lists (the initial one and each relist)
     int watches = 0;  ///< watch requests started
@@ -78,8 +85,12 @@ class ClusterCache {
   std::unique_ptr<Sleeper> own_sleeper_;
   std::unique_ptr<Reflector> nodes_;
   std::unique_ptr<Reflector> pods_;
+  std::unique_ptr<Reflector> pdbs_;  // null unless watch_disruption_budgets
   std::thread nodes_thread_;
   std::thread pods_thread_;
+  std::thread pdbs_thread_;
+  /// The budgets by "namespace/name"; touched only by the budgets' reflector thread.
+  std::map<std::string, PodDisruptionBudget> budgets_;
   std::atomic<bool> stop_{false};
   std::atomic<int> synced_count_{0};
 };

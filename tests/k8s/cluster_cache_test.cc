@@ -116,7 +116,7 @@ Json PodObject(const std::string& name, const PodShape& s) {
 
 /// An API-mode extender and its cache over a fake API server.
 struct Live {
-  explicit Live(FakeApiServer& fake, const std::string& policy = "fgd") {
+  explicit Live(FakeApiServer& fake, const std::string& policy = "fgd", bool budgets = false) {
     KubeApiConfig c;
     c.server = fake.url();
     c.source = "test";
@@ -133,6 +133,7 @@ struct Live {
     co.backoff_initial_seconds = 0.5;
     co.backoff_max_seconds = 3;
     co.watch_timeout_seconds = 60;
+    co.watch_disruption_budgets = budgets;
     co.log = [this](std::string_view level, std::string_view msg, const Json& fields) {
       std::lock_guard<std::mutex> lock(log_mutex);
       logs.push_back(std::string(level) + " " + std::string(msg) + " " + fields.dump());
@@ -258,6 +259,55 @@ TEST(ClusterCache, WatchEventsReachTheModel) {
   ASSERT_TRUE(WaitFor([&] { return live.extender->gpu_capacity_milli() == 8000; }));
   EXPECT_EQ(live.State()["nodes"][0]["name"], "n2");
   EXPECT_EQ(live.cache->stats("pods").lists, 1);  // no relist needed for any of it
+}
+
+TEST(ClusterCache, DisruptionBudgetsFromTheWatchCountInPreempt) {
+  FakeApiServer fake;
+  ASSERT_TRUE(fake.Start());
+  fake.AddNode(NodeObject("n1", 2));
+  for (int i = 0; i < 2; ++i) {
+    Json pod = PodObject("x" + std::to_string(i), Shape(1, 1000, "n1", std::to_string(i)));
+    pod["spec"]["priority"] = 1;
+    pod["metadata"]["labels"] = {{"app", "x"}};
+    fake.AddPod(pod);
+  }
+  const Json pdb = {{"apiVersion", "policy/v1"},
+                    {"kind", "PodDisruptionBudget"},
+                    {"metadata", {{"name", "x"}, {"namespace", "ml"}}},
+                    {"spec", {{"selector", {{"matchLabels", {{"app", "x"}}}}}}},
+                    {"status", {{"disruptionsAllowed", 0}}}};
+  fake.PutDisruptionBudget(pdb);
+  Live live(fake, "fgd", /*budgets=*/true);
+  ASSERT_TRUE(live.Sync());
+  Json preemptor = PodObject("urgent", Shape(1));
+  preemptor["spec"]["priority"] = 100;
+  const Json body = {{"Pod", preemptor},
+                     {"NodeNameToVictims", nullptr},
+                     {"NodeNameToMetaVictims", {{"n1", {{"Pods", nullptr}, {"NumPDBViolations", 0}}}}}};
+  const auto violations = [&] {
+    Result<ExtenderPreemptionArgs> args = DecodeExtenderPreemptionArgs(body.dump());
+    EXPECT_TRUE(args.ok());
+    const ExtenderPreemptionResult r = live.extender->Preempt(*args);
+    auto it = r.node_name_to_meta_victims.find("n1");
+    return it == r.node_name_to_meta_victims.end() ? -1 : it->second.num_pdb_violations;
+  };
+  // The budget came with the initial list (readiness does not wait for it; poll).
+  ASSERT_TRUE(WaitFor([&] { return violations() == 1; }));
+  // The budget allows one disruption: no violation.
+  Json relaxed = pdb;
+  relaxed["status"]["disruptionsAllowed"] = 1;
+  fake.PutDisruptionBudget(relaxed);
+  ASSERT_TRUE(WaitFor([&] { return violations() == 0; }));
+  // Spent again, then deleted: the watch carries both.
+  fake.PutDisruptionBudget(pdb);
+  ASSERT_TRUE(WaitFor([&] { return violations() == 1; }));
+  fake.DeleteDisruptionBudget("ml", "x");
+  ASSERT_TRUE(WaitFor([&] { return violations() == 0; }));
+  EXPECT_EQ(live.cache->stats("poddisruptionbudgets").lists, 1);
+  // Without the option there is no third reflector.
+  Live plain(fake);
+  ASSERT_TRUE(plain.Sync());
+  EXPECT_EQ(plain.cache->stats("poddisruptionbudgets").lists, 0);
 }
 
 TEST(ClusterCache, DroppedWatchResumesWithoutLoss) {

@@ -23,7 +23,13 @@ void Reply(httplib::Response& res, int code, const std::string& reason,
 }
 
 std::string ResourceOf(const std::string& path) {
+  if (path == "/apis/policy/v1/poddisruptionbudgets") return "poddisruptionbudgets";
   return path == "/api/v1/nodes" ? "nodes" : "pods";
+}
+
+std::string ListKind(const std::string& resource) {
+  if (resource == "nodes") return "NodeList";
+  return resource == "pods" ? "PodList" : "PodDisruptionBudgetList";
 }
 
 }  // namespace
@@ -102,6 +108,24 @@ void FakeApiServer::ModifyPod(Json pod) {
   if (!pod["metadata"].contains("namespace")) pod["metadata"]["namespace"] = "default";
   Change("pods", "MODIFIED", &pod);
   objects_["pods"][Key("pods", pod)] = pod;
+}
+
+void FakeApiServer::PutDisruptionBudget(Json pdb) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const std::string key = Key("poddisruptionbudgets", pdb);
+  const bool known = objects_["poddisruptionbudgets"].count(key) > 0;
+  Change("poddisruptionbudgets", known ? "MODIFIED" : "ADDED", &pdb);
+  objects_["poddisruptionbudgets"][key] = pdb;
+}
+
+void FakeApiServer::DeleteDisruptionBudget(const std::string& namespace_name,
+                                           const std::string& name) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = objects_["poddisruptionbudgets"].find(namespace_name + "/" + name);
+  if (it == objects_["poddisruptionbudgets"].end()) return;
+  Json pdb = it->second;
+  objects_["poddisruptionbudgets"].erase(it);
+  Change("poddisruptionbudgets", "DELETED", &pdb);
 }
 
 void FakeApiServer::DeletePod(const std::string& namespace_name, const std::string& name) {
@@ -267,8 +291,8 @@ void FakeApiServer::Route() {
       }
       items.push_back(it->second);
     }
-    Json list = {{"kind", resource == "nodes" ? "NodeList" : "PodList"},
-                 {"apiVersion", "v1"},
+    Json list = {{"kind", ListKind(resource)},
+                 {"apiVersion", resource == "poddisruptionbudgets" ? "policy/v1" : "v1"},
                  {"metadata", {{"resourceVersion", std::to_string(rv_)}}},
                  {"items", items}};
     if (!next.empty()) list["metadata"]["continue"] = next;
@@ -276,6 +300,7 @@ void FakeApiServer::Route() {
   };
   s.Get("/api/v1/nodes", list_or_watch);
   s.Get("/api/v1/pods", list_or_watch);
+  s.Get("/apis/policy/v1/poddisruptionbudgets", list_or_watch);
 
   s.Patch(R"(/api/v1/namespaces/([^/]+)/pods/([^/]+))",
           [this](const httplib::Request& req, httplib::Response& res) {

@@ -49,6 +49,9 @@ class FakeApiServer {
   void AddPod(nlohmann::json pod);
   void ModifyPod(nlohmann::json pod);
   void DeletePod(const std::string& namespace_name, const std::string& name);
+  /// Adds or replaces a policy/v1 PodDisruptionBudget (/apis/policy/v1/poddisruptionbudgets).
+  void PutDisruptionBudget(nlohmann::json pdb);
+  void DeleteDisruptionBudget(const std::string& namespace_name, const std::string& name);
   /// The stored pod (null when absent).
   nlohmann::json GetPod(const std::string& namespace_name, const std::string& name) const;
   /// The current resourceVersion.
