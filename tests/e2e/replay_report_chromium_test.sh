@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# End-to-end: `tessera replay` on the embedded peak-sale scenario with a cluster-size sweep
+# writes report.html; headless Chromium renders it, and we check what a reader would see: the
+# three time-series charts and the two trade-off charts (LS p99 wait and BE GPU-hours against
+# cluster size), one line per policy in each, the per-class table, and a screenshot that is a
+# real picture.
+#
+# Environment (set by ctest): TESSERA = path of the tessera binary.
+# Optional: TESSERA_ARTIFACTS = folder to keep replay-report.png in for people.
+set -euo pipefail
+
+readonly CHROMIUM=/usr/bin/chromium
+if [[ ! -x "$CHROMIUM" ]]; then
+  echo "SKIP: chromium not installed"
+  exit 0
+fi
+fail() {
+  echo "FAIL: $*" >&2
+  exit 1
+}
+[[ -x "${TESSERA:-}" ]] || fail "TESSERA is not set to the tessera binary"
+command -v convert >/dev/null || fail "ImageMagick 'convert' not found"
+command -v identify >/dev/null || fail "ImageMagick 'identify' not found"
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/tessera-replay-report.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+out="$tmp/out"
+
+"$TESSERA" replay -q --scenario peak-sale --policy tessera,k8s-default,fgd --sweep-nodes 30,40 \
+  --samples 100 --out "$out" >"$tmp/replay.log" 2>&1 || {
+  tail -n 20 "$tmp/replay.log" >&2
+  fail "tessera replay exited non-zero"
+}
+[[ -s "$out/report.html" ]] || fail "no report.html"
+if grep -Eq 'https?://[^"]*\.(js|css)|<script' "$out/report.html"; then
+  fail "report.html is not self-contained (loads a script or stylesheet)"
+fi
+
+# shellcheck disable=SC2054  # the comma in --window-size=1280,2400 is meant
+flags=(--headless --no-sandbox --disable-gpu --disable-quic --no-first-run
+  --disable-background-networking --disable-component-update --disable-sync
+  --user-data-dir="$tmp/profile" --window-size=1280,2400)
+url="file://$out/report.html"
+timeout 120 "$CHROMIUM" "${flags[@]}" --dump-dom "$url" >"$tmp/dom.html" 2>"$tmp/dom.log" ||
+  fail "chromium --dump-dom failed: $(tail -n 5 "$tmp/dom.log")"
+timeout 120 "$CHROMIUM" "${flags[@]}" --screenshot="$tmp/replay.png" "$url" >"$tmp/shot.log" 2>&1 ||
+  fail "chromium --screenshot failed: $(tail -n 5 "$tmp/shot.log")"
+
+svgs=$(grep -o '<svg[ >]' "$tmp/dom.html" | wc -l)
+[[ $svgs -eq 5 ]] || fail "expected 5 charts (3 over time, 2 trade-off), found $svgs"
+for title in "Queue depth" "GPU allocation" "Fragmentation ratio" \
+  "LS p99 wait against cluster size" "BE GPU-hours served against cluster size"; do
+  grep -qF "$title" "$tmp/dom.html" || fail "chart '$title' is missing"
+done
+# Each of the three policies has exactly one line in each of the five charts.
+for p in tessera k8s-default fgd; do
+  n=$(grep -o "<polyline class=\"series\" data-policy=\"$p\"" "$tmp/dom.html" | wc -l)
+  [[ $n -eq 5 ]] || fail "policy $p has $n lines, expected one per chart (5)"
+done
+# The trade-off lines have one point per swept size (30 and 40 nodes).
+pts=$(grep -o '<polyline class="series" data-policy="tessera"[^>]*points="[^"]*"' "$tmp/dom.html" |
+  tail -n 1 | sed 's/.*points="//; s/"$//' | wc -w)
+[[ $pts -eq 2 ]] || fail "the tessera trade-off line has $pts points, expected 2"
+grep -q '<table' "$tmp/dom.html" || fail "the per-class table is missing"
+
+[[ -s "$tmp/replay.png" ]] || fail "no screenshot"
+size=$(identify -format '%wx%h' "$tmp/replay.png")
+[[ "$size" == "1280x2400" ]] || fail "screenshot is $size, expected 1280x2400"
+colours=$(convert "$tmp/replay.png" -format %k info:)
+[[ $colours -gt 50 ]] || fail "screenshot has only $colours colours: a blank or broken page"
+if [[ -n "${TESSERA_ARTIFACTS:-}" ]]; then
+  mkdir -p "$TESSERA_ARTIFACTS"
+  cp "$tmp/replay.png" "$TESSERA_ARTIFACTS/replay-report.png"
+fi
+echo "OK: $svgs charts, 3 policies, screenshot $size with $colours colours"
