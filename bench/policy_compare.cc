@@ -6,7 +6,9 @@
 //                               [--variant NAME=VALUE[,NAME=VALUE...]]...
 // Each --variant adds a column: `tessera` with the named TesseraParams fields changed, e.g.
 // `--variant sharing_open_cost=0 --variant scarcity=3,multi_gpu_weight=1`. Names:
-// cpu_stranding, multi_gpu_classes (0/1), multi_gpu_weight, scarcity, sharing_open_cost.
+// cpu_stranding, multi_gpu_classes (0/1), multi_gpu_weight, scarcity, sharing_open_cost,
+// adaptive_open (0/1), open_reserve, project_opening, plentiful_open_cost,
+// plentiful_drop_multi_gpu (0/1).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -81,6 +83,16 @@ bool ApplyVariant(const std::string& spec, TesseraParams& p) {
       p.scarcity = v;
     } else if (name == "sharing_open_cost") {
       p.sharing_open_cost = v;
+    } else if (name == "adaptive_open") {
+      p.adaptive_open = v != 0;
+    } else if (name == "open_reserve") {
+      p.open_reserve = v;
+    } else if (name == "project_opening") {
+      p.project_opening = v;
+    } else if (name == "plentiful_open_cost") {
+      p.plentiful_open_cost = v;
+    } else if (name == "plentiful_drop_multi_gpu") {
+      p.plentiful_drop_multi_gpu = v != 0;
     } else {
       std::fprintf(stderr, "--variant: unknown parameter '%s'\n", name.c_str());
       return false;
