@@ -3,8 +3,16 @@
 // docs/POLICIES.md. Not a Google Benchmark: it measures placement quality, not time.
 //
 // Usage: tessera_policy_compare [DATA_DIR] [--lists default,cpu050,...] [--ablation]
+//                               [--variant NAME=VALUE[,NAME=VALUE...]]...
+// Each --variant adds a column: `tessera` with the named TesseraParams fields changed, e.g.
+// `--variant sharing_open_cost=0 --variant scarcity=3,multi_gpu_weight=1`. Names:
+// cpu_stranding, multi_gpu_classes (0/1), multi_gpu_weight, scarcity, sharing_open_cost,
+// adaptive_open (0/1), open_reserve, project_opening, plentiful_open_cost,
+// plentiful_drop_multi_gpu (0/1).
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -51,6 +59,48 @@ struct Curve {
   std::vector<double> at100;
 };
 
+// Applies "name=value,name=value" to `p`; returns false (and says why) on an unknown name or
+// a value that is not a number.
+bool ApplyVariant(const std::string& spec, TesseraParams& p) {
+  std::stringstream ss(spec);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    const size_t eq = item.find('=');
+    char* end = nullptr;
+    const double v = eq == std::string::npos ? 0 : std::strtod(item.c_str() + eq + 1, &end);
+    if (eq == std::string::npos || end == item.c_str() + eq + 1 || *end != '\0') {
+      std::fprintf(stderr, "--variant: expected NAME=NUMBER, got '%s'\n", item.c_str());
+      return false;
+    }
+    const std::string name = item.substr(0, eq);
+    if (name == "cpu_stranding") {
+      p.cpu_stranding = v != 0;
+    } else if (name == "multi_gpu_classes") {
+      p.multi_gpu_classes = v != 0;
+    } else if (name == "multi_gpu_weight") {
+      p.multi_gpu_weight = v;
+    } else if (name == "scarcity") {
+      p.scarcity = v;
+    } else if (name == "sharing_open_cost") {
+      p.sharing_open_cost = v;
+    } else if (name == "adaptive_open") {
+      p.adaptive_open = v != 0;
+    } else if (name == "open_reserve") {
+      p.open_reserve = v;
+    } else if (name == "project_opening") {
+      p.project_opening = v;
+    } else if (name == "plentiful_open_cost") {
+      p.plentiful_open_cost = v;
+    } else if (name == "plentiful_drop_multi_gpu") {
+      p.plentiful_drop_multi_gpu = v != 0;
+    } else {
+      std::fprintf(stderr, "--variant: unknown parameter '%s'\n", name.c_str());
+      return false;
+    }
+  }
+  return true;
+}
+
 Curve Run(const std::vector<NodeSpec>& nodes, const std::vector<PodSpec>& pods,
           const TargetWorkload& w, const Variant& v) {
   PolicyContext ctx;
@@ -84,9 +134,14 @@ int main(int argc, char** argv) {
   std::string dir = TESSERA_DATA_DIR;
   std::vector<std::string> only;
   bool ablation = false;
+  std::vector<std::string> variant_specs;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--ablation") == 0) {
       ablation = true;
+    } else if (std::strcmp(argv[i], "--variant") == 0 && i + 1 < argc) {
+      variant_specs.push_back(argv[++i]);
+      TesseraParams check;
+      if (!ApplyVariant(variant_specs.back(), check)) return 2;
     } else if (std::strcmp(argv[i], "--lists") == 0 && i + 1 < argc) {
       std::stringstream ss(argv[++i]);
       std::string item;
@@ -120,6 +175,9 @@ int main(int argc, char** argv) {
       {"fgd", [](const PolicyContext& ctx) { return MakePolicy("fgd", ctx); }},
       variant("tessera", [](TesseraParams&) {}),
   };
+  for (const std::string& spec : variant_specs) {
+    variants.push_back(variant(spec, [spec](TesseraParams& p) { ApplyVariant(spec, p); }));
+  }
   if (ablation) {
     variants.push_back(
         variant("no multi-GPU classes", [](TesseraParams& p) { p.multi_gpu_classes = false; }));

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -19,6 +20,26 @@ struct NodeView {
   const NodeSpec& spec;  ///< capacity (the name may be any member of the group)
   int model_id;          ///< -1 for a node without GPUs
   const NodeState& state;
+  /// The policy's own cluster-wide context value (Policy::ContextKey), 0 for policies that
+  /// use none; the same for every node of one decision.
+  int64_t context = 0;
+};
+
+/// A cluster-wide summary the scheduler keeps up to date, for policies whose scores depend on
+/// more than one node (Policy::ContextKey). "Seen" counts every pod passed to
+/// Scheduler::Decide so far, the current one included, whether it was placed or not; no pod
+/// that has not been asked about yet is known.
+struct ClusterSummary {
+  /// Idle nodes (all CPU and every GPU free) by GPU count (index 0..kMaxGpusPerNode).
+  std::array<int, kMaxGpusPerNode + 1> idle_nodes_by_gpus{};
+  /// The same when the scheduler was built, and the free GPU milli then.
+  std::array<int, kMaxGpusPerNode + 1> start_idle_nodes_by_gpus{};
+  int64_t start_free_gpu_milli = 0;
+  int64_t total_gpu_milli = 0;
+  int64_t free_gpu_milli = 0;  ///< cluster-wide, idle or not
+  /// GPU milli requested by the pods seen (gpu_milli · gpu_count), by the pod's GPU count.
+  std::array<int64_t, kMaxGpusPerNode + 1> seen_gpu_milli_by_count{};
+  int64_t seen_pods = 0;
 };
 
 /// A policy's verdict on one feasible node.
@@ -35,8 +56,9 @@ enum class ScoreMode {
 };
 
 /// A placement policy: scores nodes for a pod. Implementations are small classes, one per
-/// file, registered in policy/registry.cc. Score must be a pure function of (node, pod):
-/// the scheduler caches it per node state. Instances are immutable after construction and
+/// file, registered in policy/registry.cc. Score must be a pure function of (node, pod) and,
+/// for policies that use one, the context value (see ContextKey): the scheduler caches it
+/// per node state. Instances are immutable after construction and
 /// safe to use from one thread per instance.
 class Policy {
  public:
@@ -45,6 +67,14 @@ class Policy {
   virtual ScoreMode mode() const { return ScoreMode::kInteger; }
   /// Scores `node`, on which `pod` fits (the filters already passed).
   virtual NodeScore Score(const NodeView& node, const PodRequest& pod) const = 0;
+
+  /// Policies whose scores depend on the cluster as a whole return true here and map the
+  /// summary to a small integer in ContextKey; the scheduler passes that value to Score in
+  /// NodeView::context and drops its cached scores whenever it changes. So Score stays a
+  /// pure function of (node, pod, context), and the value should change rarely (it is cheap
+  /// only if it is coarse). ContextKey is called once per Decide / ScoreNodes call.
+  virtual bool UsesContext() const { return false; }
+  virtual int64_t ContextKey(const ClusterSummary& /*summary*/) const { return 0; }
 };
 
 /// What a policy may need to be built.

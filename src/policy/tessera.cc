@@ -15,7 +15,10 @@
 // need whole free GPUs), with weights raised for multi-GPU classes and for classes limited to
 // scarce GPU models. The secondary score is ⌊1000 · sigmoid(ΔS / 1000)⌋. Idle nodes are scored
 // as stranding nothing (and, for sharing pods, as costing `sharing_open_cost`), so that the
-// policy does not use up the idle nodes that multi-GPU pods need. See docs/POLICIES.md.
+// policy does not use up the idle nodes that multi-GPU pods need. With `adaptive_open` (off
+// by default) that protection is dropped while idle nodes are projected to remain plentiful
+// for the multi-GPU demand seen so far, a cluster-wide context (Policy::ContextKey) that the
+// scheduler passes in NodeView::context. See docs/POLICIES.md.
 #include <algorithm>
 #include <array>
 #include <bit>
@@ -45,6 +48,7 @@ class TesseraPolicy final : public Policy {
   TesseraPolicy(const TargetWorkload* workload, const TesseraParams& params)
       : workload_(workload), params_(params) {
     classes_ = workload_->classes();
+    m_size_ = classes_.size();
     if (params_.multi_gpu_classes) {
       for (const TargetClass& c : workload_->all_classes()) {
         const bool in_m = std::any_of(classes_.begin(), classes_.end(),
@@ -64,14 +68,49 @@ class TesseraPolicy final : public Policy {
 
   std::string_view name() const override { return "tessera"; }
 
+  bool UsesContext() const override { return params_.cpu_stranding && params_.adaptive_open; }
+
+  // 1 while idle nodes are plentiful for the multi-GPU demand expected from now on, else 0.
+  int64_t ContextKey(const ClusterSummary& s) const override {
+    if (!UsesContext()) return 0;
+    int64_t seen_all = 0;
+    for (int64_t v : s.seen_gpu_milli_by_count) seen_all += v;
+    if (seen_all == 0) return 1;
+    int64_t idle_at_least_k = 0;   // idle GPUs (milli) on idle nodes with ≥ k GPUs
+    int64_t start_at_least_k = 0;  // the same at the start
+    int64_t seen_at_least_k = 0;   // GPU milli seen from pods with ≥ k GPUs
+    const double free = static_cast<double>(s.free_gpu_milli);
+    const double allocated_since = static_cast<double>(s.start_free_gpu_milli - s.free_gpu_milli);
+    for (int k = kMaxGpusPerNode; k >= 2; --k) {
+      idle_at_least_k += int64_t{s.idle_nodes_by_gpus[k]} * k * kMilliPerGpu;
+      start_at_least_k += int64_t{s.start_idle_nodes_by_gpus[k]} * k * kMilliPerGpu;
+      seen_at_least_k += s.seen_gpu_milli_by_count[k];
+      if (seen_at_least_k == 0) continue;
+      const double expected =
+          free * static_cast<double>(seen_at_least_k) / static_cast<double>(seen_all);
+      double supply = static_cast<double>(idle_at_least_k);
+      if (allocated_since > 0) {
+        const double rate =
+            static_cast<double>(start_at_least_k - idle_at_least_k) / allocated_since;
+        supply -= params_.project_opening * rate * free;
+      }
+      if (supply < params_.open_reserve * expected) return 0;
+    }
+    return 1;
+  }
+
   NodeScore Score(const NodeView& node, const PodRequest& pod) const override {
     const int g = node.spec.gpu_count;
     bool idle = node.state.cpu_left == node.spec.cpu_milli;
     for (int i = 0; i < g && idle; ++i) idle = node.state.gpu_free[i] == kMilliPerGpu;
+    const bool plentiful = node.context == 1;
+    const size_t n_classes =
+        plentiful && params_.plentiful_drop_multi_gpu ? m_size_ : classes_.size();
     const Measures before =
-        Measure(node.model_id, node.state.cpu_left, node.state.gpu_free.data(), g, idle);
+        Measure(node.model_id, node.state.cpu_left, node.state.gpu_free.data(), g, idle, n_classes);
     return BestHypotheticalPlacement(node, pod, [&](int64_t cpu_after, const int32_t* free) {
-      return Combine(before, Measure(node.model_id, cpu_after, free, g, idle), idle, pod);
+      return Combine(before, Measure(node.model_id, cpu_after, free, g, idle, n_classes), idle,
+                     plentiful, pod);
     });
   }
 
@@ -81,35 +120,42 @@ class TesseraPolicy final : public Policy {
     double stranded = 0;  // S_n
   };
 
-  Measures Measure(int model_id, int64_t cpu_left, const int32_t* gpu_free, int g,
-                   bool idle) const {
+  Measures Measure(int model_id, int64_t cpu_left, const int32_t* gpu_free, int g, bool idle,
+                   size_t n_classes) const {
     Measures m;
     m.frag = workload_->NodeFragmentation(model_id, cpu_left, gpu_free, g);
-    if (params_.cpu_stranding && !idle) m.stranded = Stranded(model_id, cpu_left, gpu_free, g);
+    if (params_.cpu_stranding && !idle) {
+      m.stranded = Stranded(model_id, cpu_left, gpu_free, g, n_classes);
+    }
     return m;
   }
 
   // FGD's score first; among its ties, the stranding score.
-  int64_t Combine(const Measures& before, const Measures& after, bool idle,
+  int64_t Combine(const Measures& before, const Measures& after, bool idle, bool plentiful,
                   const PodRequest& pod) const {
     const auto primary =
         static_cast<int64_t>(100.0 / (1.0 + std::exp(-(before.frag - after.frag) / 1000.0)));
     if (!params_.cpu_stranding) return primary;
     double delta = before.stranded - after.stranded;
-    if (idle) delta = pod.IsSharing() ? -params_.sharing_open_cost : 0.0;
+    if (idle) {
+      const double cost = plentiful ? params_.plentiful_open_cost : params_.sharing_open_cost;
+      delta = pod.IsSharing() ? -cost : 0.0;
+    }
     const auto secondary = static_cast<int64_t>(static_cast<double>(kSecondaryLevels) /
                                                 (1.0 + std::exp(-delta / kSecondaryScale)));
     return primary * kSecondaryLevels + std::min(secondary, kSecondaryLevels - 1);
   }
 
   // S_n in milli-GPU (weighted; see the file comment).
-  double Stranded(int model_id, int64_t cpu_left, const int32_t* gpu_free, int g) const {
+  // Over the first n_classes of classes_ (M first, then the multi-GPU classes).
+  double Stranded(int model_id, int64_t cpu_left, const int32_t* gpu_free, int g,
+                  size_t n_classes) const {
     int64_t idle = 0;
     for (int i = 0; i < g; ++i) idle += gpu_free[i];
     if (idle == 0) return 0;
     const double r = static_cast<double>(idle);
     double total = 0;
-    for (size_t k = 0; k < classes_.size(); ++k) {
+    for (size_t k = 0; k < n_classes; ++k) {
       const TargetClass& c = classes_[k];
       if (c.gpu_milli == 0 || c.gpu_count == 0 || model_id < 0 ||
           ((c.models >> model_id) & 1) == 0 || cpu_left < c.cpu_milli) {
@@ -142,6 +188,7 @@ class TesseraPolicy final : public Policy {
   const TargetWorkload* workload_;
   TesseraParams params_;
   std::vector<TargetClass> classes_;  // M plus the multi-GPU classes
+  size_t m_size_ = 0;                 // classes_[0, m_size_) is M
   std::vector<double> weights_;       // w_m, by classes_ index
 };
 

@@ -40,7 +40,7 @@ size_t Scheduler::KeyHash::operator()(const Key& k) const {
 
 Scheduler::Scheduler(Cluster* cluster, const Policy* policy, const std::vector<int>& node_order,
                      uint64_t seed)
-    : cluster_(cluster), policy_(policy), rng_(seed) {
+    : cluster_(cluster), policy_(policy), rng_(seed), uses_context_(policy->UsesContext()) {
   const int n = cluster_->size();
   TESSERA_CHECK(static_cast<int>(node_order.size()) == n);
   rank_.assign(n, -1);
@@ -59,7 +59,50 @@ Scheduler::Scheduler(Cluster* cluster, const Policy* policy, const std::vector<i
   }
   group_of_.assign(n, -1);
   member_pos_.assign(n, -1);
+  summary_.total_gpu_milli = cluster_->total_gpu_milli();
   for (int i = 0; i < n; ++i) Insert(i);
+  summary_.start_idle_nodes_by_gpus = summary_.idle_nodes_by_gpus;
+  summary_.free_gpu_milli = cluster_->total_gpu_milli() - cluster_->allocated_gpu_milli();
+  summary_.start_free_gpu_milli = summary_.free_gpu_milli;
+  if (uses_context_) {
+    context_ = policy_->ContextKey(summary_);
+    context_values_.push_back(context_);
+  }
+}
+
+bool Scheduler::IsIdle(int node) const {
+  const NodeSpec& spec = cluster_->spec(node);
+  const NodeState& st = cluster_->state(node);
+  if (st.cpu_left != spec.cpu_milli) return false;
+  for (int i = 0; i < spec.gpu_count; ++i) {
+    if (st.gpu_free[i] != kMilliPerGpu) return false;
+  }
+  return true;
+}
+
+// Recomputes the policy's context value. Scores are cached per context value, for up to
+// kContextSlots distinct values (a binary context flipping back and forth recomputes
+// nothing); a value beyond those drops every cached score and starts the slots afresh.
+void Scheduler::UpdateContext() {
+  summary_.free_gpu_milli = cluster_->total_gpu_milli() - cluster_->allocated_gpu_milli();
+  const int64_t key = policy_->ContextKey(summary_);
+  if (key == context_) return;
+  context_ = key;
+  ++context_changes_;
+  for (size_t i = 0; i < context_values_.size(); ++i) {
+    if (context_values_[i] == key) {
+      context_slot_ = static_cast<int>(i);
+      return;
+    }
+  }
+  if (context_values_.size() == kContextSlots) {
+    context_values_.clear();
+    for (int gid : live_) {
+      for (CacheEntry& e : groups_[gid].cache) e.known = 0;
+    }
+  }
+  context_slot_ = static_cast<int>(context_values_.size());
+  context_values_.push_back(key);
 }
 
 void Scheduler::Insert(int node) {
@@ -87,6 +130,7 @@ void Scheduler::Insert(int node) {
     gid = it->second;
   }
   Group& g = groups_[gid];
+  if (IsIdle(node)) ++summary_.idle_nodes_by_gpus[cluster_->spec(node).gpu_count];
   g.ranks.insert(rank_[node]);
   member_pos_[node] = static_cast<int>(g.members.size());
   g.members.push_back(node);
@@ -96,6 +140,7 @@ void Scheduler::Insert(int node) {
 void Scheduler::Remove(int node) {
   const int gid = group_of_[node];
   Group& g = groups_[gid];
+  if (IsIdle(node)) --summary_.idle_nodes_by_gpus[cluster_->spec(node).gpu_count];
   g.ranks.erase(rank_[node]);
   const int pos = member_pos_[node];
   const int last = g.members.back();
@@ -133,15 +178,17 @@ int Scheduler::ShapeId(const PodRequest& pod) {
 }
 
 const Scheduler::CacheEntry& Scheduler::Evaluate(Group& g, int shape, const PodRequest& pod) {
-  if (static_cast<int>(g.cache.size()) <= shape) g.cache.resize(shapes_.size());
-  CacheEntry& e = g.cache[shape];
+  const size_t slot = CacheSlot(shape);
+  if (g.cache.size() <= slot) g.cache.resize(shapes_.size() * (uses_context_ ? kContextSlots : 1));
+  CacheEntry& e = g.cache[slot];
   if (e.known) return e;
   e.known = 1;
   const int node = g.representative;
   const NodeSpec& spec = cluster_->spec(node);
   e.fit = CheckFit(spec.gpu_count, cluster_->model_id(node), g.key.state, pod);
   if (e.fit == FitReason::kFits && policy_->mode() != ScoreMode::kUniformRandom) {
-    const NodeScore s = policy_->Score(NodeView{spec, cluster_->model_id(node), g.key.state}, pod);
+    const NodeScore s =
+        policy_->Score(NodeView{spec, cluster_->model_id(node), g.key.state, context_}, pod);
     e.raw = s.score;
     e.gpus = s.gpus;
     if (e.gpus == 0 && !pod.IsCpuOnly()) {
@@ -155,6 +202,12 @@ const Scheduler::CacheEntry& Scheduler::Evaluate(Group& g, int shape, const PodR
 
 Decision Scheduler::Decide(const PodRequest& pod) {
   const int shape = ShapeId(pod);
+  if (uses_context_) {
+    summary_.seen_gpu_milli_by_count[std::clamp(pod.gpu_count, 0, kMaxGpusPerNode)] +=
+        static_cast<int64_t>(pod.gpu_milli) * pod.gpu_count;
+    ++summary_.seen_pods;
+    UpdateContext();
+  }
   Decision d;
   scratch_.clear();
   int64_t feasible_nodes = 0;
@@ -182,7 +235,7 @@ Decision Scheduler::Decide(const PodRequest& pod) {
       if (k < size) {
         const Group& g = groups_[gid];
         d.node = g.members[k];
-        d.gpus = g.cache[shape].gpus;
+        d.gpus = g.cache[CacheSlot(shape)].gpus;
         if (pod.IsSharing()) {  // a GPU drawn uniformly among those with room
           const int gpu_count = cluster_->spec(d.node).gpu_count;
           int with_room = 0;
@@ -218,6 +271,7 @@ Decision Scheduler::Decide(const PodRequest& pod) {
 std::vector<std::pair<int, int>> Scheduler::ScoreNodes(const PodRequest& pod,
                                                        const std::vector<int>& nodes) {
   const int shape = ShapeId(pod);
+  if (uses_context_) UpdateContext();
   std::vector<std::pair<int, double>> raw;
   double lo = std::numeric_limits<double>::infinity();
   double hi = -lo;
@@ -248,7 +302,7 @@ Decision Scheduler::Finish(Decision d, int best_group, int shape, const PodReque
       break;
     }
   }
-  d.gpus = pod.IsCpuOnly() ? 0 : g.cache[shape].gpus;
+  d.gpus = pod.IsCpuOnly() ? 0 : g.cache[CacheSlot(shape)].gpus;
   return d;
 }
 

@@ -30,6 +30,10 @@ struct Decision {
 /// pods they hold) form one group, scored once; a score is cached per (group, pod shape), so
 /// the cost of a decision grows with the number of distinct node states, not with nodes.
 /// Ties go to the node that comes first in `node_order` (the per-seed random node order).
+/// For a policy that uses a cluster-wide context (Policy::UsesContext), the scheduler keeps a
+/// ClusterSummary up to date and caches scores per (group, pod shape, context value) for up
+/// to four context values (a fifth drops every cached score), so decisions stay those of a
+/// plain loop over all nodes.
 ///
 /// The Scheduler is the only writer of its Cluster while it lives (Bind/Unbind).
 /// Not thread-safe; the Cluster and the Policy must outlive it.
@@ -60,6 +64,10 @@ class Scheduler {
   const Cluster& cluster() const { return *cluster_; }
   /// Node groups currently holding at least one node (distinct node states).
   int distinct_states() const { return static_cast<int>(live_.size()); }
+  /// The cluster-wide summary a context-using policy sees (Policy::ContextKey).
+  const ClusterSummary& summary() const { return summary_; }
+  /// How often the policy's context value changed.
+  int context_changes() const { return context_changes_; }
 
  private:
   struct Key {
@@ -81,7 +89,7 @@ class Scheduler {
     int representative = -1;
     std::set<int> ranks;            // ranks of member nodes in node_order
     std::vector<int> members;       // member nodes (for uniform draws)
-    std::vector<CacheEntry> cache;  // by pod shape id
+    std::vector<CacheEntry> cache;  // by CacheSlot(pod shape id)
     int live_pos = -1;
   };
 
@@ -90,6 +98,14 @@ class Scheduler {
   void Insert(int node);
   void Remove(int node);
   Decision Finish(Decision d, int best_group, int shape, const PodRequest& pod);
+  bool IsIdle(int node) const;
+  void UpdateContext();
+  // Index of (shape, current context value) in a group's cache.
+  size_t CacheSlot(int shape) const {
+    return uses_context_ ? static_cast<size_t>(shape) * kContextSlots + context_slot_
+                         : static_cast<size_t>(shape);
+  }
+  static constexpr size_t kContextSlots = 4;
 
   Cluster* cluster_;
   const Policy* policy_;
@@ -105,6 +121,12 @@ class Scheduler {
   std::vector<PodRequest> shapes_;
   std::unordered_map<uint64_t, std::vector<int>> shape_index_;  // hash -> shape ids
   std::vector<std::pair<int, double>> scratch_;                 // (group, raw) of feasible
+  const bool uses_context_;
+  ClusterSummary summary_;
+  int64_t context_ = 0;                  // the policy's current context value
+  std::vector<int64_t> context_values_;  // the values with cache slots (≤ kContextSlots)
+  int context_slot_ = 0;                 // context_'s index in context_values_
+  int context_changes_ = 0;
 };
 
 }  // namespace tessera

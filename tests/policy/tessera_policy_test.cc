@@ -135,6 +135,100 @@ TEST(TesseraPolicy, SharingPodPrefersAUsedNodeToAnIdleOne) {
   EXPECT_EQ(d.gpus, 0b1u);  // completes the half-used GPU
 }
 
+// Adaptive idle-node protection: the context value says whether idle nodes are plentiful for
+// the multi-GPU demand seen so far, projected to the end of the run.
+TEST(TesseraPolicy, AdaptiveOpenContextFollowsTheProjectedIdleNodes) {
+  std::vector<NodeSpec> nodes;
+  for (int i = 0; i < 10; ++i)
+    nodes.push_back(NodeSpec{"n" + std::to_string(i), 96000, 393216, 8, "G2", 0});
+  Cluster c(nodes);
+  TargetWorkload w = TargetWorkload::FromPods({Pod(4000, 1, 500), Pod(64000, 8, 1000)});
+  w.Resolve(c);
+  PolicyContext ctx;
+  ctx.workload = &w;
+  TesseraParams params;
+  EXPECT_FALSE(MakeTesseraPolicy(ctx, params)->UsesContext());  // off in the shipped policy
+  params.adaptive_open = true;
+  std::unique_ptr<Policy> t = MakeTesseraPolicy(ctx, params);
+  ASSERT_TRUE(t->UsesContext());
+  ClusterSummary s;
+  s.total_gpu_milli = s.free_gpu_milli = s.start_free_gpu_milli = 80000;
+  s.idle_nodes_by_gpus[8] = s.start_idle_nodes_by_gpus[8] = 10;
+  EXPECT_EQ(t->ContextKey(s), 1);  // nothing seen yet
+  s.seen_gpu_milli_by_count[1] = 500;
+  s.seen_gpu_milli_by_count[8] = 8000;
+  EXPECT_EQ(t->ContextKey(s), 1);  // all nodes idle
+  // Half the GPUs allocated, 8 of 10 nodes opened: at that opening rate (1.6 idle GPUs per
+  // GPU allocated) and with half of it projected, the last 2 idle nodes will not last.
+  s.free_gpu_milli = 40000;
+  s.idle_nodes_by_gpus[8] = 2;
+  EXPECT_EQ(t->ContextKey(s), 0);
+  // 5 of 10 opened (rate 1.0): 40 idle GPUs − 0.5 · 40 ≥ 0, still plentiful ...
+  s.idle_nodes_by_gpus[8] = 5;
+  EXPECT_EQ(t->ContextKey(s), 1);
+  // ... unless a reserve for the expected multi-GPU demand (0.94 · 40 GPUs) is asked for.
+  params.open_reserve = 1.0;
+  EXPECT_EQ(MakeTesseraPolicy(ctx, params)->ContextKey(s), 0);
+}
+
+// While idle nodes are plentiful, a sharing pod sees an idle node at plentiful_open_cost (0)
+// instead of sharing_open_cost (200 milli): only the tie-break score changes.
+TEST(TesseraPolicy, AdaptiveOpenContextChangesTheIdleNodeScoreOfSharingPods) {
+  Cluster c({NodeSpec{"idle", 96000, 393216, 8, "G2", 0}});
+  TargetWorkload w = TargetWorkload::FromPods({Pod(4000, 1, 500), Pod(64000, 8, 1000)});
+  w.Resolve(c);
+  PolicyContext ctx;
+  ctx.workload = &w;
+  TesseraParams params;
+  params.adaptive_open = true;
+  std::unique_ptr<Policy> t = MakeTesseraPolicy(ctx, params);
+  std::unique_ptr<Policy> shipped = MakePolicy("tessera", ctx);
+  const PodRequest sharing = c.MakeRequest(Pod(4000, 1, 500));
+  const PodRequest whole = c.MakeRequest(Pod(4000, 1, 1000));
+  const auto score = [&](const Policy& p, const PodRequest& r, int64_t context) {
+    return static_cast<int64_t>(
+        p.Score(NodeView{c.spec(0), c.model_id(0), c.state(0), context}, r).score);
+  };
+  const int64_t scarce = score(*t, sharing, 0);
+  const int64_t plentiful = score(*t, sharing, 1);
+  EXPECT_EQ(scarce, score(*shipped, sharing, 0));       // context 0: the shipped protection
+  EXPECT_EQ(scarce / 1000, plentiful / 1000);           // FGD's score is untouched
+  EXPECT_EQ(plentiful % 1000, 500);                     // sigmoid(0): no cost
+  EXPECT_LT(scarce % 1000, 500);                        // sigmoid(−200 / 1000)
+  EXPECT_EQ(score(*t, whole, 0), score(*t, whole, 1));  // whole-GPU pods never paid it
+}
+
+TEST(TesseraPolicy, AdaptiveOpenRunsAreDeterministicForASeed) {
+  std::vector<NodeSpec> nodes;
+  for (int i = 0; i < 20; ++i) {
+    nodes.push_back(
+        NodeSpec{"n" + std::to_string(i), i % 2 ? 96000 : 32000, 262144, i % 3 ? 8 : 2, "T4", 0});
+  }
+  std::vector<PodSpec> pods;
+  for (int i = 0; i < 60; ++i) {
+    pods.push_back(Pod(2000 + 1000 * (i % 9), i % 4 == 0 ? 0 : (i % 7 == 0 ? 8 : 1),
+                       i % 4 == 0 ? 0 : (i % 3 ? 1000 : 250 + 50 * (i % 5))));
+  }
+  TargetWorkload w = TargetWorkload::FromPods(pods);
+  w.Resolve(Cluster(nodes));
+  PolicyContext ctx;
+  ctx.workload = &w;
+  TesseraParams params;
+  params.adaptive_open = true;
+  std::unique_ptr<Policy> t = MakeTesseraPolicy(ctx, params);
+  InflationOptions options;
+  RunResult a = RunInflation(nodes, pods, w, *t, 7, options);
+  RunResult b = RunInflation(nodes, pods, w, *t, 7, options);
+  ASSERT_EQ(a.placements.size(), b.placements.size());
+  int placed = 0;
+  for (size_t i = 0; i < a.placements.size(); ++i) {
+    EXPECT_EQ(a.placements[i].node, b.placements[i].node);
+    EXPECT_EQ(a.placements[i].gpus, b.placements[i].gpus);
+    placed += a.placements[i].node >= 0;
+  }
+  EXPECT_GT(placed, 30);
+}
+
 TEST(TesseraPolicy, RunsAreDeterministicForASeed) {
   std::vector<NodeSpec> nodes;
   for (int i = 0; i < 20; ++i) {

@@ -9,18 +9,36 @@
 #include <numeric>
 
 #include "frag/target_workload.h"
+#include "policy/tessera_policy.h"
 #include "util/rng.h"
 
 namespace tessera {
 namespace {
 
-// Reference: score every node from scratch, normalise if asked, first max in order wins.
+// The cluster-wide summary computed from scratch; what was seen and the start state are kept
+// by the caller in `seen`.
+ClusterSummary SummaryFromScratch(const Cluster& c, const ClusterSummary& seen) {
+  ClusterSummary s = seen;
+  s.idle_nodes_by_gpus = {};
+  for (int n = 0; n < c.size(); ++n) {
+    bool idle = c.state(n).cpu_left == c.spec(n).cpu_milli;
+    for (int i = 0; i < c.spec(n).gpu_count; ++i) idle = idle && c.state(n).gpu_free[i] == 1000;
+    if (idle) ++s.idle_nodes_by_gpus[c.spec(n).gpu_count];
+  }
+  s.total_gpu_milli = c.total_gpu_milli();
+  s.free_gpu_milli = c.total_gpu_milli() - c.allocated_gpu_milli();
+  return s;
+}
+
+// Reference: score every node from scratch (with the policy's context value computed from
+// scratch), normalise if asked, first max in order wins.
 Decision Reference(const Cluster& c, const Policy& p, const std::vector<int>& order,
-                   const PodRequest& r) {
+                   const PodRequest& r, const ClusterSummary& seen) {
+  const int64_t context = p.UsesContext() ? p.ContextKey(SummaryFromScratch(c, seen)) : 0;
   std::vector<std::pair<int, NodeScore>> feasible;
   for (int n : order) {
     if (c.Check(n, r) != FitReason::kFits) continue;
-    feasible.emplace_back(n, p.Score(NodeView{c.spec(n), c.model_id(n), c.state(n)}, r));
+    feasible.emplace_back(n, p.Score(NodeView{c.spec(n), c.model_id(n), c.state(n), context}, r));
   }
   Decision d;
   if (feasible.empty()) return d;
@@ -44,6 +62,40 @@ Decision Reference(const Cluster& c, const Policy& p, const std::vector<int>& or
     }
   }
   return d;
+}
+
+// A policy whose scores depend on the cluster as a whole, and change with it often: the
+// context value is the number of idle nodes modulo 6, and it decides whether the policy packs
+// (most-allocated node first) or spreads. Exercises the scheduler's cache invalidation.
+class FlipFlopPolicy final : public Policy {
+ public:
+  std::string_view name() const override { return "flipflop"; }
+  bool UsesContext() const override { return true; }
+  int64_t ContextKey(const ClusterSummary& s) const override {
+    int idle = 0;
+    for (int v : s.idle_nodes_by_gpus) idle += v;
+    return idle % 6;  // more values than the scheduler has cache slots for
+  }
+  NodeScore Score(const NodeView& node, const PodRequest&) const override {
+    int64_t free = 0;
+    for (int i = 0; i < node.spec.gpu_count; ++i) free += node.state.gpu_free[i];
+    const double used = 1.0 - static_cast<double>(node.state.cpu_left) / node.spec.cpu_milli;
+    const double s = node.context == 0 ? 100.0 * used : 100.0 - 100.0 * used;
+    return NodeScore{std::floor(s) + static_cast<double>(free % 7), 0};
+  }
+};
+
+// tessera with the adaptive idle-node protection on, and the flip-flop policy above.
+std::unique_ptr<Policy> MakeTestPolicy(const std::string& name, const PolicyContext& ctx) {
+  if (name == "flipflop") return std::make_unique<FlipFlopPolicy>();
+  if (name.starts_with("tessera-adaptive")) {
+    TesseraParams params;
+    params.adaptive_open = true;
+    params.open_reserve = 1.0;
+    params.plentiful_drop_multi_gpu = name.ends_with("-drop");
+    return MakeTesseraPolicy(ctx, params);
+  }
+  return MakePolicy(name, ctx);
 }
 
 class SchedulerEquivalence : public ::testing::TestWithParam<std::string> {};
@@ -72,7 +124,7 @@ TEST_P(SchedulerEquivalence, GroupedDecisionsEqualThePlainLoop) {
       p.gpu_count = 1;
       p.gpu_milli = millis[rng.Below(4)];
     } else {
-      p.gpu_count = kind < 9 ? 1 : 2;
+      p.gpu_count = kind < 9 ? 1 : 2 + 2 * static_cast<int>(rng.Below(2)) * (1 + (i % 2));
       p.gpu_milli = 1000;
     }
     if (rng.Below(5) == 0) p.gpu_spec = "T4|P100";
@@ -84,16 +136,22 @@ TEST_P(SchedulerEquivalence, GroupedDecisionsEqualThePlainLoop) {
   w.Resolve(grouped);
   PolicyContext ctx;
   ctx.workload = &w;
-  std::unique_ptr<Policy> policy = MakePolicy(GetParam(), ctx);
+  std::unique_ptr<Policy> policy = MakeTestPolicy(GetParam(), ctx);
   std::vector<int> order(nodes.size());
   std::iota(order.begin(), order.end(), 0);
   rng.Shuffle(order);
   Scheduler s(&grouped, policy.get(), order, 9);
   int placed = 0;
+  // What the reference has seen (the scheduler counts on its own), and the start state.
+  ClusterSummary seen = SummaryFromScratch(plain, ClusterSummary{});
+  seen.start_idle_nodes_by_gpus = seen.idle_nodes_by_gpus;
+  seen.start_free_gpu_milli = seen.free_gpu_milli;
   for (const PodSpec& p : pods) {
     const PodRequest r = grouped.MakeRequest(p);
+    seen.seen_gpu_milli_by_count[r.gpu_count] += int64_t{r.gpu_milli} * r.gpu_count;
+    ++seen.seen_pods;
     const Decision got = s.Decide(r);
-    const Decision want = Reference(plain, *policy, order, r);
+    const Decision want = Reference(plain, *policy, order, r, seen);
     ASSERT_EQ(got.node, want.node) << p.name;
     ASSERT_EQ(got.gpus, want.gpus) << p.name;
     ASSERT_EQ(got.score, want.score) << p.name;
@@ -105,11 +163,24 @@ TEST_P(SchedulerEquivalence, GroupedDecisionsEqualThePlainLoop) {
   }
   EXPECT_GT(placed, 100);
   EXPECT_LT(placed, 400);  // the cluster filled up: failures were exercised too
+  if (policy->UsesContext()) {
+    EXPECT_GT(s.context_changes(), 0);  // the cache invalidation was exercised
+    const ClusterSummary want = SummaryFromScratch(plain, seen);
+    EXPECT_EQ(s.summary().idle_nodes_by_gpus, want.idle_nodes_by_gpus);
+    EXPECT_EQ(s.summary().seen_gpu_milli_by_count, want.seen_gpu_milli_by_count);
+    EXPECT_EQ(s.summary().seen_pods, want.seen_pods);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(AllScoredPolicies, SchedulerEquivalence,
                          ::testing::Values("tessera", "fgd", "bestfit", "packing", "clustering",
-                                           "dotprod", "k8s-default"));
+                                           "dotprod", "k8s-default", "tessera-adaptive",
+                                           "tessera-adaptive-drop", "flipflop"),
+                         [](const auto& info) {
+                           std::string n = info.param;
+                           for (char& ch : n) ch = ch == '-' ? '_' : ch;
+                           return n;
+                         });
 
 TEST(Scheduler, FailureCountsRejectionsPerFilter) {
   Cluster c({NodeSpec{"a", 1000, 1024, 1, "T4", 0}, NodeSpec{"b", 64000, 1024, 1, "T4", 0},
