@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
+#include <cstring>
 #include <limits>
 #include <numeric>
 #include <span>
@@ -333,12 +334,14 @@ int Extender::ResolveCandidate(size_t position, std::string_view name) {
   return node;
 }
 
-const std::string& Extender::QuotedName(int node) {
+const std::vector<std::string>& Extender::QuotedNames() {
   if (quoted_names_.size() != static_cast<size_t>(cluster_->size())) {
     quoted_names_.assign(cluster_->size(), std::string());
-    for (int n = 0; n < cluster_->size(); ++n) AppendJsonString(&quoted_names_[n], cluster_->spec(n).name);
+    for (int n = 0; n < cluster_->size(); ++n) {
+      AppendJsonString(&quoted_names_[n], cluster_->spec(n).name);
+    }
   }
-  return quoted_names_[node];
+  return quoted_names_;
 }
 
 namespace {
@@ -353,7 +356,7 @@ const std::string& ReasonText(int reason) {
 }
 
 /// ':' and the JSON string of each reason, built once: a failure entry's value.
-const std::string& QuotedReason(int reason) {
+const std::array<std::string, 2 + kNumFitReasons>& QuotedReasons() {
   static const std::array<std::string, 2 + kNumFitReasons> table = [] {
     std::array<std::string, 2 + kNumFitReasons> t;
     for (int r = 0; r < 2 + kNumFitReasons; ++r) {
@@ -362,7 +365,7 @@ const std::string& QuotedReason(int reason) {
     }
     return t;
   }();
-  return table[reason];
+  return table;
 }
 
 }  // namespace
@@ -454,77 +457,127 @@ std::string Extender::FilterJson(const ExtenderArgsRef& args) {
   return FilterJsonOf(args.args.pod, args.names, with_nodes ? &args.args.nodes_json : nullptr);
 }
 
+namespace {
+
+/// Appends to a buffer sized in advance: no capacity checks, no calls per piece. Ensure
+/// grows the buffer where a size is only known piece by piece.
+class PresizedWriter {
+ public:
+  explicit PresizedWriter(std::string* out) : out_(out), p_(out->data()) {}
+  void Put(std::string_view s) {
+    std::memcpy(p_, s.data(), s.size());
+    p_ += s.size();
+  }
+  void Put(char c) { *p_++ = c; }
+  /// Room for `n` more bytes.
+  void Ensure(size_t n) {
+    const size_t at = static_cast<size_t>(p_ - out_->data());
+    if (at + n <= out_->size()) return;
+    out_->resize(std::max(out_->size() * 2, at + n));
+    p_ = out_->data() + at;
+  }
+  /// Cuts the buffer to what was written.
+  void Finish() { out_->resize(static_cast<size_t>(p_ - out_->data())); }
+
+ private:
+  std::string* out_;
+  char* p_;
+};
+
+}  // namespace
+
 std::string Extender::FilterJsonOf(const Pod& pod, std::span<const std::string_view> names,
                                    const std::vector<std::string>* nodes_json) {
-  // Each candidate is decided first (node, kind, reason), then the answer is written section
-  // by section into one buffer of the right size: names are copied from their JSON form made
-  // once per model (QuotedName), reasons from theirs (QuotedReason).
+  // Each candidate is decided first (node, kind, reason) and the answer's size summed; then
+  // the answer is written section by section into one buffer of exactly that size. Names are
+  // copied from their JSON form made once per model (QuotedNames), reasons from theirs
+  // (QuotedReason); only unknown names are escaped here.
   struct Decided {
-    int node;
+    int quoted;  ///< node index into QuotedNames, or -1 - k for unknown_quoted[k]
     Candidate kind;
     uint8_t reason;
   };
   std::vector<Decided> decided(names.size());
-  std::array<size_t, 3> bytes{};  // per kind: the section's size, roughly (escapes aside)
+  std::vector<std::string> unknown_quoted;
+  static constexpr std::string_view kHead = "{\"Nodes\":";
+  static constexpr std::string_view kItems = "{\"metadata\":{},\"items\":[";
+  static constexpr std::string_view kNames = ",\"NodeNames\":[";
+  static constexpr std::string_view kFailed = "],\"FailedNodes\":{";
+  static constexpr std::string_view kUnresolvable = "},\"FailedAndUnresolvableNodes\":{";
+  static constexpr std::string_view kError = "},\"Error\":";
   const Result<PodSpec> spec = PodToSpec(pod);
   std::lock_guard<std::mutex> lock(mutex_);
+  const std::vector<std::string>& quoted = QuotedNames();
+  const auto& reasons = QuotedReasons();
+  size_t bytes = 0;  // names, reasons, nodes and their commas (one too many per section)
   const std::string error = FilterCandidatesLocked(
       pod, spec, names, [&](size_t i, std::string_view name, int node, Candidate c, int reason) {
-        decided[i] = Decided{node, c, static_cast<uint8_t>(reason)};
-        size_t b = (node >= 0 ? QuotedName(node).size() : name.size() + 2) + 1;
-        if (c != Candidate::kFits) b += QuotedReason(reason).size();
-        else if (nodes_json != nullptr && i < nodes_json->size()) b += (*nodes_json)[i].size() + 1;
-        bytes[static_cast<int>(c)] += b;
+        int q = node;
+        if (node < 0) {
+          q = -1 - static_cast<int>(unknown_quoted.size());
+          AppendJsonString(&unknown_quoted.emplace_back(), name);
+          bytes += unknown_quoted.back().size() + 1;
+        } else {
+          bytes += quoted[node].size() + 1;
+        }
+        decided[i] = Decided{q, c, static_cast<uint8_t>(reason)};
+        if (c != Candidate::kFits) {
+          bytes += reasons[reason].size();
+        } else if (nodes_json != nullptr && i < nodes_json->size()) {
+          bytes += (*nodes_json)[i].size() + 1;
+        }
       });
   const bool with_nodes = nodes_json != nullptr && error.empty();
+  std::string error_json;
+  AppendJsonString(&error_json, error);
   std::string out;
-  out.reserve(bytes[0] + bytes[1] + bytes[2] + error.size() + 160);
-  const auto name_of = [&](size_t i) {
-    if (decided[i].node >= 0) {
-      out += QuotedName(decided[i].node);
-    } else {
-      AppendJsonString(&out, names[i]);
-    }
+  out.resize(bytes + kHead.size() + kItems.size() + 2 + 4 + kNames.size() + kFailed.size() +
+             kUnresolvable.size() + kError.size() + error_json.size() + 1);
+  PresizedWriter w(&out);
+  const auto name_of = [&](const Decided& d) {
+    w.Put(d.quoted >= 0 ? std::string_view(quoted[d.quoted])
+                        : std::string_view(unknown_quoted[-1 - d.quoted]));
   };
-  out += "{\"Nodes\":";
+  w.Put(kHead);
   if (with_nodes) {
-    out += "{\"metadata\":{},\"items\":[";
+    w.Put(kItems);
     bool first = true;
     for (size_t i = 0; i < decided.size(); ++i) {
       if (decided[i].kind != Candidate::kFits || i >= nodes_json->size()) continue;
-      if (!first) out += ',';
+      if (!first) w.Put(',');
       first = false;
-      out += (*nodes_json)[i];
+      w.Put((*nodes_json)[i]);
     }
-    out += "]}";
+    w.Put("]}");
   } else {
-    out += "null";
+    w.Put("null");
   }
-  out += ",\"NodeNames\":[";
+  w.Put(kNames);
   if (error.empty()) {
     bool first = true;
-    for (size_t i = 0; i < decided.size(); ++i) {
-      if (decided[i].kind != Candidate::kFits) continue;
-      if (!first) out += ',';
+    for (const Decided& d : decided) {
+      if (d.kind != Candidate::kFits) continue;
+      if (!first) w.Put(',');
       first = false;
-      name_of(i);
+      name_of(d);
     }
   }
   for (const Candidate kind : {Candidate::kFailed, Candidate::kUnresolvable}) {
-    out += kind == Candidate::kFailed ? "],\"FailedNodes\":{" : "},\"FailedAndUnresolvableNodes\":{";
+    w.Put(kind == Candidate::kFailed ? kFailed : kUnresolvable);
     if (!error.empty()) continue;
     bool first = true;
-    for (size_t i = 0; i < decided.size(); ++i) {
-      if (decided[i].kind != kind) continue;
-      if (!first) out += ',';
+    for (const Decided& d : decided) {
+      if (d.kind != kind) continue;
+      if (!first) w.Put(',');
       first = false;
-      name_of(i);
-      out += QuotedReason(decided[i].reason);
+      name_of(d);
+      w.Put(reasons[d.reason]);
     }
   }
-  out += "},\"Error\":";
-  AppendJsonString(&out, error);
-  out += '}';
+  w.Put(kError);
+  w.Put(error_json);
+  w.Put('}');
+  w.Finish();
   return out;
 }
 
@@ -586,29 +639,46 @@ std::string Extender::PrioritizeJson(const ExtenderArgsRef& args) {
 }
 
 std::string Extender::PrioritizeJsonOf(const Pod& pod, std::span<const std::string_view> names) {
+  // Written into a buffer sized for plain names ({"Host":"<name>","Score":10}, 24 bytes
+  // besides the name), grown where a name needs escapes.
+  static constexpr std::string_view kHost = "{\"Host\":";
+  static constexpr std::string_view kScore = ",\"Score\":";
+  static constexpr size_t kFixed = 1 + kHost.size() + kScore.size() + 20 + 1;  // ",", score, "}"
   std::string out;
-  // {"Host":"<name>","Score":10}, with the name's quotes: 22 bytes besides the name.
   size_t bytes = 2;
-  for (const std::string_view name : names) bytes += name.size() + 24;
-  out.reserve(bytes);
-  out += '[';
+  for (const std::string_view name : names) bytes += name.size() + 2 + 1 + kHost.size() + kScore.size() + 2 + 1;
+  out.resize(bytes);
+  PresizedWriter w(&out);
+  w.Put('[');
+  std::string unknown;
   std::lock_guard<std::mutex> lock(mutex_);
+  const std::vector<std::string>& quoted = QuotedNames();
   ScoreCandidatesLocked(pod, names, [&](size_t i, std::string_view name, int node, int64_t score) {
-    out += i == 0 ? "{\"Host\":" : ",{\"Host\":";
+    std::string_view json_name;
     if (node >= 0) {
-      out += QuotedName(node);
+      json_name = quoted[node];
     } else {
-      AppendJsonString(&out, name);
+      unknown.clear();
+      AppendJsonString(&unknown, name);
+      json_name = unknown;
     }
-    out += ",\"Score\":";
+    w.Ensure(json_name.size() + kFixed + 1);
+    if (i > 0) w.Put(',');
+    w.Put(kHost);
+    w.Put(json_name);
+    w.Put(kScore);
     if (score >= 0 && score <= 9) {
-      out += static_cast<char>('0' + score);
+      w.Put(static_cast<char>('0' + score));
+    } else if (score == 10) {
+      w.Put("10");
     } else {
-      out += std::to_string(score);
+      w.Put(std::to_string(score));
     }
-    out += '}';
+    w.Put('}');
   });
-  out += ']';
+  w.Ensure(1);
+  w.Put(']');
+  w.Finish();
   return out;
 }
 

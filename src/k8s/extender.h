@@ -251,8 +251,8 @@ class Extender {
   void ScoreCandidatesLocked(const Pod& pod, std::span<const std::string_view> names,
                              Visit&& visit);
   std::string PrioritizeJsonOf(const Pod& pod, std::span<const std::string_view> names);
-  /// The JSON string of node `node`'s name, quotes included (built once per model).
-  const std::string& QuotedName(int node);
+  /// The JSON string of each node's name, quotes included, by node (built once per model).
+  const std::vector<std::string>& QuotedNames();
   /// The node index of candidate `name` at `position` of a request's list, or -1 if unknown.
   /// kube-scheduler sends the same list again and again: the index found at each position is
   /// remembered and checked against the node's name, so a hit costs one string compare
@@ -289,7 +289,7 @@ class Extender {
   };
   std::unordered_map<std::string, int, NameHash, std::equal_to<>>
       node_index_;                        // GUARDED_BY(mutex_)
-  std::vector<std::string> quoted_names_;  // GUARDED_BY(mutex_), by node; QuotedName
+  std::vector<std::string> quoted_names_;  // GUARDED_BY(mutex_), by node; QuotedNames
   std::vector<bool> unschedulable_;                  // GUARDED_BY(mutex_)
   std::vector<int> candidate_guess_;  // GUARDED_BY(mutex_), by position (ResolveCandidate)
   std::map<std::string, Assignment> assignments_;  // GUARDED_BY(mutex_), by pod UID

@@ -1,6 +1,8 @@
 #include "k8s/extender_protocol.h"
 
+#include <bit>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <map>
 #include <optional>
@@ -176,6 +178,20 @@ struct FastArgs {
   std::optional<std::vector<std::string_view>> node_names;
 };
 
+// The bytes of `v` (eight, little-endian) that PlainString must look at: '"', '\\', below
+// 0x20, 0x7f and above. Only the lowest flagged byte is exact (a borrow may flag bytes above
+// it), which is all the scan needs.
+inline uint64_t SpecialBytes(uint64_t v) {
+  constexpr uint64_t kOnes = 0x0101010101010101ull;
+  constexpr uint64_t kHigh = 0x8080808080808080ull;
+  const auto equal = [&](uint8_t b) {
+    const uint64_t x = v ^ (kOnes * b);
+    return (x - kOnes) & ~x & kHigh;
+  };
+  const uint64_t below_space = (v - kOnes * 0x20) & ~v & kHigh;
+  return equal('"') | equal('\\') | equal(0x7f) | below_space | (v & kHigh);
+}
+
 class FastArgsScanner {
  public:
   explicit FastArgsScanner(std::string_view text) : s_(text) {}
@@ -245,6 +261,18 @@ class FastArgsScanner {
     Ws();
     if (i_ >= s_.size() || s_[i_] != '"') return false;
     const size_t start = ++i_;
+    // Eight bytes at a time up to the first one that needs a look (a quote, a backslash, a
+    // control or non-ASCII byte); the loop below decides on it.
+    while (i_ + 8 <= s_.size()) {
+      uint64_t v;
+      std::memcpy(&v, s_.data() + i_, 8);
+      const uint64_t special = SpecialBytes(v);
+      if (special != 0) {
+        i_ += static_cast<size_t>(std::countr_zero(special) / 8);
+        break;
+      }
+      i_ += 8;
+    }
     for (; i_ < s_.size(); ++i_) {
       const auto c = static_cast<unsigned char>(s_[i_]);
       if (c == '"') {
