@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
+#include <cstring>
 #include <limits>
 #include <numeric>
+#include <span>
 #include <utility>
 
 #include "k8s/json_util.h"
@@ -319,7 +321,7 @@ GpuSet Extender::ChooseGpus(int node, const PodRequest& request) const {
   return gpus;
 }
 
-int Extender::ResolveCandidate(size_t position, const std::string& name) {
+int Extender::ResolveCandidate(size_t position, std::string_view name) {
   if (position < candidate_guess_.size()) {
     const int guess = candidate_guess_[position];
     if (guess >= 0 && guess < cluster_->size() && cluster_->spec(guess).name == name) return guess;
@@ -332,48 +334,79 @@ int Extender::ResolveCandidate(size_t position, const std::string& name) {
   return node;
 }
 
+const std::vector<std::string>& Extender::QuotedNames() {
+  if (quoted_names_.size() != static_cast<size_t>(cluster_->size())) {
+    quoted_names_.assign(cluster_->size(), std::string());
+    for (int n = 0; n < cluster_->size(); ++n) {
+      AppendJsonString(&quoted_names_[n], cluster_->spec(n).name);
+    }
+  }
+  return quoted_names_;
+}
+
+namespace {
+
+/// The reason text of Extender::kReason* codes.
+const std::string& ReasonText(int reason) {
+  static const std::string kUnknown = "unknown node";
+  static const std::string kCordoned = "unschedulable: node is cordoned";
+  if (reason == 0) return kUnknown;
+  if (reason == 1) return kCordoned;
+  return CachedFitExplanation(static_cast<FitReason>(reason - 2));
+}
+
+/// ':' and the JSON string of each reason, built once: a failure entry's value.
+const std::array<std::string, 2 + kNumFitReasons>& QuotedReasons() {
+  static const std::array<std::string, 2 + kNumFitReasons> table = [] {
+    std::array<std::string, 2 + kNumFitReasons> t;
+    for (int r = 0; r < 2 + kNumFitReasons; ++r) {
+      t[r] = ":";
+      AppendJsonString(&t[r], ReasonText(r));
+    }
+    return t;
+  }();
+  return table;
+}
+
+}  // namespace
+
 template <typename Visit>
-std::string Extender::FilterCandidates(const ExtenderArgs& args, Visit&& visit) {
-  Result<PodSpec> spec = PodToSpec(args.pod);
-  std::lock_guard<std::mutex> lock(mutex_);
+std::string Extender::FilterCandidatesLocked(const Pod& pod, const Result<PodSpec>& spec,
+                                             std::span<const std::string_view> names,
+                                             Visit&& visit) {
   EnsureModel();
   ExpireAssumedLocked();
   if (!spec.ok()) {
     ++rejections_["bad-pod"];
     return spec.error().message;
   }
-  Remember(PodUid(args.pod), *spec, args.pod);
-  RememberContainers(PodUid(args.pod), args.pod);
+  Remember(PodUid(pod), *spec, pod);
+  RememberContainers(PodUid(pod), pod);
   const PodRequest request = cluster_->MakeRequest(*spec);
-  std::vector<std::string> names_of_nodes;  // only when NodeNames is absent (no copy)
-  if (!args.node_names) names_of_nodes = args.CandidateNames();
-  const std::vector<std::string>& names = args.node_names ? *args.node_names : names_of_nodes;
-  static const std::string kUnknown = "unknown node";
-  static const std::string kCordoned = "unschedulable: node is cordoned";
   int64_t unknown = 0;
   int64_t cordoned = 0;
   std::array<int64_t, kNumFitReasons> rejected{};
   for (size_t i = 0; i < names.size(); ++i) {
-    const std::string& name = names[i];
+    const std::string_view name = names[i];
     const int node = ResolveCandidate(i, name);
     if (node < 0) {
-      visit(i, name, Candidate::kUnresolvable, kUnknown);
+      visit(i, name, node, Candidate::kUnresolvable, kReasonUnknown);
       ++unknown;
       continue;
     }
     if (unschedulable_[node]) {
-      visit(i, name, Candidate::kUnresolvable, kCordoned);
+      visit(i, name, node, Candidate::kUnresolvable, kReasonCordoned);
       ++cordoned;
       continue;
     }
     const FitReason fit = cluster_->Check(node, request);
     if (fit == FitReason::kFits) {
-      visit(i, name, Candidate::kFits, kUnknown);
+      visit(i, name, node, Candidate::kFits, kReasonUnknown);
       continue;
     }
     ++rejected[static_cast<int>(fit)];
-    visit(i, name, Resolvable(fit) ? Candidate::kFailed : Candidate::kUnresolvable,
-          CachedFitExplanation(fit));
+    visit(i, name, node, Resolvable(fit) ? Candidate::kFailed : Candidate::kUnresolvable,
+          kReasonFit + static_cast<int>(fit));
   }
   if (unknown > 0) rejections_["unknown-node"] += unknown;
   if (cordoned > 0) rejections_["unschedulable"] += cordoned;
@@ -389,20 +422,24 @@ ExtenderFilterResult Extender::Filter(const ExtenderArgs& args) {
   ExtenderFilterResult result;
   // Candidates come from Nodes only when NodeNames is absent; then answer in Nodes as well.
   if (args.nodes.has_value() && !args.node_names.has_value()) result.nodes_json.emplace();
-  result.error = FilterCandidates(
-      args, [&](size_t i, const std::string& name, Candidate c, const std::string& reason) {
+  const std::vector<std::string_view> names = args.CandidateNameViews();
+  const Result<PodSpec> spec = PodToSpec(args.pod);
+  std::lock_guard<std::mutex> lock(mutex_);
+  result.error = FilterCandidatesLocked(
+      args.pod, spec, names,
+      [&](size_t i, std::string_view name, int, Candidate c, int reason) {
         switch (c) {
           case Candidate::kFits:
-            result.node_names.push_back(name);
+            result.node_names.emplace_back(name);
             if (result.nodes_json && i < args.nodes_json.size()) {
               result.nodes_json->push_back(args.nodes_json[i]);
             }
             break;
           case Candidate::kFailed:
-            result.failed_nodes.emplace(name, reason);
+            result.failed_nodes.emplace(name, ReasonText(reason));
             break;
           case Candidate::kUnresolvable:
-            result.failed_and_unresolvable_nodes.emplace(name, reason);
+            result.failed_and_unresolvable_nodes.emplace(name, ReasonText(reason));
             break;
         }
       });
@@ -412,72 +449,150 @@ ExtenderFilterResult Extender::Filter(const ExtenderArgs& args) {
 
 std::string Extender::FilterJson(const ExtenderArgs& args) {
   const bool with_nodes = args.nodes.has_value() && !args.node_names.has_value();
-  std::string names;
-  std::string failed;
-  std::string unresolvable;
-  std::string nodes;
-  names.reserve(args.node_names ? args.node_names->size() * 24 : 256);
-  const auto add = [](std::string* out, const std::string& name, const std::string& reason) {
-    if (!out->empty()) *out += ',';
-    AppendJsonString(out, name);
-    *out += ':';
-    AppendJsonString(out, reason);
+  return FilterJsonOf(args.pod, args.CandidateNameViews(), with_nodes ? &args.nodes_json : nullptr);
+}
+
+std::string Extender::FilterJson(const ExtenderArgsRef& args) {
+  const bool with_nodes = args.args.nodes.has_value() && !args.has_node_names;
+  return FilterJsonOf(args.args.pod, args.names, with_nodes ? &args.args.nodes_json : nullptr);
+}
+
+namespace {
+
+/// Appends to a buffer sized in advance: no capacity checks, no calls per piece. Ensure
+/// grows the buffer where a size is only known piece by piece.
+class PresizedWriter {
+ public:
+  explicit PresizedWriter(std::string* out) : out_(out), p_(out->data()) {}
+  void Put(std::string_view s) {
+    std::memcpy(p_, s.data(), s.size());
+    p_ += s.size();
+  }
+  void Put(char c) { *p_++ = c; }
+  /// Room for `n` more bytes.
+  void Ensure(size_t n) {
+    const size_t at = static_cast<size_t>(p_ - out_->data());
+    if (at + n <= out_->size()) return;
+    out_->resize(std::max(out_->size() * 2, at + n));
+    p_ = out_->data() + at;
+  }
+  /// Cuts the buffer to what was written.
+  void Finish() { out_->resize(static_cast<size_t>(p_ - out_->data())); }
+
+ private:
+  std::string* out_;
+  char* p_;
+};
+
+}  // namespace
+
+std::string Extender::FilterJsonOf(const Pod& pod, std::span<const std::string_view> names,
+                                   const std::vector<std::string>* nodes_json) {
+  // Each candidate is decided first (node, kind, reason) and the answer's size summed; then
+  // the answer is written section by section into one buffer of exactly that size. Names are
+  // copied from their JSON form made once per model (QuotedNames), reasons from theirs
+  // (QuotedReason); only unknown names are escaped here.
+  struct Decided {
+    int quoted;  ///< node index into QuotedNames, or -1 - k for unknown_quoted[k]
+    Candidate kind;
+    uint8_t reason;
   };
-  const std::string error = FilterCandidates(
-      args, [&](size_t i, const std::string& name, Candidate c, const std::string& reason) {
-        switch (c) {
-          case Candidate::kFits:
-            if (!names.empty()) names += ',';
-            AppendJsonString(&names, name);
-            if (with_nodes && i < args.nodes_json.size()) {
-              if (!nodes.empty()) nodes += ',';
-              nodes += args.nodes_json[i];
-            }
-            break;
-          case Candidate::kFailed:
-            add(&failed, name, reason);
-            break;
-          case Candidate::kUnresolvable:
-            add(&unresolvable, name, reason);
-            break;
+  std::vector<Decided> decided(names.size());
+  std::vector<std::string> unknown_quoted;
+  static constexpr std::string_view kHead = "{\"Nodes\":";
+  static constexpr std::string_view kItems = "{\"metadata\":{},\"items\":[";
+  static constexpr std::string_view kNames = ",\"NodeNames\":[";
+  static constexpr std::string_view kFailed = "],\"FailedNodes\":{";
+  static constexpr std::string_view kUnresolvable = "},\"FailedAndUnresolvableNodes\":{";
+  static constexpr std::string_view kError = "},\"Error\":";
+  const Result<PodSpec> spec = PodToSpec(pod);
+  std::lock_guard<std::mutex> lock(mutex_);
+  const std::vector<std::string>& quoted = QuotedNames();
+  const auto& reasons = QuotedReasons();
+  size_t bytes = 0;  // names, reasons, nodes and their commas (one too many per section)
+  const std::string error = FilterCandidatesLocked(
+      pod, spec, names, [&](size_t i, std::string_view name, int node, Candidate c, int reason) {
+        int q = node;
+        if (node < 0) {
+          q = -1 - static_cast<int>(unknown_quoted.size());
+          AppendJsonString(&unknown_quoted.emplace_back(), name);
+          bytes += unknown_quoted.back().size() + 1;
+        } else {
+          bytes += quoted[node].size() + 1;
+        }
+        decided[i] = Decided{q, c, static_cast<uint8_t>(reason)};
+        if (c != Candidate::kFits) {
+          bytes += reasons[reason].size();
+        } else if (nodes_json != nullptr && i < nodes_json->size()) {
+          bytes += (*nodes_json)[i].size() + 1;
         }
       });
+  const bool with_nodes = nodes_json != nullptr && error.empty();
+  std::string error_json;
+  AppendJsonString(&error_json, error);
   std::string out;
-  out.reserve(names.size() + failed.size() + unresolvable.size() + nodes.size() + 128);
-  out += "{\"Nodes\":";
-  if (with_nodes && error.empty()) {
-    out += "{\"metadata\":{},\"items\":[";
-    out += nodes;
-    out += "]}";
+  out.resize(bytes + kHead.size() + kItems.size() + 2 + 4 + kNames.size() + kFailed.size() +
+             kUnresolvable.size() + kError.size() + error_json.size() + 1);
+  PresizedWriter w(&out);
+  const auto name_of = [&](const Decided& d) {
+    w.Put(d.quoted >= 0 ? std::string_view(quoted[d.quoted])
+                        : std::string_view(unknown_quoted[-1 - d.quoted]));
+  };
+  w.Put(kHead);
+  if (with_nodes) {
+    w.Put(kItems);
+    bool first = true;
+    for (size_t i = 0; i < decided.size(); ++i) {
+      if (decided[i].kind != Candidate::kFits || i >= nodes_json->size()) continue;
+      if (!first) w.Put(',');
+      first = false;
+      w.Put((*nodes_json)[i]);
+    }
+    w.Put("]}");
   } else {
-    out += "null";
+    w.Put("null");
   }
-  out += ",\"NodeNames\":[";
-  out += names;
-  out += "],\"FailedNodes\":{";
-  out += failed;
-  out += "},\"FailedAndUnresolvableNodes\":{";
-  out += unresolvable;
-  out += "},\"Error\":";
-  AppendJsonString(&out, error);
-  out += '}';
+  w.Put(kNames);
+  if (error.empty()) {
+    bool first = true;
+    for (const Decided& d : decided) {
+      if (d.kind != Candidate::kFits) continue;
+      if (!first) w.Put(',');
+      first = false;
+      name_of(d);
+    }
+  }
+  for (const Candidate kind : {Candidate::kFailed, Candidate::kUnresolvable}) {
+    w.Put(kind == Candidate::kFailed ? kFailed : kUnresolvable);
+    if (!error.empty()) continue;
+    bool first = true;
+    for (const Decided& d : decided) {
+      if (d.kind != kind) continue;
+      if (!first) w.Put(',');
+      first = false;
+      name_of(d);
+      w.Put(reasons[d.reason]);
+    }
+  }
+  w.Put(kError);
+  w.Put(error_json);
+  w.Put('}');
+  w.Finish();
   return out;
 }
 
 template <typename Visit>
-void Extender::ScoreCandidates(const ExtenderArgs& args, Visit&& visit) {
-  Result<PodSpec> spec = PodToSpec(args.pod);
+void Extender::ScoreCandidatesLocked(const Pod& pod, std::span<const std::string_view> names,
+                                     Visit&& visit) {
+  Result<PodSpec> spec = PodToSpec(pod);
   if (!spec.ok()) return;
-  std::lock_guard<std::mutex> lock(mutex_);
   EnsureModel();
   ExpireAssumedLocked();
-  Remember(PodUid(args.pod), *spec, args.pod);
-  RememberContainers(PodUid(args.pod), args.pod);
+  Remember(PodUid(pod), *spec, pod);
+  RememberContainers(PodUid(pod), pod);
   const PodRequest request = cluster_->MakeRequest(*spec);
-  std::vector<std::string> names_of_nodes;  // only when NodeNames is absent (no copy)
-  if (!args.node_names) names_of_nodes = args.CandidateNames();
-  const std::vector<std::string>& names = args.node_names ? *args.node_names : names_of_nodes;
   std::vector<int> nodes;
+  nodes.reserve(names.size());
   std::vector<int> node_of(names.size(), -1);  // index of each candidate, -1 if unknown
   for (size_t i = 0; i < names.size(); ++i) {
     node_of[i] = ResolveCandidate(i, names[i]);
@@ -500,32 +615,70 @@ void Extender::ScoreCandidates(const ExtenderArgs& args, Visit&& visit) {
       // Integer floor of 10 * (s - lo) / (hi - lo); all equal → 10.
       score = hi > lo ? int64_t{10} * (score_of[node_of[i]] - lo) / (hi - lo) : 10;
     }
-    visit(names[i], score);
+    visit(i, names[i], node_of[i], score);
   }
 }
 
 HostPriorityList Extender::Prioritize(const ExtenderArgs& args) {
   HostPriorityList list;
-  if (args.node_names) list.reserve(args.node_names->size());
-  ScoreCandidates(args, [&](const std::string& name, int64_t score) {
-    list.push_back(HostPriority{name, score});
+  const std::vector<std::string_view> names = args.CandidateNameViews();
+  list.reserve(names.size());
+  std::lock_guard<std::mutex> lock(mutex_);
+  ScoreCandidatesLocked(args.pod, names, [&](size_t, std::string_view name, int, int64_t score) {
+    list.push_back(HostPriority{std::string(name), score});
   });
   return list;
 }
 
 std::string Extender::PrioritizeJson(const ExtenderArgs& args) {
+  return PrioritizeJsonOf(args.pod, args.CandidateNameViews());
+}
+
+std::string Extender::PrioritizeJson(const ExtenderArgsRef& args) {
+  return PrioritizeJsonOf(args.args.pod, args.names);
+}
+
+std::string Extender::PrioritizeJsonOf(const Pod& pod, std::span<const std::string_view> names) {
+  // Written into a buffer sized for plain names ({"Host":"<name>","Score":10}, 24 bytes
+  // besides the name), grown where a name needs escapes.
+  static constexpr std::string_view kHost = "{\"Host\":";
+  static constexpr std::string_view kScore = ",\"Score\":";
+  static constexpr size_t kFixed = 1 + kHost.size() + kScore.size() + 20 + 1;  // ",", score, "}"
   std::string out;
-  out.reserve(2 + (args.node_names ? args.node_names->size() * 40 : 0));
-  out += '[';
-  ScoreCandidates(args, [&](const std::string& name, int64_t score) {
-    if (out.size() > 1) out += ',';
-    out += "{\"Host\":";
-    AppendJsonString(&out, name);
-    out += ",\"Score\":";
-    out += std::to_string(score);
-    out += '}';
+  size_t bytes = 2;
+  for (const std::string_view name : names) bytes += name.size() + 2 + 1 + kHost.size() + kScore.size() + 2 + 1;
+  out.resize(bytes);
+  PresizedWriter w(&out);
+  w.Put('[');
+  std::string unknown;
+  std::lock_guard<std::mutex> lock(mutex_);
+  const std::vector<std::string>& quoted = QuotedNames();
+  ScoreCandidatesLocked(pod, names, [&](size_t i, std::string_view name, int node, int64_t score) {
+    std::string_view json_name;
+    if (node >= 0) {
+      json_name = quoted[node];
+    } else {
+      unknown.clear();
+      AppendJsonString(&unknown, name);
+      json_name = unknown;
+    }
+    w.Ensure(json_name.size() + kFixed + 1);
+    if (i > 0) w.Put(',');
+    w.Put(kHost);
+    w.Put(json_name);
+    w.Put(kScore);
+    if (score >= 0 && score <= 9) {
+      w.Put(static_cast<char>('0' + score));
+    } else if (score == 10) {
+      w.Put("10");
+    } else {
+      w.Put(std::to_string(score));
+    }
+    w.Put('}');
   });
-  out += ']';
+  w.Ensure(1);
+  w.Put(']');
+  w.Finish();
   return out;
 }
 

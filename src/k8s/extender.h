@@ -12,6 +12,7 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -111,6 +112,9 @@ class Extender {
   /// are decided (no maps built: the HTTP path of large clusters). The failure maps list the
   /// nodes in request order instead of sorted; the JSON means the same.
   std::string FilterJson(const ExtenderArgs& args);
+  /// FilterJson for a body decoded by DecodeExtenderArgsRef (names as views: the server's
+  /// path). Same answer, byte for byte.
+  std::string FilterJson(const ExtenderArgsRef& args);
   /// Scores each candidate: feasible nodes get the policy's score (Scheduler::ScoreNodes),
   /// mapped to 0..10 by min–max over the feasible candidates, rounded down (all equal → 10);
   /// unknown or infeasible candidates get 0. A pod PodToSpec rejects gets an empty list.
@@ -118,6 +122,8 @@ class Extender {
   HostPriorityList Prioritize(const ExtenderArgs& args);
   /// Prioritize, answered as the JSON body of EncodeHostPriorityList (no list built).
   std::string PrioritizeJson(const ExtenderArgs& args);
+  /// PrioritizeJson for a body decoded by DecodeExtenderArgsRef. Same answer, byte for byte.
+  std::string PrioritizeJson(const ExtenderArgsRef& args);
   /// Binds the pod last seen by Filter/Prioritize with this UID to `args.node`: re-checks the
   /// fit, picks GPUs by the policy's choice on that node, allocates. Idempotent per UID: the
   /// same UID on the same node again succeeds without allocating; on another node it is an
@@ -224,20 +230,34 @@ class Extender {
   Extender() = default;
   /// How Filter sorts a candidate.
   enum class Candidate : uint8_t { kFits, kFailed, kUnresolvable };
-  /// Filter's loop: decodes the pod and remembers it, then, under the lock, calls
-  /// visit(index, name, Candidate, reason) for each candidate and counts the rejections.
-  /// Returns the PodToSpec error (no candidate visited), or "".
+  /// Why Filter rejects a candidate: kReasonUnknown, kReasonCordoned, or
+  /// kReasonFit + FitReason.
+  static constexpr int kReasonUnknown = 0;
+  static constexpr int kReasonCordoned = 1;
+  static constexpr int kReasonFit = 2;
+  /// Filter's loop; the caller holds the lock and decoded `spec` from `pod`. Remembers the
+  /// pod, then calls visit(index, name, node or -1, Candidate, reason) for each candidate
+  /// (reason as above; kReasonUnknown for a fit) and counts the rejections. Returns the
+  /// PodToSpec error (no candidate visited), or "".
   template <typename Visit>
-  std::string FilterCandidates(const ExtenderArgs& args, Visit&& visit);
-  /// Prioritize's loop: calls visit(name, score 0..10) for each candidate, in order; nothing
-  /// when PodToSpec rejects the pod.
+  std::string FilterCandidatesLocked(const Pod& pod, const Result<PodSpec>& spec,
+                                     std::span<const std::string_view> names, Visit&& visit);
+  /// FilterJson's body: candidates `names`; `nodes_json` non-null: answer Nodes too.
+  std::string FilterJsonOf(const Pod& pod, std::span<const std::string_view> names,
+                           const std::vector<std::string>* nodes_json);
+  /// Prioritize's loop; the caller holds the lock. Calls visit(index, name, node or -1,
+  /// score 0..10) for each candidate, in order; nothing when PodToSpec rejects the pod.
   template <typename Visit>
-  void ScoreCandidates(const ExtenderArgs& args, Visit&& visit);
+  void ScoreCandidatesLocked(const Pod& pod, std::span<const std::string_view> names,
+                             Visit&& visit);
+  std::string PrioritizeJsonOf(const Pod& pod, std::span<const std::string_view> names);
+  /// The JSON string of each node's name, quotes included, by node (built once per model).
+  const std::vector<std::string>& QuotedNames();
   /// The node index of candidate `name` at `position` of a request's list, or -1 if unknown.
   /// kube-scheduler sends the same list again and again: the index found at each position is
   /// remembered and checked against the node's name, so a hit costs one string compare
   /// instead of a hash lookup (changes of the node list only cost a miss).
-  int ResolveCandidate(size_t position, const std::string& name);
+  int ResolveCandidate(size_t position, std::string_view name);
   void Remember(const std::string& uid, const PodSpec& spec, const Pod& pod);
   static PodMeta MetaOf(const Pod& pod);
   /// The meta of a pod seen by Filter/Prioritize, or an empty one.
@@ -262,7 +282,14 @@ class Extender {
   std::unique_ptr<TargetWorkload> workload_;         // GUARDED_BY(mutex_)
   std::unique_ptr<Policy> policy_;                   // GUARDED_BY(mutex_)
   std::unique_ptr<Scheduler> scheduler_;             // GUARDED_BY(mutex_)
-  std::unordered_map<std::string, int> node_index_;  // GUARDED_BY(mutex_)
+  /// Hashes std::string and std::string_view alike (lookups by view without a copy).
+  struct NameHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, int, NameHash, std::equal_to<>>
+      node_index_;                        // GUARDED_BY(mutex_)
+  std::vector<std::string> quoted_names_;  // GUARDED_BY(mutex_), by node; QuotedNames
   std::vector<bool> unschedulable_;                  // GUARDED_BY(mutex_)
   std::vector<int> candidate_guess_;  // GUARDED_BY(mutex_), by position (ResolveCandidate)
   std::map<std::string, Assignment> assignments_;  // GUARDED_BY(mutex_), by pod UID

@@ -172,6 +172,7 @@ void Extender::Rebuild() {
   std::vector<NodeSpec> specs;
   std::vector<std::string> models;
   node_index_.clear();
+  quoted_names_.clear();
   unschedulable_.clear();
   for (const auto& [name, record] : nodes_) {
     if (record.spec.gpu_count > 0 &&

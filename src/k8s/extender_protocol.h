@@ -42,6 +42,23 @@ struct ExtenderArgs {
 
   /// The candidate names: node_names if given, else the names of `nodes`, else empty.
   std::vector<std::string> CandidateNames() const;
+  /// The same, as views into this object (valid while it lives and is not changed).
+  std::vector<std::string_view> CandidateNameViews() const;
+};
+
+/// A filter/prioritize body decoded for the server's request path (DecodeExtenderArgsRef):
+/// the candidate names are views, not copies. On the fast path (kube-scheduler's exact body,
+/// names without escapes) they point into the request body and `args.node_names` stays
+/// nullopt; otherwise `args` is what DecodeExtenderArgs returns and the views point into it.
+/// Not copyable or movable, so that views into `args` cannot dangle.
+struct ExtenderArgsRef {
+  ExtenderArgsRef() = default;
+  ExtenderArgsRef(const ExtenderArgsRef&) = delete;
+  ExtenderArgsRef& operator=(const ExtenderArgsRef&) = delete;
+
+  ExtenderArgs args;
+  bool has_node_names = false;          ///< NodeNames was present and not null
+  std::vector<std::string_view> names;  ///< the candidates, as ExtenderArgs::CandidateNames
 };
 
 /// Answer to filter. Wire: {"Nodes": null, "NodeNames": [...], "FailedNodes": {node: reason},
@@ -127,6 +144,10 @@ struct ExtenderBindingResult {
 /// paths "Pod...", "Nodes.items[3]...", "NodeNames[2]").
 Result<ExtenderArgs> DecodeExtenderArgs(std::string_view body,
                                         size_t max_bytes = kDefaultMaxExtenderBodyBytes);
+/// DecodeExtenderArgs into *out (a fresh ExtenderArgsRef), without copying the node names:
+/// same acceptance, results and errors. `body` must outlive *out.
+Status DecodeExtenderArgsRef(std::string_view body, ExtenderArgsRef* out,
+                             size_t max_bytes = kDefaultMaxExtenderBodyBytes);
 /// Decodes a preempt body; as DecodeExtenderArgs (paths "NodeNameToVictims[\"n1\"].Pods[0]").
 Result<ExtenderPreemptionArgs> DecodeExtenderPreemptionArgs(
     std::string_view body, size_t max_bytes = kDefaultMaxExtenderBodyBytes);

@@ -96,6 +96,40 @@ TEST(ExtenderFilterJson, PrioritizeJsonSaysWhatPrioritizeSays) {
   }
 }
 
+// The server's path (names as views into the body) answers byte for byte what the
+// ExtenderArgs path answers, escaped names (general decoder) and full Nodes included.
+TEST(ExtenderFilterJson, RefPathAnswersTheSameBytes) {
+  Result<std::unique_ptr<Extender>> ext = Extender::FromJson(Nodes(), "", {});
+  ASSERT_TRUE(ext.ok()) << ext.error().message;
+  const std::vector<std::string> bodies = {
+      Json{{"Pod", Pod("500", 1)}, {"Nodes", nullptr}, {"NodeNames", {"a", "b", "c", "d", "x"}}}
+          .dump(),
+      Json{{"Pod", Pod("500", 1)}, {"NodeNames", {"e\"q", "d", "c", "b", "a", "ghost", "a"}}}
+          .dump(),
+      Json{{"Pod", Pod("1000", 2)}, {"Nodes", nullptr}, {"NodeNames", Json::array()}}.dump(),
+      Json{{"Pod", Pod("2000", 1)}, {"Nodes", nullptr}, {"NodeNames", {"a"}}}.dump(),
+      Json{{"Pod", Pod("500", 1)},
+           {"Nodes", {{"items", {NodeObject("a", "16", 2, "A10"), NodeObject("c", "16", 1, "T4")}}}}}
+          .dump(),
+      Json{{"Pod", Pod("500", 1)}, {"Nodes", nullptr}, {"NodeNames", {"gh\u00f6st", "a"}}}.dump(),
+  };
+  for (const std::string& body : bodies) {
+    Result<ExtenderArgs> args = DecodeExtenderArgs(body);
+    ASSERT_TRUE(args.ok()) << args.error().message;
+    ExtenderArgsRef ref;
+    ASSERT_TRUE(DecodeExtenderArgsRef(body, &ref).ok()) << body;
+    EXPECT_EQ(std::vector<std::string>(ref.names.begin(), ref.names.end()),
+              args->CandidateNames())
+        << body;
+    EXPECT_EQ((*ext)->FilterJson(ref), (*ext)->FilterJson(*args)) << body;
+    EXPECT_EQ((*ext)->PrioritizeJson(ref), EncodeHostPriorityList((*ext)->Prioritize(*args)))
+        << body;
+  }
+  ExtenderArgsRef bad;
+  EXPECT_EQ(DecodeExtenderArgsRef(R"({"Pod":null,"NodeNames":["a"]})", &bad).error().message,
+            DecodeExtenderArgs(R"({"Pod":null,"NodeNames":["a"]})").error().message);
+}
+
 // Candidates are resolved by position with a remembered guess: lists that change between
 // requests (order, unknown names, length) must still be answered right.
 TEST(ExtenderFilterJson, ChangingCandidateListsAreResolvedRight) {

@@ -110,6 +110,20 @@ TEST(K8sExtenderProtocol, FastAndGeneralPathsAgree) {
     general.replace(at, 5, "\"pOd\"");
     Result<ExtenderArgs> fast = DecodeExtenderArgs(body);
     Result<ExtenderArgs> slow = DecodeExtenderArgs(general);
+    {  // The server's decoder (names as views) agrees as well.
+      ExtenderArgsRef ref;
+      const Status s = DecodeExtenderArgsRef(body, &ref);
+      ASSERT_EQ(s.ok(), slow.ok()) << body;
+      if (!s.ok()) {
+        EXPECT_EQ(s.error().message, slow.error().message) << body;
+      } else {
+        EXPECT_EQ(ref.has_node_names, slow->node_names.has_value()) << body;
+        EXPECT_EQ(std::vector<std::string>(ref.names.begin(), ref.names.end()),
+                  slow->CandidateNames())
+            << body;
+        EXPECT_EQ(ref.args.pod.name, slow->pod.name) << body;
+      }
+    }
     ASSERT_EQ(fast.ok(), slow.ok()) << body << "\n"
                                     << (fast.ok() ? slow.error().message : fast.error().message);
     if (!fast.ok()) {
