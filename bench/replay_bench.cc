@@ -55,11 +55,11 @@ void BM_ReplayDefaultTrace(benchmark::State& state, const char* policy_name) {
   state.counters["preemptions"] = preemptions;
 }
 
-#define REPLAY_BENCH(name, policy)                                              \
-  BENCHMARK_CAPTURE(BM_ReplayDefaultTrace, name, policy)                        \
-      ->ArgNames({"scale", "nodes"})                                            \
-      ->Args({1, 0})                                                            \
-      ->Args({50, 84})                                                          \
+#define REPLAY_BENCH(name, policy)                       \
+  BENCHMARK_CAPTURE(BM_ReplayDefaultTrace, name, policy) \
+      ->ArgNames({"scale", "nodes"})                     \
+      ->Args({1, 0})                                     \
+      ->Args({50, 84})                                   \
       ->Unit(benchmark::kMillisecond)
 REPLAY_BENCH(tessera, "tessera");
 REPLAY_BENCH(k8s_default, "k8s-default");

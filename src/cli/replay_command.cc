@@ -60,8 +60,9 @@ Result<Input> LoadInput(const ReplayCliOptions& o) {
   Result<Scenario> scenario = ParseScenario(yaml, source);
   if (!scenario) return scenario.error();
   if (scenario->horizon_h <= 0) {
-    return Error{source + ": the scenario has no timeline (give horizon_h and per-class "
-                          "'arrival' to replay it; see docs/SCENARIOS.md)"};
+    return Error{source +
+                 ": the scenario has no timeline (give horizon_h and per-class "
+                 "'arrival' to replay it; see docs/SCENARIOS.md)"};
   }
   in.nodes = ScenarioNodes(*scenario);
   in.timeline = ScenarioTimeline(*scenario, o.time_scale);
@@ -78,9 +79,10 @@ Result<std::vector<int>> ParseSizes(const std::string& text) {
     size_t end = text.find(',', start);
     if (end == std::string::npos) end = text.size();
     const std::string part = text.substr(start, end - start);
-    if (part.empty() || part.size() > 7 || part.find_first_not_of("0123456789") != std::string::npos ||
-        std::stoi(part) == 0) {
-      return Error{"--sweep-nodes: bad part '" + part + "' (expected positive node counts, e.g. 40,60,80)"};
+    if (part.empty() || part.size() > 7 ||
+        part.find_first_not_of("0123456789") != std::string::npos || std::stoi(part) == 0) {
+      return Error{"--sweep-nodes: bad part '" + part +
+                   "' (expected positive node counts, e.g. 40,60,80)"};
     }
     out.push_back(std::stoi(part));
     start = end + 1;
@@ -163,8 +165,9 @@ void AddReplayCommand(CLI::App& app, ReplayCliOptions& o, int& exit_code) {
                   "(0 = all)")
       ->check(CLI::Range(0, 10000000))
       ->capture_default_str();
-  cmd->add_option("--sweep-nodes", o.sweep_nodes,
-                  "Also run every policy on these cluster sizes (comma list) for the trade-off charts");
+  cmd->add_option(
+      "--sweep-nodes", o.sweep_nodes,
+      "Also run every policy on these cluster sizes (comma list) for the trade-off charts");
   cmd->add_option("--seed", o.seed, "Seed of the node subset and of the node order")
       ->capture_default_str();
   cmd->add_option("--horizon-s", o.horizon_s,
@@ -186,7 +189,8 @@ void AddReplayCommand(CLI::App& app, ReplayCliOptions& o, int& exit_code) {
                   "tessera: the least idle GPUs kept for LS (the floor of the forecast)")
       ->check(CLI::Range(0.0, 1e7));
   cmd->add_option("--headroom-bucket-s", o.headroom_bucket_s,
-                  "tessera: forecast mode: LS demand is measured per this many virtual seconds; backlog mode: how often old backlog peaks leave the window")
+                  "tessera: forecast mode: LS demand is measured per this many virtual seconds; "
+                  "backlog mode: how often old backlog peaks leave the window")
       ->check(CLI::Range(1e-3, 1e9));
   cmd->add_option("--headroom-window-s", o.headroom_window_s,
                   "tessera: the sliding window of the forecast (virtual seconds)")
@@ -252,7 +256,8 @@ int RunReplayCommand(const ReplayCliOptions& o) {
               << " skipped for their times), arrivals compressed " << o.time_scale << "x\n";
   }
   std::vector<ReplayResult> runs;
-  for (const ReplayPolicy& p : *policies) runs.push_back(RunReplayPolicy(nodes, in->timeline, p, base));
+  for (const ReplayPolicy& p : *policies)
+    runs.push_back(RunReplayPolicy(nodes, in->timeline, p, base));
   std::vector<SweepPoint> sweep;
   ReplayOptions sweep_options = base;
   sweep_options.samples = 0;

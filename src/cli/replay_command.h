@@ -14,10 +14,11 @@ struct ReplayCliOptions {
   std::string nodes_file;
   std::string pods_file;
   std::string scenario = "peak-sale";
-  std::string classes_file;  ///< YAML classes (replay/qos_yaml.h); empty = the defaults  ///< embedded name or YAML file, used without CSVs
+  std::string classes_file;  ///< YAML classes (replay/qos_yaml.h); empty = the defaults  ///<
+                             ///< embedded name or YAML file, used without CSVs
   std::string policies = "tessera,k8s-default";
   double time_scale = 1;
-  int num_nodes = 0;  ///< 0 = all
+  int num_nodes = 0;        ///< 0 = all
   std::string sweep_nodes;  ///< "50,100,200": also run each policy on these cluster sizes
   uint64_t seed = 42;
   double horizon_s = -1;

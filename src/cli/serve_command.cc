@@ -8,7 +8,6 @@
 #include <cstdio>
 #include <iostream>
 #include <memory>
-
 #include <nlohmann/json.hpp>
 
 #include "k8s/cluster_cache.h"
@@ -135,8 +134,8 @@ Result<ServeOptions> Resolve(const ServeOptions& flags) {
       o.kubeconfig = c.kubeconfig;
     }
   }
-  const int modes = (o.in_cluster ? 1 : 0) + (o.kubeconfig.empty() ? 0 : 1) +
-                    (o.nodes_file.empty() ? 0 : 1);
+  const int modes =
+      (o.in_cluster ? 1 : 0) + (o.kubeconfig.empty() ? 0 : 1) + (o.nodes_file.empty() ? 0 : 1);
   if (modes != 1) {
     return Error{std::string(modes == 0 ? "no cluster source" : "more than one cluster source") +
                  ": give exactly one of --in-cluster, --kubeconfig PATH or --nodes FILE (or "

@@ -64,17 +64,16 @@ class ClusterCache::Reflector {
       int events = 0;
       bool gone = false;
       std::string bad;  // a bad event ends the stream; we resume from the last good one
-      ApiStatus s = api_->Watch(
-          path_, resource_version_, options_->watch_timeout_seconds,
-          [&](std::string_view line) {
-            if (stop.load()) return false;
-            ++events;
-            return HandleEvent(line, &gone, &bad);
-          });
+      ApiStatus s = api_->Watch(path_, resource_version_, options_->watch_timeout_seconds,
+                                [&](std::string_view line) {
+                                  if (stop.load()) return false;
+                                  ++events;
+                                  return HandleEvent(line, &gone, &bad);
+                                });
       if (stop.load()) return;
       if (gone || s.gone()) {
-        Log("warn", "relist", {{"reason", "410 Gone: resourceVersion " + resource_version_ +
-                                              " is too old"}});
+        Log("warn", "relist",
+            {{"reason", "410 Gone: resourceVersion " + resource_version_ + " is too old"}});
         need_list = true;
         continue;
       }
@@ -132,8 +131,8 @@ class ClusterCache::Reflector {
       ++deleted;
     }
     ++lists_;
-    Log("info", "list", {{"items", listed.size()}, {"deleted", deleted},
-                         {"resourceVersion", resource_version_}});
+    Log("info", "list",
+        {{"items", listed.size()}, {"deleted", deleted}, {"resourceVersion", resource_version_}});
     ApiStatus ok;
     ok.http_status = 200;
     return ok;
@@ -150,8 +149,8 @@ class ClusterCache::Reflector {
 
   /// One watch event line. Returns false to end the stream (410, ERROR or a bad line).
   bool HandleEvent(std::string_view line, bool* gone, std::string* bad) {
-    const std::string where = resource_ + ": watch event after resourceVersion " +
-                              resource_version_;
+    const std::string where =
+        resource_ + ": watch event after resourceVersion " + resource_version_;
     Result<nlohmann::json> event = ParseJson(line, kMaxEventBytes, where);
     if (!event.ok() || !event->is_object()) {
       *bad = event.ok() ? where + ": expected an object" : event.error().message;
@@ -302,9 +301,9 @@ ClusterCache::ClusterCache(KubeApi* api, Extender* extender, ClusterCacheOptions
       publish();
     };
     pdbs.synced = [] {};
-    pdbs_ = std::make_unique<Reflector>("poddisruptionbudgets",
-                                        "/apis/policy/v1/poddisruptionbudgets", api_, &options_,
-                                        sleeper, std::move(pdbs));
+    pdbs_ =
+        std::make_unique<Reflector>("poddisruptionbudgets", "/apis/policy/v1/poddisruptionbudgets",
+                                    api_, &options_, sleeper, std::move(pdbs));
   }
   nodes_ = std::make_unique<Reflector>("nodes", "/api/v1/nodes", api_, &options_, sleeper,
                                        std::move(nodes));

@@ -1,7 +1,5 @@
 #include "k8s/extender.h"
 
-#include "k8s/extender_internal.h"
-
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
@@ -11,6 +9,7 @@
 #include <span>
 #include <utility>
 
+#include "k8s/extender_internal.h"
 #include "k8s/json_util.h"
 #include "k8s/objects.h"
 #include "k8s/preemption.h"
@@ -426,8 +425,7 @@ ExtenderFilterResult Extender::Filter(const ExtenderArgs& args) {
   const Result<PodSpec> spec = PodToSpec(args.pod);
   std::lock_guard<std::mutex> lock(mutex_);
   result.error = FilterCandidatesLocked(
-      args.pod, spec, names,
-      [&](size_t i, std::string_view name, int, Candidate c, int reason) {
+      args.pod, spec, names, [&](size_t i, std::string_view name, int, Candidate c, int reason) {
         switch (c) {
           case Candidate::kFits:
             result.node_names.emplace_back(name);
@@ -646,7 +644,8 @@ std::string Extender::PrioritizeJsonOf(const Pod& pod, std::span<const std::stri
   static constexpr size_t kFixed = 1 + kHost.size() + kScore.size() + 20 + 1;  // ",", score, "}"
   std::string out;
   size_t bytes = 2;
-  for (const std::string_view name : names) bytes += name.size() + 2 + 1 + kHost.size() + kScore.size() + 2 + 1;
+  for (const std::string_view name : names)
+    bytes += name.size() + 2 + 1 + kHost.size() + kScore.size() + 2 + 1;
   out.resize(bytes);
   PresizedWriter w(&out);
   w.Put('[');

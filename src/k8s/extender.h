@@ -277,21 +277,21 @@ class Extender {
   double Now() const;
 
   mutable std::mutex mutex_;
-  ExtenderOptions options_;                          // GUARDED_BY(mutex_) (immutable)
-  std::unique_ptr<Cluster> cluster_;                 // GUARDED_BY(mutex_)
-  std::unique_ptr<TargetWorkload> workload_;         // GUARDED_BY(mutex_)
-  std::unique_ptr<Policy> policy_;                   // GUARDED_BY(mutex_)
-  std::unique_ptr<Scheduler> scheduler_;             // GUARDED_BY(mutex_)
+  ExtenderOptions options_;                   // GUARDED_BY(mutex_) (immutable)
+  std::unique_ptr<Cluster> cluster_;          // GUARDED_BY(mutex_)
+  std::unique_ptr<TargetWorkload> workload_;  // GUARDED_BY(mutex_)
+  std::unique_ptr<Policy> policy_;            // GUARDED_BY(mutex_)
+  std::unique_ptr<Scheduler> scheduler_;      // GUARDED_BY(mutex_)
   /// Hashes std::string and std::string_view alike (lookups by view without a copy).
   struct NameHash {
     using is_transparent = void;
     size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
   };
   std::unordered_map<std::string, int, NameHash, std::equal_to<>>
-      node_index_;                        // GUARDED_BY(mutex_)
+      node_index_;                         // GUARDED_BY(mutex_)
   std::vector<std::string> quoted_names_;  // GUARDED_BY(mutex_), by node; QuotedNames
-  std::vector<bool> unschedulable_;                  // GUARDED_BY(mutex_)
-  std::vector<int> candidate_guess_;  // GUARDED_BY(mutex_), by position (ResolveCandidate)
+  std::vector<bool> unschedulable_;        // GUARDED_BY(mutex_)
+  std::vector<int> candidate_guess_;       // GUARDED_BY(mutex_), by position (ResolveCandidate)
   std::map<std::string, Assignment> assignments_;  // GUARDED_BY(mutex_), by pod UID
   /// Pods seen by Filter/Prioritize, by UID, for Bind; the oldest are forgotten past a cap.
   std::unordered_map<std::string, PodSpec> seen_;           // GUARDED_BY(mutex_)
@@ -308,7 +308,7 @@ class Extender {
   LiveOptions live_;
   bool api_mode_ = false;
   bool synced_ = false;
-  bool dirty_ = false;  ///< nodes changed since the model was built
+  bool dirty_ = false;                       ///< nodes changed since the model was built
   std::map<std::string, NodeRecord> nodes_;  ///< by name
   std::map<std::string, PodRecord> pods_;    ///< bound, not ended, by UID
   std::set<std::string> assumed_;            ///< UIDs of assumed assignments

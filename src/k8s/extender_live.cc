@@ -163,8 +163,8 @@ void Extender::Rebuild() {
   for (const std::string& uid : assumed_) {
     auto it = assignments_.find(uid);
     if (it == assignments_.end()) continue;
-    carried.push_back({uid, cluster_->spec(it->second.node).name, it->second.gpus,
-                       it->second.expires});
+    carried.push_back(
+        {uid, cluster_->spec(it->second.node).name, it->second.gpus, it->second.expires});
   }
   assignments_.clear();
   assumed_.clear();
@@ -219,17 +219,15 @@ void Extender::Rebuild() {
     if (cluster_->Check(node->second, request) != FitReason::kFits) continue;
     bool room = true;
     for (int g = 0; g < kMaxGpusPerNode; ++g) {
-      if ((c.gpus & (GpuSet{1} << g)) &&
-          (g >= cluster_->spec(node->second).gpu_count ||
-           !GpuHasRoom(cluster_->state(node->second), g, request))) {
+      if ((c.gpus & (GpuSet{1} << g)) && (g >= cluster_->spec(node->second).gpu_count ||
+                                          !GpuHasRoom(cluster_->state(node->second), g, request))) {
         room = false;
       }
     }
     if (!room) continue;
     scheduler_->Bind(node->second, request, c.gpus);
-    assignments_.emplace(c.uid,
-                         Assignment{seen->second.name, node->second, request, c.gpus,
-                                    SeenMeta(c.uid), true, c.expires});
+    assignments_.emplace(c.uid, Assignment{seen->second.name, node->second, request, c.gpus,
+                                           SeenMeta(c.uid), true, c.expires});
     assumed_.insert(c.uid);
   }
 }
@@ -422,8 +420,8 @@ ExtenderBindingResult Extender::BindThroughApi(const ExtenderBindingArgs& args,
   if (fit != FitReason::kFits) return {"does not fit: " + FitExplanation(fit)};
   const GpuSet gpus = ChooseGpus(node, request);
   scheduler_->Bind(node, request, gpus);
-  assignments_.emplace(uid, Assignment{seen->second.name, node, request, gpus, SeenMeta(uid),
-                                       true, Now() + live_.assume_ttl_seconds});
+  assignments_.emplace(uid, Assignment{seen->second.name, node, request, gpus, SeenMeta(uid), true,
+                                       Now() + live_.assume_ttl_seconds});
   assumed_.insert(uid);
   binding_.insert(uid);
 

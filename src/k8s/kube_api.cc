@@ -177,14 +177,16 @@ Result<KubeApiConfig> KubeconfigConfig(const std::string& path) {
   const std::string where = "kubeconfig " + path;
   Result<std::string> text = ReadFile(path);
   if (!text.ok()) return Error{where + ": " + text.error().message};
-  const std::string dir = path.find('/') == std::string::npos ? "." : path.substr(0, path.rfind('/'));
+  const std::string dir =
+      path.find('/') == std::string::npos ? "." : path.substr(0, path.rfind('/'));
   const auto resolve = [&](const std::string& p) {
     return p.empty() || p[0] == '/' ? p : dir + "/" + p;
   };
   try {
     YAML::Node doc = YAML::Load(*text);
     if (!doc.IsMap()) return Error{where + ": expected a mapping at the top"};
-    const std::string current = doc["current-context"] ? doc["current-context"].as<std::string>() : "";
+    const std::string current =
+        doc["current-context"] ? doc["current-context"].as<std::string>() : "";
     if (current.empty()) return Error{where + ": no current-context"};
     // Finds the entry named `name` in the list `key` and returns its `field` mapping.
     const auto find = [&](const char* key, const std::string& name, const char* field,
@@ -213,7 +215,8 @@ Result<KubeApiConfig> KubeconfigConfig(const std::string& path) {
     const YAML::Node& cl = *cluster;
     if (!cl["server"]) return Error{at + ": no server"};
     c.server = cl["server"].as<std::string>();
-    if (cl["certificate-authority"]) c.ca_file = resolve(cl["certificate-authority"].as<std::string>());
+    if (cl["certificate-authority"])
+      c.ca_file = resolve(cl["certificate-authority"].as<std::string>());
     if (cl["certificate-authority-data"]) {
       Result<std::string> d = DecodeBase64(cl["certificate-authority-data"].as<std::string>());
       if (!d.ok()) return Error{at + ": certificate-authority-data: " + d.error().message};
@@ -253,8 +256,8 @@ Result<std::unique_ptr<HttpKubeApi>> HttpKubeApi::Create(KubeApiConfig config) {
   KubeApiConfig& c = api->config_;
   const std::string& s = c.server;
   const size_t scheme_end = s.find("://");
-  if (scheme_end == std::string::npos || (s.compare(0, scheme_end, "http") != 0 &&
-                                          s.compare(0, scheme_end, "https") != 0)) {
+  if (scheme_end == std::string::npos ||
+      (s.compare(0, scheme_end, "http") != 0 && s.compare(0, scheme_end, "https") != 0)) {
     return Error{c.source + ": server " + QuoteForError(s) + ": expected http(s)://HOST[:PORT]"};
   }
   const size_t path_start = s.find('/', scheme_end + 3);
@@ -268,13 +271,12 @@ Result<std::unique_ptr<HttpKubeApi>> HttpKubeApi::Create(KubeApiConfig config) {
     c.ca_file = api->temp_files_.back();
   }
   if (!c.client_cert_data.empty()) {
-    TESSERA_K8S_RETURN_IF_ERROR(WriteTemp(c.client_cert_data, "the client certificate",
-                                          &api->temp_files_));
+    TESSERA_K8S_RETURN_IF_ERROR(
+        WriteTemp(c.client_cert_data, "the client certificate", &api->temp_files_));
     c.client_cert_file = api->temp_files_.back();
   }
   if (!c.client_key_data.empty()) {
-    TESSERA_K8S_RETURN_IF_ERROR(WriteTemp(c.client_key_data, "the client key",
-                                          &api->temp_files_));
+    TESSERA_K8S_RETURN_IF_ERROR(WriteTemp(c.client_key_data, "the client key", &api->temp_files_));
     c.client_key_file = api->temp_files_.back();
   }
   if (c.client_cert_file.empty() != c.client_key_file.empty()) {
@@ -339,8 +341,8 @@ ApiStatus HttpKubeApi::List(const std::string& path, int limit, const std::strin
   if (const nlohmann::json* meta = FindField(*doc, "metadata"); meta && meta->is_object()) {
     Status s = ReadString(FindField(*meta, "resourceVersion"), "list.metadata.resourceVersion",
                           &page->resource_version);
-    if (s.ok()) s = ReadString(FindField(*meta, "continue"), "list.metadata.continue",
-                               &page->continue_token);
+    if (s.ok())
+      s = ReadString(FindField(*meta, "continue"), "list.metadata.continue", &page->continue_token);
     if (!s.ok()) return Failure("GET", url, res->status, s.error().message);
   }
   return status;
@@ -349,9 +351,9 @@ ApiStatus HttpKubeApi::List(const std::string& path, int limit, const std::strin
 ApiStatus HttpKubeApi::Watch(const std::string& path, const std::string& resource_version,
                              int timeout_seconds,
                              const std::function<bool(std::string_view line)>& on_event) {
-  const std::string query = path + "?watch=true&allowWatchBookmarks=true&resourceVersion=" +
-                            Escape(resource_version) +
-                            "&timeoutSeconds=" + std::to_string(timeout_seconds);
+  const std::string query =
+      path + "?watch=true&allowWatchBookmarks=true&resourceVersion=" + Escape(resource_version) +
+      "&timeoutSeconds=" + std::to_string(timeout_seconds);
   const std::string url = Url(query);
   auto cli = NewClient(timeout_seconds + config_.read_timeout_seconds);
   {
@@ -407,8 +409,7 @@ ApiStatus HttpKubeApi::Watch(const std::string& path, const std::string& resourc
                    "HTTP " + std::to_string(status_code) + ": " + BodyExcerpt(error_body));
   }
   if (!res) {
-    return Failure("GET", url, status_code,
-                   "watch stream cut: " + Why(res.error()));
+    return Failure("GET", url, status_code, "watch stream cut: " + Why(res.error()));
   }
   // A last event without its newline (the server closed right after it).
   if (buffer.find_first_not_of(" \r\t\n") != std::string::npos) on_event(buffer);
@@ -450,9 +451,8 @@ ApiStatus HttpKubeApi::BindPod(const std::string& namespace_name, const std::str
   b["target"]["name"] = node;
   const std::string path = PodPath(namespace_name, name) + "/binding";
   auto cli = NewClient(config_.read_timeout_seconds);
-  httplib::Result res =
-      cli->Post(base_path_ + path, {{"Accept", "application/json"}}, DumpJson(b),
-                "application/json");
+  httplib::Result res = cli->Post(base_path_ + path, {{"Accept", "application/json"}}, DumpJson(b),
+                                  "application/json");
   return Check("POST", Url(path), res);
 }
 

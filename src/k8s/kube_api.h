@@ -65,8 +65,8 @@ class KubeApi {
   /// PATCH /api/v1/namespaces/NS/pods/NAME with a JSON merge patch setting `annotations`;
   /// `uid`, when not empty, is sent as metadata.uid so that a pod recreated under the same
   /// name is not patched.
-  virtual ApiStatus PatchPodAnnotations(const std::string& namespace_name,
-                                        const std::string& name, const std::string& uid,
+  virtual ApiStatus PatchPodAnnotations(const std::string& namespace_name, const std::string& name,
+                                        const std::string& uid,
                                         const std::map<std::string, std::string>& annotations) = 0;
   /// POST /api/v1/namespaces/NS/pods/NAME/binding with a v1 Binding to `node` (metadata.uid =
   /// `uid` when not empty, which the API server checks).
@@ -125,8 +125,7 @@ class HttpKubeApi final : public KubeApi {
 
   ApiStatus List(const std::string& path, int limit, const std::string& continue_token,
                  ListPage* page) override;
-  ApiStatus Watch(const std::string& path, const std::string& resource_version,
-                  int timeout_seconds,
+  ApiStatus Watch(const std::string& path, const std::string& resource_version, int timeout_seconds,
                   const std::function<bool(std::string_view line)>& on_event) override;
   void CancelWatches() override;
   ApiStatus PatchPodAnnotations(const std::string& namespace_name, const std::string& name,

@@ -32,7 +32,9 @@ std::string Shown(const YAML::Node& n) {
 // Checks that `node` is a mapping whose keys are all in `known` (no duplicates).
 std::optional<Error> CheckMap(std::string_view file, const YAML::Node& node,
                               const std::string& path, const std::vector<std::string>& known) {
-  if (!node.IsMap()) return At(file, node, path.empty() ? "(top level)" : path, "expected a mapping, got " + Shown(node));
+  if (!node.IsMap())
+    return At(file, node, path.empty() ? "(top level)" : path,
+              "expected a mapping, got " + Shown(node));
   std::set<std::string> seen;
   for (const auto& kv : node) {
     const std::string key = kv.first.IsScalar() ? kv.first.Scalar() : "";
@@ -58,25 +60,29 @@ std::optional<Error> Number(std::string_view file, const YAML::Node& n, const st
     return At(file, n, path, "expected a number, got " + Shown(n));
   }
   if (x < lo || x > hi) {
-    return At(file, n, path, "must be in [" + std::to_string(static_cast<int64_t>(lo)) + ", " +
-                                 std::to_string(static_cast<int64_t>(hi)) + "], got " + s);
+    return At(file, n, path,
+              "must be in [" + std::to_string(static_cast<int64_t>(lo)) + ", " +
+                  std::to_string(static_cast<int64_t>(hi)) + "], got " + s);
   }
   *out = x;
   return std::nullopt;
 }
 
 Result<QosClasses> Parse(const YAML::Node& root, std::string_view file) {
-  if (!root.IsDefined() || root.IsNull()) return Error{std::string(file) + ":1: field 'classes': missing (the file is empty)"};
+  if (!root.IsDefined() || root.IsNull())
+    return Error{std::string(file) + ":1: field 'classes': missing (the file is empty)"};
   if (auto e = CheckMap(file, root, "", {"classes", "fallback"})) return *e;
   const YAML::Node list = root["classes"];
   if (!list) return At(file, root, "classes", "missing (required)");
-  if (!list.IsSequence() || list.size() == 0) return At(file, list, "classes", "expected a non-empty list");
+  if (!list.IsSequence() || list.size() == 0)
+    return At(file, list, "classes", "expected a non-empty list");
   QosClasses q;
   std::set<std::string> names;
   for (size_t i = 0; i < list.size(); ++i) {
     const YAML::Node c = list[i];
     const std::string path = "classes[" + std::to_string(i) + "]";
-    if (auto e = CheckMap(file, c, path, {"name", "priority", "slo_wait_s", "preemptible", "grace_s"})) {
+    if (auto e =
+            CheckMap(file, c, path, {"name", "priority", "slo_wait_s", "preemptible", "grace_s"})) {
       return *e;
     }
     QosClass k;
@@ -84,21 +90,29 @@ Result<QosClasses> Parse(const YAML::Node& root, std::string_view file) {
       return At(file, c["name"] ? c["name"] : c, path + ".name", "missing or empty (required)");
     }
     k.name = c["name"].Scalar();
-    if (!names.insert(k.name).second) return At(file, c["name"], path + ".name", "duplicate class '" + k.name + "'");
+    if (!names.insert(k.name).second)
+      return At(file, c["name"], path + ".name", "duplicate class '" + k.name + "'");
     if (!c["priority"]) return At(file, c, path + ".priority", "missing (required)");
     double priority = 0;
-    if (auto e = Number(file, c["priority"], path + ".priority", -kMaxPriority, kMaxPriority, &priority)) return *e;
-    if (priority != std::floor(priority)) return At(file, c["priority"], path + ".priority", "must be an integer");
+    if (auto e =
+            Number(file, c["priority"], path + ".priority", -kMaxPriority, kMaxPriority, &priority))
+      return *e;
+    if (priority != std::floor(priority))
+      return At(file, c["priority"], path + ".priority", "must be an integer");
     k.priority = static_cast<int>(priority);
     if (c["slo_wait_s"]) {
-      if (auto e = Number(file, c["slo_wait_s"], path + ".slo_wait_s", 0, kMaxSeconds, &k.slo_wait_s)) return *e;
+      if (auto e =
+              Number(file, c["slo_wait_s"], path + ".slo_wait_s", 0, kMaxSeconds, &k.slo_wait_s))
+        return *e;
     }
     if (c["grace_s"]) {
-      if (auto e = Number(file, c["grace_s"], path + ".grace_s", 0, kMaxSeconds, &k.grace_s)) return *e;
+      if (auto e = Number(file, c["grace_s"], path + ".grace_s", 0, kMaxSeconds, &k.grace_s))
+        return *e;
     }
     if (const YAML::Node p = c["preemptible"]) {
       const std::string s = p.IsScalar() ? p.Scalar() : "";
-      if (s != "true" && s != "false") return At(file, p, path + ".preemptible", "expected true or false, got " + Shown(p));
+      if (s != "true" && s != "false")
+        return At(file, p, path + ".preemptible", "expected true or false, got " + Shown(p));
       k.preemptible = s == "true";
     }
     q.classes.push_back(std::move(k));

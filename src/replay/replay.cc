@@ -24,7 +24,7 @@ namespace {
 enum class State : uint8_t {
   kNotArrived,
   kPending,
-  kNominated,    // preempting: waits for its victims' grace period
+  kNominated,  // preempting: waits for its victims' grace period
   kRunning,
   kTerminating,  // a victim within its grace period (still holds its resources)
   kFinished,
@@ -527,9 +527,9 @@ class Replay {
     p.victims.clear();
     p.node = -1;
     if (cluster_.Check(node, p.req) == FitReason::kFits) {
-      const GpuSet gpus =
-          p.req.IsCpuOnly() ? 0 : DefaultGpuChoice(cluster_.spec(node).gpu_count,
-                                                   cluster_.state(node), p.req);
+      const GpuSet gpus = p.req.IsCpuOnly() ? 0
+                                            : DefaultGpuChoice(cluster_.spec(node).gpu_count,
+                                                               cluster_.state(node), p.req);
       Start(id, node, gpus);
     } else {
       Enqueue(id);  // someone else took the room: back to the queue
@@ -570,8 +570,8 @@ class Replay {
     auto& list = on_node_[node];
     list.erase(std::find(list.begin(), list.end(), id));
     class_alloc_milli_[p.cls] -= p.req.TotalGpuMilli();
-    const double gpu_hours = static_cast<double>(p.req.TotalGpuMilli()) / kMilliPerGpu *
-                             (now_ - p.start) / 3600.0;
+    const double gpu_hours =
+        static_cast<double>(p.req.TotalGpuMilli()) / kMilliPerGpu * (now_ - p.start) / 3600.0;
     (preempted ? lost_gpu_hours_ : gpu_hours_)[p.cls] += gpu_hours;
     p.node = -1;
     p.gpus = 0;
@@ -617,9 +617,10 @@ class Replay {
     r.capacity_milli = cluster_.total_gpu_milli();
     r.series = std::move(series_);
     r.events = std::move(events_log_);
-    r.mean_alloc_pct = horizon_ > 0 && r.capacity_milli > 0
-                           ? alloc_integral_ / horizon_ / static_cast<double>(r.capacity_milli) * 100
-                           : 0;
+    r.mean_alloc_pct =
+        horizon_ > 0 && r.capacity_milli > 0
+            ? alloc_integral_ / horizon_ / static_cast<double>(r.capacity_milli) * 100
+            : 0;
     std::vector<std::vector<double>> waits(num_classes_);
     std::vector<int> within(num_classes_, 0), eligible(num_classes_, 0);
     r.classes.resize(num_classes_);
@@ -708,7 +709,7 @@ class Replay {
   std::vector<uint64_t> preempt_failed_epoch_;
   uint64_t victim_epoch_ = 0;  // bumped by every start of a preemptible pod
   std::vector<std::vector<int>> on_node_;
-  std::vector<int> nominated_;  // preemptions in progress per node
+  std::vector<int> nominated_;                    // preemptions in progress per node
   std::set<std::tuple<int, double, int>> queue_;  // (−priority, enqueued, id)
   std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events_;
   uint64_t seq_ = 0;
@@ -720,7 +721,7 @@ class Replay {
   int64_t idle_gpus_ = 0;
   int64_t headroom_ = 0;
   int64_t headroom_bucket_ = INT64_MIN;
-  std::deque<std::pair<int64_t, double>> demand_;  // kForecast: (bucket, milli-GPU)
+  std::deque<std::pair<int64_t, double>> demand_;   // kForecast: (bucket, milli-GPU)
   std::deque<std::pair<double, double>> releases_;  // kBacklog: (time, milli-GPU made idle)
   double released_milli_ = 0;                       // their sum
   double backlog_ = 0, backlog_t_ = 0;              // kBacklog: B and when it was last updated

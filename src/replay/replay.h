@@ -26,7 +26,7 @@ struct HeadroomOptions {
   /// a large headroom it could wait for hours (measured on the trace: 2 of 7 Guaranteed pods
   /// waited until the horizon).
   bool hold_non_preemptible = false;
-  int64_t gpus = 0;         ///< kStatic: H; kForecast, kBacklog: the floor of H
+  int64_t gpus = 0;  ///< kStatic: H; kForecast, kBacklog: the floor of H
   /// kForecast: H = ceil(factor · q-quantile of the protected GPUs requested per bucket_s,
   /// over the buckets of the last window_s seconds), recomputed at each bucket boundary.
   double window_s = 3600;
@@ -64,13 +64,13 @@ struct ClassStats {
   int pending = 0;   ///< at the horizon (preemptors waiting for a grace period included)
   int rejected = 0;  ///< fit no node of the empty cluster
   double wait_p50_s = 0, wait_p95_s = 0, wait_p99_s = 0, wait_max_s = 0;
-  double slo_wait_s = -1;     ///< the class's SLO, < 0 = none
-  double slo_pct = 100;       ///< % of arrived, not rejected pods with wait <= SLO
-  int preempted = 0;          ///< times a pod of this class was a victim
-  int preemptors = 0;         ///< preemptions started by pods of this class
-  double gpu_hours = 0;       ///< GPU-hours of runs that were not preempted, within the horizon
-  double lost_gpu_hours = 0;  ///< GPU-hours of runs cut short by preemption
-  double mean_alloc_gpus = 0; ///< time-average of GPUs allocated to the class
+  double slo_wait_s = -1;      ///< the class's SLO, < 0 = none
+  double slo_pct = 100;        ///< % of arrived, not rejected pods with wait <= SLO
+  int preempted = 0;           ///< times a pod of this class was a victim
+  int preemptors = 0;          ///< preemptions started by pods of this class
+  double gpu_hours = 0;        ///< GPU-hours of runs that were not preempted, within the horizon
+  double lost_gpu_hours = 0;   ///< GPU-hours of runs cut short by preemption
+  double mean_alloc_gpus = 0;  ///< time-average of GPUs allocated to the class
 };
 
 /// The state of the cluster at one instant.

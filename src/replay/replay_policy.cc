@@ -19,7 +19,7 @@ ReplayPolicy TesseraReplayPolicy() {
   p.headroom.min_priority = 1000;
   p.headroom.gpus = 0;
   p.headroom.window_s = 3600;
-  p.headroom.bucket_s = 60;  // only how often aged-out backlog peaks leave the window
+  p.headroom.bucket_s = 60;    // only how often aged-out backlog peaks leave the window
   p.headroom.quantile = 0.99;  // unused by kBacklog
   p.headroom.factor = 2.0;
   return p;

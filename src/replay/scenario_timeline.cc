@@ -34,8 +34,8 @@ double Duration(const DurationDist& d, Rng& rng) {
     case DurationDist::Kind::kExponential:
       return -d.mean_s * std::log(Uniform(rng));
     case DurationDist::Kind::kLognormal: {
-      const double z = std::sqrt(-2 * std::log(Uniform(rng))) *
-                       std::cos(2 * std::numbers::pi * Uniform(rng));
+      const double z =
+          std::sqrt(-2 * std::log(Uniform(rng))) * std::cos(2 * std::numbers::pi * Uniform(rng));
       const double mu = std::log(d.mean_s) - d.sigma * d.sigma / 2;
       return std::exp(mu + d.sigma * z);
     }

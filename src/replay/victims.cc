@@ -16,7 +16,8 @@ void Apply(NodeState* s, const PodRequest& pod, GpuSet gpus, int sign) {
   for (GpuSet g = gpus; g != 0; g &= g - 1) {
     const int i = std::countr_zero(g);
     s->gpu_free[i] += sign * pod.gpu_milli;
-    if (pod.gpu_memory_mib > 0) s->gpu_mem_free[i] += sign * static_cast<int32_t>(pod.gpu_memory_mib);
+    if (pod.gpu_memory_mib > 0)
+      s->gpu_mem_free[i] += sign * static_cast<int32_t>(pod.gpu_memory_mib);
   }
 }
 

@@ -60,20 +60,27 @@ std::string CsvSafe(std::string s) {
 
 std::string ReplayTable(const std::vector<ReplayResult>& runs) {
   const std::vector<std::pair<std::string, size_t>> cols = {
-      {"policy", 14}, {"class", 11},   {"arrived", 8},  {"p50 s", 9},     {"p95 s", 9},
-      {"p99 s", 9},   {"max s", 10},   {"SLO %", 8},    {"preempted", 10}, {"GPU-h", 10},
-      {"lost GPU-h", 11}, {"mean GPUs", 10}};
+      {"policy", 14},    {"class", 11}, {"arrived", 8},     {"p50 s", 9},
+      {"p95 s", 9},      {"p99 s", 9},  {"max s", 10},      {"SLO %", 8},
+      {"preempted", 10}, {"GPU-h", 10}, {"lost GPU-h", 11}, {"mean GPUs", 10}};
   std::string out;
   for (const auto& [name, w] : cols) out += Cell(name, w) + " ";
   out += "\n";
   for (const ReplayResult& r : runs) {
     for (const ClassStats& c : r.classes) {
       if (c.arrived == 0) continue;
-      const std::vector<std::string> v = {
-          r.policy, c.name, std::to_string(c.arrived), Num(c.wait_p50_s, 2),
-          Num(c.wait_p95_s, 2), Num(c.wait_p99_s, 2), Num(c.wait_max_s, 1),
-          c.slo_wait_s < 0 ? "-" : Num(c.slo_pct, 2), std::to_string(c.preempted),
-          Num(c.gpu_hours, 1), Num(c.lost_gpu_hours, 1), Num(c.mean_alloc_gpus, 1)};
+      const std::vector<std::string> v = {r.policy,
+                                          c.name,
+                                          std::to_string(c.arrived),
+                                          Num(c.wait_p50_s, 2),
+                                          Num(c.wait_p95_s, 2),
+                                          Num(c.wait_p99_s, 2),
+                                          Num(c.wait_max_s, 1),
+                                          c.slo_wait_s < 0 ? "-" : Num(c.slo_pct, 2),
+                                          std::to_string(c.preempted),
+                                          Num(c.gpu_hours, 1),
+                                          Num(c.lost_gpu_hours, 1),
+                                          Num(c.mean_alloc_gpus, 1)};
       for (size_t i = 0; i < v.size(); ++i) out += Cell(v[i], cols[i].second) + " ";
       out += "\n";
     }

@@ -296,7 +296,8 @@ class ScenarioParser {
       if (!ReadArrival(*a, m.Path("arrival"), &c->arrival)) return false;
     }
     if (std::optional<YAML::Node> d = Value(m, "duration", false)) {
-      if (!c->has_arrival) return Fail(*d, m.Path("duration"), "set, but the class has no 'arrival'");
+      if (!c->has_arrival)
+        return Fail(*d, m.Path("duration"), "set, but the class has no 'arrival'");
       if (!ReadDuration(*d, m.Path("duration"), &c->duration)) return false;
     }
     if (!(c->share > 0) || c->share > kMaxShare) {
@@ -424,8 +425,8 @@ class ScenarioParser {
   bool ReadScenario(const YAML::Node& root, Scenario* s) {
     if (!root.IsDefined() || root.IsNull()) return Fail(1, "name", "missing (the file is empty)");
     Map m;
-    if (!ReadMap(root, "",
-                 {"name", "description", "pods", "seed", "horizon_h", "nodes", "classes"}, &m)) {
+    if (!ReadMap(root, "", {"name", "description", "pods", "seed", "horizon_h", "nodes", "classes"},
+                 &m)) {
       return false;
     }
     int64_t pods = 0;
@@ -481,7 +482,8 @@ class ScenarioParser {
         }
         double peak = 0;
         for (double x : c.arrival.profile) peak = std::max(peak, x);
-        double expected = c.arrival.rate_per_h * (c.arrival.profile.empty() ? 1 : peak) * s->horizon_h;
+        double expected =
+            c.arrival.rate_per_h * (c.arrival.profile.empty() ? 1 : peak) * s->horizon_h;
         for (const RateBurst& b : c.arrival.bursts) expected += b.rate_per_h * b.duration_h;
         total_expected += expected;
         if (total_expected > static_cast<double>(kMaxScenarioPods)) {

@@ -55,7 +55,7 @@ struct PodClass {
   int64_t gpu_memory_mib = 0;
   std::string gpu_spec;  ///< allowed models joined with '|'; empty = any
   std::string qos;
-  double share = 0;  ///< fraction of pods, > 0; shares are renormalised
+  double share = 0;          ///< fraction of pods, > 0; shares are renormalised
   bool has_arrival = false;  ///< replay timeline: this class arrives by `arrival`
   ArrivalProcess arrival;
   DurationDist duration;

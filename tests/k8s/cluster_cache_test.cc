@@ -105,13 +105,13 @@ Json PodObject(const std::string& name, const PodShape& s) {
       {"containers", {{{"name", "main"}, {"image", "x"}, {"resources", {{"limits", limits}}}}}}};
   if (!s.node.empty()) spec["nodeName"] = s.node;
   std::string phase = s.phase.empty() ? (s.node.empty() ? "Pending" : "Running") : s.phase;
-  return {{"apiVersion", "v1"},
-          {"kind", "Pod"},
-          {"metadata",
-           {{"name", name}, {"namespace", "ml"}, {"uid", "uid-" + name},
-            {"annotations", annotations}}},
-          {"spec", spec},
-          {"status", {{"phase", phase}}}};
+  return {
+      {"apiVersion", "v1"},
+      {"kind", "Pod"},
+      {"metadata",
+       {{"name", name}, {"namespace", "ml"}, {"uid", "uid-" + name}, {"annotations", annotations}}},
+      {"spec", spec},
+      {"status", {{"phase", phase}}}};
 }
 
 /// An API-mode extender and its cache over a fake API server.
@@ -281,9 +281,10 @@ TEST(ClusterCache, DisruptionBudgetsFromTheWatchCountInPreempt) {
   ASSERT_TRUE(live.Sync());
   Json preemptor = PodObject("urgent", Shape(1));
   preemptor["spec"]["priority"] = 100;
-  const Json body = {{"Pod", preemptor},
-                     {"NodeNameToVictims", nullptr},
-                     {"NodeNameToMetaVictims", {{"n1", {{"Pods", nullptr}, {"NumPDBViolations", 0}}}}}};
+  const Json body = {
+      {"Pod", preemptor},
+      {"NodeNameToVictims", nullptr},
+      {"NodeNameToMetaVictims", {{"n1", {{"Pods", nullptr}, {"NumPDBViolations", 0}}}}}};
   const auto violations = [&] {
     Result<ExtenderPreemptionArgs> args = DecodeExtenderPreemptionArgs(body.dump());
     EXPECT_TRUE(args.ok());
@@ -543,10 +544,8 @@ TEST(ClusterCacheBind, RestartedExtenderRebuildsTheSameState) {
   fake.AddNode(NodeObject("n3", 2, "4"));
   fake.AddPod(PodObject("other", Shape(1, 300, "n3")));  // not ours
   const std::vector<std::pair<std::string, PodShape>> pods = {
-      {"s1", Shape(1, 300)}, {"s2", Shape(1, 600)},
-      {"w2", Shape(2)},               {"w4", Shape(4)},
-      {"s3", Shape(1, 200)}, {"w1", Shape(1)},
-      {"s4", Shape(1, 700)}, {"cpu", Shape(0)}};
+      {"s1", Shape(1, 300)}, {"s2", Shape(1, 600)}, {"w2", Shape(2)},      {"w4", Shape(4)},
+      {"s3", Shape(1, 200)}, {"w1", Shape(1)},      {"s4", Shape(1, 700)}, {"cpu", Shape(0)}};
   for (const auto& [name, shape] : pods) fake.AddPod(PodObject(name, shape));
   std::string state1;
   {

@@ -108,8 +108,9 @@ TEST(ExtenderFilterJson, RefPathAnswersTheSameBytes) {
           .dump(),
       Json{{"Pod", Pod("1000", 2)}, {"Nodes", nullptr}, {"NodeNames", Json::array()}}.dump(),
       Json{{"Pod", Pod("2000", 1)}, {"Nodes", nullptr}, {"NodeNames", {"a"}}}.dump(),
-      Json{{"Pod", Pod("500", 1)},
-           {"Nodes", {{"items", {NodeObject("a", "16", 2, "A10"), NodeObject("c", "16", 1, "T4")}}}}}
+      Json{
+          {"Pod", Pod("500", 1)},
+          {"Nodes", {{"items", {NodeObject("a", "16", 2, "A10"), NodeObject("c", "16", 1, "T4")}}}}}
           .dump(),
       Json{{"Pod", Pod("500", 1)}, {"Nodes", nullptr}, {"NodeNames", {"gh\u00f6st", "a"}}}.dump(),
   };
@@ -118,8 +119,7 @@ TEST(ExtenderFilterJson, RefPathAnswersTheSameBytes) {
     ASSERT_TRUE(args.ok()) << args.error().message;
     ExtenderArgsRef ref;
     ASSERT_TRUE(DecodeExtenderArgsRef(body, &ref).ok()) << body;
-    EXPECT_EQ(std::vector<std::string>(ref.names.begin(), ref.names.end()),
-              args->CandidateNames())
+    EXPECT_EQ(std::vector<std::string>(ref.names.begin(), ref.names.end()), args->CandidateNames())
         << body;
     EXPECT_EQ((*ext)->FilterJson(ref), (*ext)->FilterJson(*args)) << body;
     EXPECT_EQ((*ext)->PrioritizeJson(ref), EncodeHostPriorityList((*ext)->Prioritize(*args)))

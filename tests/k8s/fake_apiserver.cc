@@ -11,8 +11,8 @@ namespace {
 using Json = nlohmann::json;
 
 Json StatusBody(int code, const std::string& reason, const std::string& message) {
-  return Json{{"kind", "Status"},     {"apiVersion", "v1"}, {"metadata", Json::object()},
-              {"status", "Failure"},  {"message", message}, {"reason", reason},
+  return Json{{"kind", "Status"},    {"apiVersion", "v1"}, {"metadata", Json::object()},
+              {"status", "Failure"}, {"message", message}, {"reason", reason},
               {"code", code}};
 }
 
@@ -173,8 +173,8 @@ void FakeApiServer::SetGoneAsEvent(bool as_event) {
   gone_as_event_ = as_event;
 }
 
-void FakeApiServer::FailNext(const std::string& method, const std::string& path_prefix,
-                             int times, int status) {
+void FakeApiServer::FailNext(const std::string& method, const std::string& path_prefix, int times,
+                             int status) {
   std::lock_guard<std::mutex> lock(mutex_);
   failures_.push_back({method, path_prefix, times, status});
 }
@@ -240,8 +240,7 @@ void FakeApiServer::Route() {
       const int generation = drop_generation_;
       auto sent = std::make_shared<int64_t>(from);
       res.set_chunked_content_provider(
-          "application/json",
-          [this, resource, generation, sent](size_t, httplib::DataSink& sink) {
+          "application/json", [this, resource, generation, sent](size_t, httplib::DataSink& sink) {
             std::unique_lock<std::mutex> lock(mutex_);
             changed_.wait_for(lock, std::chrono::milliseconds(20));
             if (stopping_) {
@@ -344,8 +343,8 @@ void FakeApiServer::Route() {
          [this](const httplib::Request& req, httplib::Response& res) {
            const std::string key = std::string(req.matches[1]) + "/" + std::string(req.matches[2]);
            Json b = Json::parse(req.body, nullptr, false);
-           if (!b.is_object() || b.value("kind", "") != "Binding" ||
-               !b.contains("target") || !b["target"].contains("name")) {
+           if (!b.is_object() || b.value("kind", "") != "Binding" || !b.contains("target") ||
+               !b["target"].contains("name")) {
              Reply(res, 400, "BadRequest", "expected a v1 Binding with target.name");
              return;
            }
@@ -362,8 +361,9 @@ void FakeApiServer::Route() {
              return;
            }
            if (!pod["spec"].value("nodeName", "").empty()) {
-             Reply(res, 409, "Conflict", "pod " + key + " is already assigned to node " +
-                                            pod["spec"]["nodeName"].get<std::string>());
+             Reply(res, 409, "Conflict",
+                   "pod " + key + " is already assigned to node " +
+                       pod["spec"]["nodeName"].get<std::string>());
              return;
            }
            pod["spec"]["nodeName"] = b["target"]["name"];

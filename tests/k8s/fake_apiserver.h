@@ -99,17 +99,17 @@ class FakeApiServer {
 
   mutable std::mutex mutex_;
   std::condition_variable changed_;
-  int64_t rv_ = 1000;                                          // GUARDED_BY(mutex_)
-  int64_t compacted_rv_ = 0;                                   // GUARDED_BY(mutex_)
+  int64_t rv_ = 1000;                                                     // GUARDED_BY(mutex_)
+  int64_t compacted_rv_ = 0;                                              // GUARDED_BY(mutex_)
   std::map<std::string, std::map<std::string, nlohmann::json>> objects_;  // by resource, key
-  std::vector<Event> events_;                                  // GUARDED_BY(mutex_)
-  bool hold_ = false;                                          // GUARDED_BY(mutex_)
-  int drop_generation_ = 0;                                    // GUARDED_BY(mutex_)
-  bool gone_as_event_ = false;                                 // GUARDED_BY(mutex_)
-  bool stopping_ = false;                                      // GUARDED_BY(mutex_)
-  int open_watches_ = 0;                                       // GUARDED_BY(mutex_)
-  std::vector<Failure> failures_;                              // GUARDED_BY(mutex_)
-  std::vector<std::string> requests_;                          // GUARDED_BY(mutex_)
+  std::vector<Event> events_;                                             // GUARDED_BY(mutex_)
+  bool hold_ = false;                                                     // GUARDED_BY(mutex_)
+  int drop_generation_ = 0;                                               // GUARDED_BY(mutex_)
+  bool gone_as_event_ = false;                                            // GUARDED_BY(mutex_)
+  bool stopping_ = false;                                                 // GUARDED_BY(mutex_)
+  int open_watches_ = 0;                                                  // GUARDED_BY(mutex_)
+  std::vector<Failure> failures_;                                         // GUARDED_BY(mutex_)
+  std::vector<std::string> requests_;                                     // GUARDED_BY(mutex_)
 };
 
 }  // namespace tessera::k8s::testing

@@ -6,10 +6,9 @@
 
 #include <chrono>
 #include <cstdlib>
-#include <thread>
-
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "k8s/fake_apiserver.h"
@@ -69,13 +68,15 @@ TEST(KubeApi, ErrorsNameMethodUrlStatusAndMessage) {
   ApiStatus s = api->List("/api/v1/pods", 500, "", &page);
   EXPECT_FALSE(s.ok());
   EXPECT_EQ(s.http_status, 503);
-  EXPECT_EQ(s.error, "GET " + fake.url() + "/api/v1/pods?limit=500: HTTP 503: \"injected failure\"");
+  EXPECT_EQ(s.error,
+            "GET " + fake.url() + "/api/v1/pods?limit=500: HTTP 503: \"injected failure\"");
   // A pod that does not exist: the API's Status message comes through.
   s = api->BindPod("ml", "ghost", "u1", "n1");
   EXPECT_EQ(s.http_status, 404);
-  EXPECT_EQ(s.error, "POST " + fake.url() +
-                         "/api/v1/namespaces/ml/pods/ghost/binding: HTTP 404: \"pods \\\"ml/ghost\\\" "
-                         "not found\"");
+  EXPECT_EQ(s.error,
+            "POST " + fake.url() +
+                "/api/v1/namespaces/ml/pods/ghost/binding: HTTP 404: \"pods \\\"ml/ghost\\\" "
+                "not found\"");
   // Nobody listening: no status, the transport error.
   fake.Stop();
   s = api->List("/api/v1/pods", 1, "", &page);
@@ -130,9 +131,10 @@ TEST(KubeApi, WatchReportsGoneAndCutStreams) {
 TEST(KubeApi, PatchSendsAMergePatchWithTheUid) {
   FakeApiServer fake;
   ASSERT_TRUE(fake.Start());
-  fake.AddPod({{"metadata", {{"name", "p"}, {"namespace", "ml"}, {"uid", "u1"},
-                             {"annotations", {{"keep", "1"}}}}},
-               {"spec", {{"containers", Json::array()}}}});
+  fake.AddPod(
+      {{"metadata",
+        {{"name", "p"}, {"namespace", "ml"}, {"uid", "u1"}, {"annotations", {{"keep", "1"}}}}},
+       {"spec", {{"containers", Json::array()}}}});
   auto api = Client(fake);
   ApiStatus s = api->PatchPodAnnotations("ml", "p", "u1", {{"a/b", "x"}});
   ASSERT_TRUE(s.ok()) << s.error;
@@ -237,10 +239,11 @@ TEST(KubeApi, InClusterNeedsTheServiceEnvironmentAndFiles) {
 
 /// A self-signed certificate for 127.0.0.1 and its key (EC), made with the openssl CLI.
 bool MakeCert(const std::string& dir, const std::string& name) {
-  const std::string cmd = "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 "
-                          "-nodes -days 1 -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 "
-                          "-keyout " + dir + "/" + name + ".key -out " + dir + "/" + name +
-                          ".crt >/dev/null 2>&1";
+  const std::string cmd =
+      "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 "
+      "-nodes -days 1 -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 "
+      "-keyout " +
+      dir + "/" + name + ".key -out " + dir + "/" + name + ".crt >/dev/null 2>&1";
   return std::system(cmd.c_str()) == 0;
 }
 
@@ -335,13 +338,14 @@ TEST(KubeApiTls, KubeconfigInlineCaAndClientCertificate) {
     return ReadFile(out).value();
   };
   const std::string path = dir + "/kubeconfig";
-  ASSERT_TRUE(WriteFile(path, "current-context: c\n"
-                              "clusters: [{name: k, cluster: {server: \"" + server.url() +
-                              "\", certificate-authority-data: " + b64("server.crt") + "}}]\n"
-                              "contexts: [{name: c, context: {cluster: k, user: u}}]\n"
-                              "users: [{name: u, user: {client-certificate-data: " +
-                              b64("client.crt") + ", client-key-data: " + b64("client.key") +
-                              "}}]\n")
+  ASSERT_TRUE(WriteFile(path,
+                        "current-context: c\n"
+                        "clusters: [{name: k, cluster: {server: \"" +
+                            server.url() + "\", certificate-authority-data: " + b64("server.crt") +
+                            "}}]\n"
+                            "contexts: [{name: c, context: {cluster: k, user: u}}]\n"
+                            "users: [{name: u, user: {client-certificate-data: " +
+                            b64("client.crt") + ", client-key-data: " + b64("client.key") + "}}]\n")
                   .ok());
   Result<KubeApiConfig> c = KubeconfigConfig(path);
   ASSERT_TRUE(c.ok()) << c.error().message;

@@ -58,7 +58,8 @@ TEST(ServeConfig, ErrorsNameFileLineAndKey) {
   EXPECT_EQ(error("seed: 99999999999999999999\n"),
             "tessera.yaml:1: seed: expected an unsigned integer, got \"99999999999999999999\"");
   EXPECT_EQ(error("\n\npolicy: [fgd]\n"), "tessera.yaml:3: policy: expected a string, got a list");
-  EXPECT_EQ(error("kubernetes: yes\n"), "tessera.yaml:1: kubernetes: expected a mapping, got \"yes\"");
+  EXPECT_EQ(error("kubernetes: yes\n"),
+            "tessera.yaml:1: kubernetes: expected a mapping, got \"yes\"");
   EXPECT_EQ(error("- listen\n"), "tessera.yaml:1: expected a mapping of settings, got a list");
   EXPECT_EQ(error("listen: [unclosed\n").rfind("tessera.yaml:", 0), 0u);
 }

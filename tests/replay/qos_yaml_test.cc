@@ -51,21 +51,30 @@ TEST_P(QosYamlBad, NamesFileLineAndField) {
 
 INSTANTIATE_TEST_SUITE_P(
     All, QosYamlBad,
-    ::testing::Values(
-        Bad{"", "c.yaml:1: field 'classes': missing"},
-        Bad{"classes: []\n", "c.yaml:1: field 'classes': expected a non-empty list"},
-        Bad{"classes:\n  - {name: LS}\n", "c.yaml:2: field 'classes[0].priority': missing"},
-        Bad{"classes:\n  - {name: LS, priority: high}\n", "c.yaml:2: field 'classes[0].priority': expected a number, got 'high'"},
-        Bad{"classes:\n  - {name: LS, priority: 1.5}\n", "field 'classes[0].priority': must be an integer"},
-        Bad{"classes:\n  - {name: LS, priority: 1e12}\n", "field 'classes[0].priority': must be in"},
-        Bad{"classes:\n  - {name: LS, priority: 1, slo_wait_s: -1}\n", "field 'classes[0].slo_wait_s': must be in [0, 1000000000], got -1"},
-        Bad{"classes:\n  - {name: LS, priority: 1, grace_s: 1e99}\n", "field 'classes[0].grace_s': must be in"},
-        Bad{"classes:\n  - {name: LS, priority: 1, preemptible: maybe}\n", "field 'classes[0].preemptible': expected true or false"},
-        Bad{"classes:\n  - {name: LS, priority: 1, color: red}\n", "c.yaml:2: field 'classes[0].color': unknown key"},
-        Bad{"classes:\n  - {name: LS, priority: 1}\n  - {name: LS, priority: 2}\n", "c.yaml:3: field 'classes[1].name': duplicate class 'LS'"},
-        Bad{"classes:\n  - {name: LS, priority: 1}\nfallback: BE\n", "c.yaml:3: field 'fallback': names no class: 'BE'"},
-        Bad{"classes:\n  - {name: LS, priority: [1\n", "c.yaml:3: yaml syntax error"},
-        Bad{"- 1\n- 2\n", "field '(top level)': expected a mapping"}));
+    ::testing::Values(Bad{"", "c.yaml:1: field 'classes': missing"},
+                      Bad{"classes: []\n", "c.yaml:1: field 'classes': expected a non-empty list"},
+                      Bad{"classes:\n  - {name: LS}\n",
+                          "c.yaml:2: field 'classes[0].priority': missing"},
+                      Bad{"classes:\n  - {name: LS, priority: high}\n",
+                          "c.yaml:2: field 'classes[0].priority': expected a number, got 'high'"},
+                      Bad{"classes:\n  - {name: LS, priority: 1.5}\n",
+                          "field 'classes[0].priority': must be an integer"},
+                      Bad{"classes:\n  - {name: LS, priority: 1e12}\n",
+                          "field 'classes[0].priority': must be in"},
+                      Bad{"classes:\n  - {name: LS, priority: 1, slo_wait_s: -1}\n",
+                          "field 'classes[0].slo_wait_s': must be in [0, 1000000000], got -1"},
+                      Bad{"classes:\n  - {name: LS, priority: 1, grace_s: 1e99}\n",
+                          "field 'classes[0].grace_s': must be in"},
+                      Bad{"classes:\n  - {name: LS, priority: 1, preemptible: maybe}\n",
+                          "field 'classes[0].preemptible': expected true or false"},
+                      Bad{"classes:\n  - {name: LS, priority: 1, color: red}\n",
+                          "c.yaml:2: field 'classes[0].color': unknown key"},
+                      Bad{"classes:\n  - {name: LS, priority: 1}\n  - {name: LS, priority: 2}\n",
+                          "c.yaml:3: field 'classes[1].name': duplicate class 'LS'"},
+                      Bad{"classes:\n  - {name: LS, priority: 1}\nfallback: BE\n",
+                          "c.yaml:3: field 'fallback': names no class: 'BE'"},
+                      Bad{"classes:\n  - {name: LS, priority: [1\n", "c.yaml:3: yaml syntax error"},
+                      Bad{"- 1\n- 2\n", "field '(top level)': expected a mapping"}));
 
 }  // namespace
 }  // namespace tessera

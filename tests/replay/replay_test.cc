@@ -82,10 +82,9 @@ TEST_F(ReplayTest, PodsThatDoNotFitDoNotBlockSmallerOnes) {
   o.preemption = false;
   o.horizon_s = 100;
   // Two GPUs, one busy: the 2-GPU LS pod waits, the 1-GPU BE pod behind it starts at once.
-  const ReplayResult r = Run({Node("n0", 2)},
-                             {Pod("busy", "BE", 0, 50), Pod("big", "LS", 1, 10, 2),
-                              Pod("small", "BE", 2, 10)},
-                             o);
+  const ReplayResult r =
+      Run({Node("n0", 2)},
+          {Pod("busy", "BE", 0, 50), Pod("big", "LS", 1, 10, 2), Pod("small", "BE", 2, 10)}, o);
   EXPECT_DOUBLE_EQ(StartOf(r, 2), 2);
   EXPECT_DOUBLE_EQ(StartOf(r, 1), 50);  // both GPUs free only when both others are gone
 }
@@ -99,8 +98,8 @@ TEST_F(ReplayTest, PreemptsTheLowestFewestVictimsAndWaitsTheGracePeriod) {
   std::vector<NodeSpec> nodes = {Node("n0", 2), Node("n1", 1)};
   const ReplayResult r = Run(nodes,
                              {Pod("burst", "Burstable", 0, 500), Pod("be", "BE", 0, 500),
-                              Pod("half-a", "BE", 0, 500, 1, 500), Pod("half-b", "BE", 0, 500, 1, 500),
-                              Pod("ls", "LS", 10, 100)},
+                              Pod("half-a", "BE", 0, 500, 1, 500),
+                              Pod("half-b", "BE", 0, 500, 1, 500), Pod("ls", "LS", 10, 100)},
                              o);
   // Each pod of t=0 started at 0 on the node we expect.
   std::vector<int> victims;
@@ -166,7 +165,8 @@ TEST_F(ReplayTest, NoPreemptionOfEqualOrHigherClassesOrNonPreemptibleOnes) {
   ReplayOptions o;
   o.horizon_s = 1000;
   // LS is not preemptible and an LS pod may not preempt another LS pod.
-  const ReplayResult r = Run({Node("n0", 1)}, {Pod("ls0", "LS", 0, 100), Pod("ls1", "LS", 1, 10)}, o);
+  const ReplayResult r =
+      Run({Node("n0", 1)}, {Pod("ls0", "LS", 0, 100), Pod("ls1", "LS", 1, 10)}, o);
   EXPECT_EQ(r.preemptions, 0);
   EXPECT_DOUBLE_EQ(StartOf(r, 1), 100);
 }
@@ -218,10 +218,9 @@ TEST_F(ReplayTest, HeadroomAllowsSharingPodsOnUsedGpus) {
   o.headroom.gpus = 1;
   // Two GPUs; a BE half-GPU pod takes one GPU (1 idle left = headroom); a second half-GPU
   // BE pod may share that GPU, a third (1 GPU) may not take the idle one.
-  const ReplayResult r = Run({Node("n0", 2)},
-                             {Pod("a", "BE", 0, 50, 1, 500), Pod("b", "BE", 1, 50, 1, 500),
-                              Pod("c", "BE", 2, 50)},
-                             o);
+  const ReplayResult r =
+      Run({Node("n0", 2)},
+          {Pod("a", "BE", 0, 50, 1, 500), Pod("b", "BE", 1, 50, 1, 500), Pod("c", "BE", 2, 50)}, o);
   EXPECT_DOUBLE_EQ(StartOf(r, 1), 1);
   EXPECT_DOUBLE_EQ(StartOf(r, 2), -1);
   EXPECT_EQ(r.pods[2].status, PodOutcome::Status::kPending);
@@ -238,13 +237,15 @@ TEST_F(ReplayTest, HeadroomSteersSharingPodsToUsedGpus) {
   // used GPU of n0 instead.
   std::vector<NodeSpec> nodes = {Node("n0", 2), Node("n1", 2)};
   o.headroom.gpus = 0;
-  const ReplayResult alone = Run(nodes, {Pod("a", "BE", 0, 50, 1, 500), Pod("b", "BE", 1, 50, 1, 500)}, o);
+  const ReplayResult alone =
+      Run(nodes, {Pod("a", "BE", 0, 50, 1, 500), Pod("b", "BE", 1, 50, 1, 500)}, o);
   int b_node_without = -1;
   for (const ReplayEvent& e : alone.events) {
     if (e.kind == ReplayEvent::Kind::kStart && e.pod == 1) b_node_without = e.node;
   }
   o.headroom.gpus = 3;
-  const ReplayResult r = Run(nodes, {Pod("a", "BE", 0, 50, 1, 500), Pod("b", "BE", 1, 50, 1, 500)}, o);
+  const ReplayResult r =
+      Run(nodes, {Pod("a", "BE", 0, 50, 1, 500), Pod("b", "BE", 1, 50, 1, 500)}, o);
   int a_node = -1, b_node = -1;
   for (const ReplayEvent& e : r.events) {
     if (e.kind == ReplayEvent::Kind::kStart && e.pod == 0) a_node = e.node;

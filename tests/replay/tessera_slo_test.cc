@@ -53,7 +53,8 @@ void ExpectTesseraWins(const std::vector<NodeSpec>& nodes, const Timeline& timel
   EXPECT_LT(t.preemptions, k8s.preemptions);
   // And at least 95 % of the BE GPU-hours of the best other policy.
   double best_be = 0;
-  for (size_t i = 1; i < runs.size(); ++i) best_be = std::max(best_be, Class(runs[i], "BE").gpu_hours);
+  for (size_t i = 1; i < runs.size(); ++i)
+    best_be = std::max(best_be, Class(runs[i], "BE").gpu_hours);
   EXPECT_GE(Class(t, "BE").gpu_hours, 0.95 * best_be);
   std::cout << "tessera: LS p99 " << Class(t, "LS").wait_p99_s << " s, SLO "
             << Class(t, "LS").slo_pct << " %, preemptions " << t.preemptions << " (k8s-default "

@@ -4,8 +4,8 @@
 
 #include <gtest/gtest.h>
 
-#include <map>
 #include <cctype>
+#include <map>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -40,9 +40,9 @@ TEST(Timeline, SkipsPodsWithMissingOrInconsistentTimesNamingFileAndLine) {
   EXPECT_NE(t.skipped[2].reason.find("< creation_time"), std::string::npos);
   ASSERT_EQ(t.pods.size(), 2u);
   EXPECT_EQ(t.pods[0].spec.name, "ok");
-  EXPECT_DOUBLE_EQ(t.pods[0].arrival_s, 0);      // shifted to the first arrival
-  EXPECT_DOUBLE_EQ(t.pods[0].duration_s, 250);   // deletion − scheduled, not scaled
-  EXPECT_DOUBLE_EQ(t.pods[1].arrival_s, 100);    // (300 − 100) / 2
+  EXPECT_DOUBLE_EQ(t.pods[0].arrival_s, 0);     // shifted to the first arrival
+  EXPECT_DOUBLE_EQ(t.pods[0].duration_s, 250);  // deletion − scheduled, not scaled
+  EXPECT_DOUBLE_EQ(t.pods[1].arrival_s, 100);   // (300 − 100) / 2
   EXPECT_DOUBLE_EQ(t.pods[1].duration_s, 400);
 }
 
@@ -129,7 +129,8 @@ TEST(ScenarioTimeline, PeakSaleHasItsBurstAndIsDeterministic) {
     last = p.arrival_s;
     EXPECT_LT(p.arrival_s, 24 * 3600.0);
     EXPECT_GT(p.duration_s, 0);
-    if (p.spec.name.starts_with("ls-infer-1gpu")) ls_per_hour[static_cast<int>(p.arrival_s / 3600)]++;
+    if (p.spec.name.starts_with("ls-infer-1gpu"))
+      ls_per_hour[static_cast<int>(p.arrival_s / 3600)]++;
   }
   EXPECT_GT(ls_per_hour[12], 380);
   EXPECT_LT(ls_per_hour[12], 580);
@@ -148,7 +149,6 @@ struct BadCase {
   std::string top;              // top-level extra lines
   std::string want;
 };
-
 
 // A stable, readable test name (ctest lists parameterised tests by their printed value).
 void PrintTo(const BadCase& c, std::ostream* os) {
@@ -172,16 +172,29 @@ TEST_P(ScenarioTimelineBadInput, IsRejectedWithFileLineAndField) {
 INSTANTIATE_TEST_SUITE_P(
     All, ScenarioTimelineBadInput,
     ::testing::Values(
-        BadCase{"    arrival: {rate_per_h: 10}\n", "", "bad.yaml:9: field 'classes[0].arrival': needs the top-level 'horizon_h'"},
-        BadCase{"    arrival: {rate_per_h: -1}\n", "horizon_h: 1\n", "bad.yaml:10: field 'classes[0].arrival.rate_per_h': must be in [0, 1e+07], got -1"},
-        BadCase{"    arrival: {rate_per_h: abc}\n", "horizon_h: 1\n", "field 'classes[0].arrival.rate_per_h': not a number: 'abc'"},
-        BadCase{"    arrival: {rate_per_h: 1, profile: [1, 2]}\n", "horizon_h: 1\n", "field 'classes[0].arrival.profile': expected a list of 24 hourly multipliers"},
-        BadCase{"    arrival: {rate_per_h: 1, bursts: [{start_h: 1, duration_h: 0, rate_per_h: 5}]}\n", "horizon_h: 1\n", "field 'classes[0].arrival.bursts[0].duration_h': must be in"},
-        BadCase{"    arrival: {rate_per_h: 1, speed: 3}\n", "horizon_h: 1\n", "bad.yaml:10: field 'classes[0].arrival.speed': unknown key"},
-        BadCase{"    arrival: {rate_per_h: 9000000}\n", "horizon_h: 100\n", "too many arrivals over the horizon"},
-        BadCase{"    arrival: {rate_per_h: 1}\n    duration: {dist: weibull, mean_s: 5}\n", "horizon_h: 1\n", "bad.yaml:11: field 'classes[0].duration.dist': unknown distribution 'weibull'"},
-        BadCase{"    arrival: {rate_per_h: 1}\n    duration: {dist: fixed}\n", "horizon_h: 1\n", "field 'classes[0].duration.mean_s': missing (required)"},
-        BadCase{"    duration: {dist: fixed, mean_s: 3}\n", "horizon_h: 1\n", "field 'classes[0].duration': set, but the class has no 'arrival'"},
+        BadCase{"    arrival: {rate_per_h: 10}\n", "",
+                "bad.yaml:9: field 'classes[0].arrival': needs the top-level 'horizon_h'"},
+        BadCase{
+            "    arrival: {rate_per_h: -1}\n", "horizon_h: 1\n",
+            "bad.yaml:10: field 'classes[0].arrival.rate_per_h': must be in [0, 1e+07], got -1"},
+        BadCase{"    arrival: {rate_per_h: abc}\n", "horizon_h: 1\n",
+                "field 'classes[0].arrival.rate_per_h': not a number: 'abc'"},
+        BadCase{"    arrival: {rate_per_h: 1, profile: [1, 2]}\n", "horizon_h: 1\n",
+                "field 'classes[0].arrival.profile': expected a list of 24 hourly multipliers"},
+        BadCase{
+            "    arrival: {rate_per_h: 1, bursts: [{start_h: 1, duration_h: 0, rate_per_h: 5}]}\n",
+            "horizon_h: 1\n", "field 'classes[0].arrival.bursts[0].duration_h': must be in"},
+        BadCase{"    arrival: {rate_per_h: 1, speed: 3}\n", "horizon_h: 1\n",
+                "bad.yaml:10: field 'classes[0].arrival.speed': unknown key"},
+        BadCase{"    arrival: {rate_per_h: 9000000}\n", "horizon_h: 100\n",
+                "too many arrivals over the horizon"},
+        BadCase{"    arrival: {rate_per_h: 1}\n    duration: {dist: weibull, mean_s: 5}\n",
+                "horizon_h: 1\n",
+                "bad.yaml:11: field 'classes[0].duration.dist': unknown distribution 'weibull'"},
+        BadCase{"    arrival: {rate_per_h: 1}\n    duration: {dist: fixed}\n", "horizon_h: 1\n",
+                "field 'classes[0].duration.mean_s': missing (required)"},
+        BadCase{"    duration: {dist: fixed, mean_s: 3}\n", "horizon_h: 1\n",
+                "field 'classes[0].duration': set, but the class has no 'arrival'"},
         BadCase{"", "horizon_h: -3\n", "bad.yaml:3: field 'horizon_h': must be in"},
         BadCase{"", "horizon_h: 1e300\n", "field 'horizon_h': must be in"}));
 
