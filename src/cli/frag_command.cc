@@ -154,7 +154,8 @@ void AddFragCommand(CLI::App& app, FragOptions& o, int& exit_code) {
   cmd->add_flag("!--no-placements", o.placements,
                 "Do not write placements.csv (saves memory on big grids)");
   cmd->add_flag("--offline", o.offline,
-                "Also compute, per seed, a lower bound on unallocated GPU % at 100 % arrival that "
+                "Also compute, per seed, a lower bound on unallocated GPU % at 100 % arrival (at "
+                "--max-arrival if lower) that "
                 "no placement of that seed's pods can beat (LP relaxation; see below), and the "
                 "gap of each policy to it");
   cmd->add_flag("-q,--quiet", o.quiet, "No progress on stderr");
