@@ -8,6 +8,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev  # tests and benchmarks
   nlohmann-json3-dev libcli11-dev libyaml-cpp-dev
   libcpp-httplib-dev                        # tessera serve's HTTP server
+  libglpk-dev                               # LP solver of tessera frag --offline
   curl                                      # a real HTTP client for the extender e2e test
   openssl                                   # certificates for the API client's TLS tests
   chromium imagemagick fonts-dejavu-core    # the report check: headless Chromium screenshot

@@ -3,12 +3,15 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <thread>
 
+#include "cli/cli_util.h"
 #include "frag/target_workload.h"
 #include "model/cluster.h"
+#include "offline/offline_bound.h"
 #include "policy/policy.h"
 #include "report/report.h"
 #include "sim/grid.h"
@@ -48,20 +51,10 @@ Result<Workload> LoadWorkload(const FragOptions& o) {
     w.pods_source = o.pods_file;
     return w;
   }
-  std::string yaml(EmbeddedScenario(o.scenario));
-  std::string source = "embedded scenario '" + o.scenario + "'";
-  if (yaml.empty()) {
-    Result<std::string> text = ReadFile(o.scenario);
-    if (!text) {
-      std::string names;
-      for (const std::string& n : EmbeddedScenarioNames()) names += (names.empty() ? "" : ", ") + n;
-      return Error{"--scenario '" + o.scenario + "' is neither an embedded scenario (" + names +
-                   ") nor a readable file: " + text.error().message};
-    }
-    yaml = std::move(text).value();
-    source = o.scenario;
-  }
-  Result<Scenario> scenario = ParseScenario(yaml, source);
+  Result<ScenarioText> text = LoadScenarioText(o.scenario);
+  if (!text) return text.error();
+  const std::string& source = text->source;
+  Result<Scenario> scenario = ParseScenario(text->yaml, source);
   if (!scenario) return scenario.error();
   w.nodes = ScenarioNodes(*scenario);
   w.pods = ScenarioPods(*scenario);
@@ -74,19 +67,13 @@ Result<Workload> LoadWorkload(const FragOptions& o) {
 Result<std::vector<std::string>> ParsePolicies(const std::string& text) {
   if (text == "all") return PolicyNames();
   std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t end = text.find(',', start);
-    if (end == std::string::npos) end = text.size();
-    std::string name = text.substr(start, end - start);
+  for (const std::string& name : SplitCommaList(text)) {
     const auto& known = PolicyNames();
     if (std::find(known.begin(), known.end(), name) == known.end()) {
-      std::string list;
-      for (const std::string& k : known) list += (list.empty() ? "" : ", ") + k;
-      return Error{"--policy: unknown policy '" + name + "' (known: " + list + ", or all)"};
+      return Error{"--policy: unknown policy '" + name + "' (known: " + JoinNames(known) +
+                   ", or all)"};
     }
     if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
-    start = end + 1;
   }
   return out;
 }
@@ -95,7 +82,6 @@ Result<std::vector<std::string>> ParsePolicies(const std::string& text) {
 
 Result<std::vector<uint64_t>> ParseSeeds(const std::string& text) {
   std::vector<uint64_t> seeds;
-  size_t start = 0;
   auto number = [](const std::string& s, uint64_t* v) {
     if (s.empty() || s.size() > 18 || s.find_first_not_of("0123456789") != std::string::npos) {
       return false;
@@ -103,10 +89,7 @@ Result<std::vector<uint64_t>> ParseSeeds(const std::string& text) {
     *v = std::stoull(s);
     return true;
   };
-  while (start <= text.size()) {
-    size_t end = text.find(',', start);
-    if (end == std::string::npos) end = text.size();
-    const std::string part = text.substr(start, end - start);
+  for (const std::string& part : SplitCommaList(text)) {
     const size_t dash = part.find('-');
     uint64_t lo = 0;
     uint64_t hi = 0;
@@ -117,7 +100,6 @@ Result<std::vector<uint64_t>> ParseSeeds(const std::string& text) {
       return Error{"--seeds: bad part '" + part + "' (expected N, N-M or a comma list of them)"};
     }
     for (uint64_t s = lo; s <= hi; ++s) seeds.push_back(s);
-    start = end + 1;
   }
   std::sort(seeds.begin(), seeds.end());
   seeds.erase(std::unique(seeds.begin(), seeds.end()), seeds.end());
@@ -135,8 +117,19 @@ void AddFragCommand(CLI::App& app, FragOptions& o, int& exit_code) {
       "  tessera frag                                  # embedded 'openb-like' scenario\n"
       "  tessera frag --nodes openb_node_list_gpu_node.csv --pods openb_pod_list_default.csv\n"
       "  tessera frag --policy fgd,bestfit --seeds 42-44 --out results/quick\n"
+      "  tessera frag --offline --policy fgd,tessera   # and the headroom left to them\n"
       "\nOutputs in --out: curve.csv (every arrival %), placements.csv (every pod; check it with\n"
-      "tessera_check), report.html (self-contained charts and table).");
+      "tessera_check), report.html (self-contained charts and table); with --offline also\n"
+      "offline_bound.csv (the bound per seed) and offline_gap.csv (policy - bound per run).\n"
+      "\nThe offline bound (--offline): for each seed, the pods that have arrived by 100 % are\n"
+      "known in advance, and a linear program that relaxes their placement is solved (GLPK):\n"
+      "maximise the placed GPU milli over node types x pod shapes, with each node type's CPU,\n"
+      "memory and GPUs as pooled capacities, only pods that fit such a node, whole-GPU pods on\n"
+      "whole GPUs and sharing pods packed per GPU (patterns of milli summing to <= 1000).\n"
+      "Every real placement is a solution of that LP, so NO policy, online or offline, can\n"
+      "leave fewer GPUs unallocated at 100 % arrival than the bound; policy - bound is the\n"
+      "headroom left (at most: the bound relaxes integrality and pools CPU/memory per node\n"
+      "type, so the true optimum may lie above it). Details: docs/POLICIES.md, \"Offline bound\".");
   cmd->add_option("--nodes", o.nodes_file,
                   "Node list CSV (openb format: sn,cpu_milli,memory_mib,gpu,model)");
   cmd->add_option(
@@ -160,6 +153,11 @@ void AddFragCommand(CLI::App& app, FragOptions& o, int& exit_code) {
       ->capture_default_str();
   cmd->add_flag("!--no-placements", o.placements,
                 "Do not write placements.csv (saves memory on big grids)");
+  cmd->add_flag("--offline", o.offline,
+                "Also compute, per seed, a lower bound on unallocated GPU % at 100 % arrival (at "
+                "--max-arrival if lower) that "
+                "no placement of that seed's pods can beat (LP relaxation; see below), and the "
+                "gap of each policy to it");
   cmd->add_flag("-q,--quiet", o.quiet, "No progress on stderr");
   for (CLI::Option* opt : cmd->get_options()) {
     opt->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);  // the last one given wins
@@ -224,6 +222,36 @@ int RunFrag(const FragOptions& o) {
       RunGrid(w->nodes, w->pods, workload, *policies, *seeds, threads, options, progress);
   if (!runs) return fail(runs.error().message);
 
+  // The offline bound per seed, at 100 % arrival (or the highest level the runs reach).
+  std::vector<OfflineBoundRow> bounds;
+  if (o.offline) {
+    const double level = std::min(100.0, std::floor(o.max_arrival));
+    for (size_t i = 0; i < seeds->size(); ++i) {
+      const auto t0 = std::chrono::steady_clock::now();
+      OfflineBoundRow row;
+      row.seed = (*seeds)[i];
+      row.arrival_pct = level;
+      const std::vector<int> arrived =
+          ArrivedPods(w->pods, empty.total_gpu_milli(), row.seed, o.max_arrival, level);
+      Result<OfflineBound> b = ComputeOfflineBound(w->nodes, w->pods, arrived);
+      if (!b) return fail(b.error().message);
+      row.bound = *b;
+      row.arrived_pct =
+          100.0 * static_cast<double>(b->arrived_milli) / static_cast<double>(b->capacity_milli);
+      row.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      if (!o.quiet) {
+        std::fprintf(stderr,
+                     "  [offline %zu/%zu] seed %-4llu bound@%g%% %6.2f%%  (%d pods, %d shapes x %d "
+                     "node types, %d patterns, %d LP rounds%s; %.2f s)\n",
+                     i + 1, seeds->size(), static_cast<unsigned long long>(row.seed), level,
+                     row.bound.unallocated_pct, row.bound.pods, row.bound.pod_shapes,
+                     row.bound.node_types, row.bound.patterns, row.bound.rounds,
+                     row.bound.converged ? "" : ", not converged", row.seconds);
+      }
+      bounds.push_back(std::move(row));
+    }
+  }
+
   std::vector<double> levels;
   for (double l : kReportLevels) {
     if (l <= o.max_arrival) levels.push_back(l);
@@ -231,6 +259,11 @@ int RunFrag(const FragOptions& o) {
   std::cout << "Unallocated GPU % and fragmentation ratio by arrived workload (% of GPU capacity), "
             << "mean ± s.d. over " << seeds->size() << " seed(s)\n"
             << SummaryTable(*runs, *policies, levels);
+  if (o.offline) {
+    std::cout << "\nOffline bound and gap at " << bounds.front().arrival_pct
+              << " % arrival, mean ± s.d. over " << seeds->size() << " seed(s)\n"
+              << OfflineTable(*runs, *policies, bounds);
+  }
   if (never_fit > 0) {
     std::cout << never_fit
               << " pod(s) fit no node of the empty cluster (counted as arrived, never placed)\n";
@@ -246,6 +279,12 @@ int RunFrag(const FragOptions& o) {
       return fail(s.error().message);
     }
   }
+  if (o.offline) {
+    if (Status s = WriteFile(o.out_dir + "/offline_bound.csv", OfflineBoundCsv(bounds)); !s)
+      return fail(s.error().message);
+    if (Status s = WriteFile(o.out_dir + "/offline_gap.csv", OfflineGapCsv(*runs, bounds)); !s)
+      return fail(s.error().message);
+  }
   FragReportInfo info;
   info.title = "Fragmentation: " + w->pods_source;
   info.nodes_source = w->nodes_source;
@@ -256,13 +295,13 @@ int RunFrag(const FragOptions& o) {
   info.never_fit = never_fit;
   info.seeds = *seeds;
   info.generated_by = o.command_line;
-  if (Status s =
-          WriteFile(o.out_dir + "/report.html", FragReportHtml(info, *runs, *policies, levels));
+  if (Status s = WriteFile(o.out_dir + "/report.html",
+                           FragReportHtml(info, *runs, *policies, levels, bounds));
       !s) {
     return fail(s.error().message);
   }
   std::cout << "Wrote " << o.out_dir << "/curve.csv" << (o.placements ? ", placements.csv" : "")
-            << ", report.html\n";
+            << (o.offline ? ", offline_bound.csv, offline_gap.csv" : "") << ", report.html\n";
   return 0;
 }
 

@@ -23,6 +23,7 @@ struct FragOptions {
   std::string out_dir = "results/frag";
   double max_arrival = 130;
   bool placements = true;
+  bool offline = false;  ///< also compute the offline bound per seed (offline/offline_bound.h)
   bool quiet = false;
   std::string command_line;  ///< as typed, for the report
 };

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/cli_util.h"
 #include "model/cluster.h"
 #include "replay/node_subset.h"
 #include "replay/qos_yaml.h"
@@ -44,20 +45,10 @@ Result<Input> LoadInput(const ReplayCliOptions& o) {
     in.source = o.pods_file + " on " + o.nodes_file;
     return in;
   }
-  std::string yaml(EmbeddedScenario(o.scenario));
-  std::string source = "embedded scenario '" + o.scenario + "'";
-  if (yaml.empty()) {
-    Result<std::string> text = ReadFile(o.scenario);
-    if (!text) {
-      std::string names;
-      for (const std::string& n : EmbeddedScenarioNames()) names += (names.empty() ? "" : ", ") + n;
-      return Error{"--scenario '" + o.scenario + "' is neither an embedded scenario (" + names +
-                   ") nor a readable file: " + text.error().message};
-    }
-    yaml = std::move(text).value();
-    source = o.scenario;
-  }
-  Result<Scenario> scenario = ParseScenario(yaml, source);
+  Result<ScenarioText> text = LoadScenarioText(o.scenario);
+  if (!text) return text.error();
+  const std::string& source = text->source;
+  Result<Scenario> scenario = ParseScenario(text->yaml, source);
   if (!scenario) return scenario.error();
   if (scenario->horizon_h <= 0) {
     return Error{source +
@@ -74,18 +65,13 @@ Result<Input> LoadInput(const ReplayCliOptions& o) {
 Result<std::vector<int>> ParseSizes(const std::string& text) {
   std::vector<int> out;
   if (text.empty()) return out;
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t end = text.find(',', start);
-    if (end == std::string::npos) end = text.size();
-    const std::string part = text.substr(start, end - start);
+  for (const std::string& part : SplitCommaList(text)) {
     if (part.empty() || part.size() > 7 ||
         part.find_first_not_of("0123456789") != std::string::npos || std::stoi(part) == 0) {
       return Error{"--sweep-nodes: bad part '" + part +
                    "' (expected positive node counts, e.g. 40,60,80)"};
     }
     out.push_back(std::stoi(part));
-    start = end + 1;
   }
   return out;
 }
@@ -93,11 +79,8 @@ Result<std::vector<int>> ParseSizes(const std::string& text) {
 Result<std::vector<ReplayPolicy>> ParsePolicies(const ReplayCliOptions& o) {
   const std::string& text = o.policies;
   std::vector<ReplayPolicy> out;
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t end = text.find(',', start);
-    if (end == std::string::npos) end = text.size();
-    Result<ReplayPolicy> p = ReplayPolicyByName(text.substr(start, end - start));
+  for (const std::string& name : SplitCommaList(text)) {
+    Result<ReplayPolicy> p = ReplayPolicyByName(name);
     if (!p) return Error{"--policy: " + p.error().message};
     if (p->name == "tessera") {
       HeadroomOptions& h = p->headroom;
@@ -118,7 +101,6 @@ Result<std::vector<ReplayPolicy>> ParsePolicies(const ReplayCliOptions& o) {
       }
     }
     out.push_back(std::move(p).value());
-    start = end + 1;
   }
   return out;
 }

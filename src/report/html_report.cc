@@ -414,7 +414,8 @@ std::string HtmlEscape(std::string_view text) {
 
 std::string FragReportHtml(const FragReportInfo& info, const std::vector<RunResult>& runs,
                            const std::vector<std::string>& policies,
-                           const std::vector<double>& levels) {
+                           const std::vector<double>& levels,
+                           const std::vector<OfflineBoundRow>& offline) {
   const int max_x = std::max(MaxArrival(runs), 1);
   std::vector<Series> unallocated, fragmentation;
   for (size_t i = 0; i < policies.size(); ++i) {
@@ -506,6 +507,7 @@ std::string FragReportHtml(const FragReportInfo& info, const std::vector<RunResu
   html += "</section>\n";
 
   html += SummaryTableHtml(runs, policies, levels);
+  html += OfflineSectionHtml(runs, policies, offline);
   html += "</main>\n</body>\n</html>\n";
   return html;
 }

@@ -8,6 +8,7 @@
 
 #include "model/node.h"
 #include "model/pod.h"
+#include "offline/offline_bound.h"
 #include "sim/inflation.h"
 
 namespace tessera {
@@ -67,14 +68,54 @@ std::string SummaryTable(const std::vector<RunResult>& runs,
                          const std::vector<std::string>& policies,
                          const std::vector<double>& levels);
 
+/// The offline bound of one seed (`tessera frag --offline`, offline/offline_bound.h).
+struct OfflineBoundRow {
+  uint64_t seed = 0;
+  double arrival_pct = 100;  ///< the arrival level the bound is for
+  double arrived_pct = 0;    ///< GPU request of the pods arrived by then, % of capacity
+  OfflineBound bound;
+  double seconds = 0;  ///< time to compute it (shown on the terminal, not written to files)
+};
+
+/// Per policy, the gap to the offline bound at the bound's arrival level, over the seeds that
+/// have both a run and a bound: unallocated % of the run − bound, in percentage points.
+struct OfflineGap {
+  std::string policy;
+  SummaryCell unallocated;  ///< unallocated % of the policy at the level
+  SummaryCell bound;        ///< the bound on the same seeds
+  SummaryCell gap;          ///< pp, ≥ 0 up to solver tolerance
+};
+std::vector<OfflineGap> OfflineGaps(const std::vector<RunResult>& runs,
+                                    const std::vector<std::string>& policies,
+                                    const std::vector<OfflineBoundRow>& bounds);
+
+/// offline_bound.csv: seed,arrival_pct,arrived_pct,capacity_milli,max_placed_milli,
+/// bound_pct,pods,node_types,pod_shapes,patterns,rounds,converged — one row per seed.
+std::string OfflineBoundCsv(const std::vector<OfflineBoundRow>& bounds);
+/// offline_gap.csv: policy,seed,arrival_pct,unallocated_pct,bound_pct,gap_pp — one row per
+/// run whose seed has a bound, runs in the given order.
+std::string OfflineGapCsv(const std::vector<RunResult>& runs,
+                          const std::vector<OfflineBoundRow>& bounds);
+/// The plain-text table printed by `tessera frag --offline`: per policy unallocated %, the
+/// bound and the gap at the bound's level, "mean±sd"; a row "bound"; a legend below.
+std::string OfflineTable(const std::vector<RunResult>& runs,
+                         const std::vector<std::string>& policies,
+                         const std::vector<OfflineBoundRow>& bounds);
+
 /// report.html: self-contained (inline CSS and SVG; no scripts, no external resources), the
 /// two curves (unallocated GPU % and fragmentation ratio against arrival %) with one line per
 /// policy — the mean over its runs at each integer arrival % — plus the ideal line, and the
 /// summary table. Each policy line is `<polyline class="series" data-policy="NAME">`, the
-/// ideal line `<polyline class="series ideal">`. All strings are HTML-escaped.
+/// ideal line `<polyline class="series ideal">`. All strings are HTML-escaped. With `offline`
+/// bounds, a section "Offline bound" (`<section id="offline">`) with the gap table.
 std::string FragReportHtml(const FragReportInfo& info, const std::vector<RunResult>& runs,
                            const std::vector<std::string>& policies,
-                           const std::vector<double>& levels);
+                           const std::vector<double>& levels,
+                           const std::vector<OfflineBoundRow>& offline = {});
+/// The "Offline bound" section of report.html alone (empty when `bounds` is empty).
+std::string OfflineSectionHtml(const std::vector<RunResult>& runs,
+                               const std::vector<std::string>& policies,
+                               const std::vector<OfflineBoundRow>& bounds);
 
 // Helpers shared by the report writers (and usable by other front ends).
 

@@ -1,0 +1,197 @@
+// The offline bound in the frag reports: offline_bound.csv, offline_gap.csv, the terminal
+// table and the report.html section.
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "report/report.h"
+
+namespace tessera {
+namespace {
+
+constexpr double kLevelEpsilon = 1e-6;
+
+void AppendNumber(std::string* out, double value) {
+  char buf[64];
+  const auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), value);
+  out->append(buf, ec == std::errc() ? end : buf);
+}
+
+const OfflineBoundRow* BoundOf(const std::vector<OfflineBoundRow>& bounds, uint64_t seed) {
+  for (const OfflineBoundRow& b : bounds) {
+    if (b.seed == seed) return &b;
+  }
+  return nullptr;
+}
+
+/// The run's unallocated % at `level`, or nullopt where its curve has no such point.
+std::optional<double> UnallocatedAt(const RunResult& run, double level) {
+  for (const CurvePoint& p : run.curve) {
+    if (std::fabs(p.arrival_pct - level) <= kLevelEpsilon) return p.unallocated_pct;
+  }
+  return std::nullopt;
+}
+
+SummaryCell Cell(const std::vector<double>& values) {
+  SummaryCell cell;
+  cell.runs = static_cast<int>(values.size());
+  if (values.empty()) return cell;
+  double sum = 0;
+  for (double v : values) sum += v;
+  cell.mean = sum / static_cast<double>(values.size());
+  if (values.size() > 1) {
+    double squares = 0;
+    for (double v : values) squares += (v - cell.mean) * (v - cell.mean);
+    cell.sd = std::sqrt(squares / static_cast<double>(values.size() - 1));
+  }
+  return cell;
+}
+
+size_t DisplayWidth(const std::string& s) {
+  size_t width = 0;
+  for (unsigned char c : s) width += (c & 0xC0) != 0x80;
+  return width;
+}
+
+std::string Level(const std::vector<OfflineBoundRow>& bounds) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%g", bounds.empty() ? 100.0 : bounds.front().arrival_pct);
+  return buf;
+}
+
+}  // namespace
+
+std::vector<OfflineGap> OfflineGaps(const std::vector<RunResult>& runs,
+                                    const std::vector<std::string>& policies,
+                                    const std::vector<OfflineBoundRow>& bounds) {
+  std::vector<OfflineGap> out;
+  for (const std::string& policy : policies) {
+    std::vector<double> unallocated, bound, gap;
+    for (const RunResult& run : runs) {
+      if (run.policy != policy) continue;
+      const OfflineBoundRow* b = BoundOf(bounds, run.seed);
+      if (!b) continue;
+      const std::optional<double> u = UnallocatedAt(run, b->arrival_pct);
+      if (!u) continue;
+      unallocated.push_back(*u);
+      bound.push_back(b->bound.unallocated_pct);
+      gap.push_back(*u - b->bound.unallocated_pct);
+    }
+    out.push_back(OfflineGap{policy, Cell(unallocated), Cell(bound), Cell(gap)});
+  }
+  return out;
+}
+
+std::string OfflineBoundCsv(const std::vector<OfflineBoundRow>& bounds) {
+  std::string out =
+      "seed,arrival_pct,arrived_pct,capacity_milli,max_placed_milli,bound_pct,pods,node_types,"
+      "pod_shapes,patterns,rounds,converged\n";
+  for (const OfflineBoundRow& b : bounds) {
+    out += std::to_string(b.seed) + ',';
+    AppendNumber(&out, b.arrival_pct);
+    out += ',';
+    AppendNumber(&out, b.arrived_pct);
+    out += ',' + std::to_string(b.bound.capacity_milli) + ',';
+    AppendNumber(&out, b.bound.max_placed_milli);
+    out += ',';
+    AppendNumber(&out, b.bound.unallocated_pct);
+    out += ',' + std::to_string(b.bound.pods) + ',' + std::to_string(b.bound.node_types) + ',' +
+           std::to_string(b.bound.pod_shapes) + ',' + std::to_string(b.bound.patterns) + ',' +
+           std::to_string(b.bound.rounds) + ',' + (b.bound.converged ? "1" : "0") + '\n';
+  }
+  return out;
+}
+
+std::string OfflineGapCsv(const std::vector<RunResult>& runs,
+                          const std::vector<OfflineBoundRow>& bounds) {
+  std::string out = "policy,seed,arrival_pct,unallocated_pct,bound_pct,gap_pp\n";
+  for (const RunResult& run : runs) {
+    const OfflineBoundRow* b = BoundOf(bounds, run.seed);
+    if (!b) continue;
+    const std::optional<double> u = UnallocatedAt(run, b->arrival_pct);
+    if (!u) continue;
+    for (char c : run.policy) out += (c == ',' || c == '"' || c == '\n') ? ' ' : c;
+    out += ',' + std::to_string(run.seed) + ',';
+    AppendNumber(&out, b->arrival_pct);
+    out += ',';
+    AppendNumber(&out, *u);
+    out += ',';
+    AppendNumber(&out, b->bound.unallocated_pct);
+    out += ',';
+    AppendNumber(&out, *u - b->bound.unallocated_pct);
+    out += '\n';
+  }
+  return out;
+}
+
+std::string OfflineTable(const std::vector<RunResult>& runs,
+                         const std::vector<std::string>& policies,
+                         const std::vector<OfflineBoundRow>& bounds) {
+  const std::string level = Level(bounds);
+  std::vector<std::vector<std::string>> rows;
+  rows.push_back({"policy", "unalloc@" + level, "bound@" + level, "gap (pp)"});
+  for (const OfflineGap& g : OfflineGaps(runs, policies, bounds)) {
+    rows.push_back(
+        {g.policy, FormatMeanSd(g.unallocated), FormatMeanSd(g.bound), FormatMeanSd(g.gap)});
+  }
+  std::vector<double> all;
+  for (const OfflineBoundRow& b : bounds) all.push_back(b.bound.unallocated_pct);
+  rows.push_back({"bound", "-", FormatMeanSd(Cell(all)), "-"});
+  std::vector<size_t> widths(rows.front().size(), 0);
+  for (const auto& row : rows) {
+    for (size_t c = 0; c < row.size(); ++c) widths[c] = std::max(widths[c], DisplayWidth(row[c]));
+  }
+  std::string out;
+  for (const auto& row : rows) {
+    std::string line;
+    for (size_t c = 0; c < row.size(); ++c) {
+      const std::string pad(widths[c] - DisplayWidth(row[c]), ' ');
+      line += c == 0 ? row[c] + pad : "  " + pad + row[c];
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out += line + "\n";
+  }
+  out += "bound: no placement of the pods arrived by " + level +
+         " % can leave less GPU unallocated (LP relaxation, see --help); gap = policy - bound, "
+         "the headroom left to any policy; mean\u00B1s.d. over seeds\n";
+  return out;
+}
+
+std::string OfflineSectionHtml(const std::vector<RunResult>& runs,
+                               const std::vector<std::string>& policies,
+                               const std::vector<OfflineBoundRow>& bounds) {
+  if (bounds.empty()) return "";
+  const std::string level = Level(bounds);
+  std::string html = "<section class=\"card\" id=\"offline\">\n<h2>Offline bound at " + level +
+                     " % arrival</h2>\n";
+  html += "<div class=\"table-wrap\"><table class=\"summary\">\n<thead>\n<tr>";
+  html +=
+      "<th class=\"policy\">Policy</th><th>Unallocated GPU %</th><th>Offline bound %</th>"
+      "<th>Gap (pp)</th></tr>\n</thead>\n<tbody>\n";
+  for (const OfflineGap& g : OfflineGaps(runs, policies, bounds)) {
+    html += "<tr data-policy=\"" + HtmlEscape(g.policy) + "\"><th class=\"policy\" scope=\"row\">" +
+            HtmlEscape(g.policy) + "</th><td>" + FormatMeanSd(g.unallocated) + "</td><td>" +
+            FormatMeanSd(g.bound) + "</td><td>" + FormatMeanSd(g.gap) + "</td></tr>\n";
+  }
+  html += "</tbody>\n</table></div>\n";
+  html += "<p class=\"note\">Per seed, the pods that have arrived by " + level +
+          " % are known in advance and a linear-programming relaxation of their placement is "
+          "solved: no placement of those pods, online or offline, can leave less GPU "
+          "unallocated than the bound. Gap = policy \u2212 bound on the same seed, the "
+          "headroom any policy could still win (at most). Seeds: ";
+  for (size_t i = 0; i < bounds.size(); ++i) {
+    char buf[96];
+    std::snprintf(buf, sizeof(buf), "%s%llu: %.2f %%", i == 0 ? "" : ", ",
+                  static_cast<unsigned long long>(bounds[i].seed), bounds[i].bound.unallocated_pct);
+    html += buf;
+  }
+  html += ".</p>\n</section>\n";
+  return html;
+}
+
+}  // namespace tessera
