@@ -20,10 +20,10 @@ struct TesseraParams {
   /// A sharing pod opens an idle node only if the used nodes that tie with it would strand
   /// more than this (milli-GPU); other pods see idle nodes as stranding nothing.
   double sharing_open_cost = 200.0;
-  /// Adaptive idle-node protection (docs/POLICIES.md, "Third round"; on in the shipped policy
-  /// since the fourth round; off, the protection above always applies). The policy watches the
-  /// cluster (Policy::ContextKey) and calls idle nodes *plentiful* while, for every GPU count k ≥ 2
-  /// of the multi-GPU pods seen so far,
+  /// Adaptive idle-node protection (docs/POLICIES.md, "Third round"); off in the shipped
+  /// policy (2.08× an FGD run, over issue 5's 2× budget; "Fourth round"), where the protection
+  /// above always applies. On, the policy watches the cluster (Policy::ContextKey) and calls
+  /// idle nodes *plentiful* while, for every GPU count k ≥ 2 of the multi-GPU pods seen so far,
   ///   idle_k − project_opening · open_rate_k · free  ≥  open_reserve · share_k · free,
   /// where idle_k is the idle GPU milli on idle nodes with ≥ k GPUs, open_rate_k how many of
   /// those were opened so far per GPU milli allocated, free the free GPU milli of the
@@ -31,7 +31,7 @@ struct TesseraParams {
   /// online estimate: no pod is known before it is asked about). While plentiful, sharing pods
   /// open idle nodes at `plentiful_open_cost` and, with `plentiful_drop_multi_gpu`, the
   /// multi-GPU classes leave the stranding measure.
-  bool adaptive_open = true;
+  bool adaptive_open = false;
   double open_reserve = 0.0;
   double project_opening = 0.5;
   double plentiful_open_cost = 0.0;

@@ -147,9 +147,8 @@ TEST(TesseraPolicy, AdaptiveOpenContextFollowsTheProjectedIdleNodes) {
   PolicyContext ctx;
   ctx.workload = &w;
   TesseraParams params;
-  params.adaptive_open = false;
-  EXPECT_FALSE(MakeTesseraPolicy(ctx, params)->UsesContext());  // no model constraints here
-  params.adaptive_open = true;                                  // as shipped
+  EXPECT_FALSE(MakeTesseraPolicy(ctx, params)->UsesContext());  // off, no model constraints
+  params.adaptive_open = true;
   std::unique_ptr<Policy> t = MakeTesseraPolicy(ctx, params);
   ASSERT_TRUE(t->UsesContext());
   ClusterSummary s;
@@ -287,7 +286,7 @@ TEST(TesseraPolicy, ModelPressureLeavesTheScarceModelToItsConstrainedPods) {
   }
 }
 
-// Runs with both contexts in use (idle nodes and model pressure) repeat for a seed.
+// Runs with both contexts in use (adaptive_open and model pressure) repeat for a seed.
 TEST(TesseraPolicy, ModelPressureRunsAreDeterministicForASeed) {
   std::vector<NodeSpec> nodes;
   for (int i = 0; i < 20; ++i) {
@@ -305,7 +304,9 @@ TEST(TesseraPolicy, ModelPressureRunsAreDeterministicForASeed) {
   w.Resolve(Cluster(nodes));
   PolicyContext ctx;
   ctx.workload = &w;
-  std::unique_ptr<Policy> t = MakePolicy("tessera", ctx);
+  TesseraParams params;
+  params.adaptive_open = true;
+  std::unique_ptr<Policy> t = MakeTesseraPolicy(ctx, params);
   ASSERT_TRUE(t->UsesContext());
   InflationOptions options;
   RunResult a = RunInflation(nodes, pods, w, *t, 7, options);

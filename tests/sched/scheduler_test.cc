@@ -89,13 +89,12 @@ class FlipFlopPolicy final : public Policy {
   }
 };
 
-// tessera with only the adaptive idle-node protection, only the model pressure, or neither
-// (the shipped "tessera" has both), and the flip-flop policy above.
+// tessera with only the adaptive idle-node protection, only the model pressure (as shipped),
+// or neither, and the flip-flop policy above.
 std::unique_ptr<Policy> MakeTestPolicy(const std::string& name, const PolicyContext& ctx) {
   if (name == "flipflop") return std::make_unique<FlipFlopPolicy>();
   if (name == "tessera-pressure-only" || name == "tessera-static") {
-    TesseraParams params;  // the shipped policy has both contexts; here one or none
-    params.adaptive_open = false;
+    TesseraParams params;  // as shipped: the model pressure only
     if (name == "tessera-static") params.model_pressure = 0;
     return MakeTesseraPolicy(ctx, params);
   }
