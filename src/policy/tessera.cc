@@ -198,7 +198,8 @@ class TesseraPolicy final : public Policy {
     return m;
   }
 
-  // FGD's score first; among its ties, the stranding score.
+  // FGD's score (with the model pressure taken off its ΔF) first; among its ties, the
+  // stranding score.
   int64_t Combine(const Measures& before, const Measures& after, bool idle, bool plentiful,
                   const PodRequest& pod, double pressure) const {
     const auto primary = static_cast<int64_t>(

@@ -73,8 +73,8 @@ TEST_F(CpuStranding, WithoutTheStrandingIngredientItIsFgd) {
   EXPECT_EQ(Choose(*t, Pod(4000, 0, 0)).node, 0);
 }
 
-// The primary key of tessera's score is FGD's published score, on any node state: tessera only
-// reorders FGD's ties.
+// The primary key of tessera's score is FGD's published score, on any node state: without
+// GPU-model constraints in the pod list (no model pressure), tessera only reorders FGD's ties.
 TEST(TesseraPolicy, PrimaryScoreIsFgdsScore) {
   Rng rng(5);
   std::vector<NodeSpec> nodes;
