@@ -8,7 +8,7 @@
 // `--variant sharing_open_cost=0 --variant scarcity=3,multi_gpu_weight=1`. Names:
 // cpu_stranding, multi_gpu_classes (0/1), multi_gpu_weight, scarcity, sharing_open_cost,
 // adaptive_open (0/1), open_reserve, project_opening, plentiful_open_cost,
-// plentiful_drop_multi_gpu (0/1).
+// plentiful_drop_multi_gpu (0/1), model_pressure, pressure_step.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -93,6 +93,10 @@ bool ApplyVariant(const std::string& spec, TesseraParams& p) {
       p.plentiful_open_cost = v;
     } else if (name == "plentiful_drop_multi_gpu") {
       p.plentiful_drop_multi_gpu = v != 0;
+    } else if (name == "model_pressure") {
+      p.model_pressure = v;
+    } else if (name == "pressure_step") {
+      p.pressure_step = v;
     } else {
       std::fprintf(stderr, "--variant: unknown parameter '%s'\n", name.c_str());
       return false;
@@ -186,6 +190,9 @@ int main(int argc, char** argv) {
     variants.push_back(variant("scarcity 0", [](TesseraParams& p) { p.scarcity = 0; }));
     variants.push_back(
         variant("sharing_open_cost 0", [](TesseraParams& p) { p.sharing_open_cost = 0; }));
+    variants.push_back(
+        variant("adaptive_open 0", [](TesseraParams& p) { p.adaptive_open = false; }));
+    variants.push_back(variant("model_pressure 0", [](TesseraParams& p) { p.model_pressure = 0; }));
   }
 
   // Per pod list and variant: mean unallocated % at 100 % arrival, and in brackets the worst

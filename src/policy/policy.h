@@ -40,6 +40,8 @@ struct ClusterSummary {
   /// GPU milli requested by the pods seen (gpu_milli · gpu_count), by the pod's GPU count.
   std::array<int64_t, kMaxGpusPerNode + 1> seen_gpu_milli_by_count{};
   int64_t seen_pods = 0;
+  /// Free GPU milli by GPU model id (index 0..kMaxGpuModels − 1), on idle nodes or not.
+  std::array<int64_t, kMaxGpuModels> free_gpu_milli_by_model{};
 };
 
 /// A policy's verdict on one feasible node.

@@ -16,9 +16,12 @@
 // scarce GPU models. The secondary score is ⌊1000 · sigmoid(ΔS / 1000)⌋. Idle nodes are scored
 // as stranding nothing (and, for sharing pods, as costing `sharing_open_cost`), so that the
 // policy does not use up the idle nodes that multi-GPU pods need. With `adaptive_open` (off
-// by default) that protection is dropped while idle nodes are projected to remain plentiful
-// for the multi-GPU demand seen so far, a cluster-wide context (Policy::ContextKey) that the
-// scheduler passes in NodeView::context. See docs/POLICIES.md.
+// by default) that protection is dropped while idle nodes are projected to remain plentiful for the
+// multi-GPU demand seen so far, a cluster-wide context (Policy::ContextKey) that the scheduler
+// passes in NodeView::context. With `model_pressure`, pods that may use other GPU models pay, in
+// FGD's own score, for GPUs of a model that the list's model-constrained pods are expected to need
+// (constrained request still to come per free GPU of that model, also in the context), so
+// that, e.g., unconstrained pods leave the T4 nodes to T4-only pods. See docs/POLICIES.md.
 #include <algorithm>
 #include <array>
 #include <bit>
@@ -64,15 +67,57 @@ class TesseraPolicy final : public Policy {
       if (c.gpu_count > 1) w *= 1.0 + params_.multi_gpu_weight * (c.gpu_count - 1);
       weights_.push_back(w);
     }
+    // Model pressure: the GPU request of the list's model-constrained classes, each spread
+    // over its allowed models in proportion to their GPUs, as a share of the list's request.
+    double total_request = 0;
+    std::array<double, kMaxGpuModels> demand{};
+    for (const TargetClass& c : workload_->all_classes()) {
+      const double req = static_cast<double>(c.count) * c.gpu_milli * c.gpu_count;
+      total_request += req;
+      if (req == 0 || c.models == kAnyModel) continue;
+      const double allowed = static_cast<double>(workload_->GpusOfModels(c.models));
+      for (int k = 0; k < kMaxGpuModels && allowed > 0; ++k) {
+        if (((c.models >> k) & 1) == 0) continue;
+        demand[k] +=
+            req * static_cast<double>(workload_->GpusOfModels(ModelMask{1} << k)) / allowed;
+      }
+    }
+    for (int k = 0; k < kMaxGpuModels; ++k) {
+      has_model_[k] = workload_->GpusOfModels(ModelMask{1} << k) > 0;
+      if (!has_model_[k] || demand[k] <= 0 || params_.model_pressure <= 0) continue;
+      if (pressured_.size() == kMaxPressured) break;  // the rest count as unpressured
+      pressured_slot_[k] = static_cast<int>(pressured_.size());
+      pressured_.push_back(k);
+      demand_share_.push_back(demand[k] / total_request);
+    }
   }
 
   std::string_view name() const override { return "tessera"; }
 
-  bool UsesContext() const override { return params_.cpu_stranding && params_.adaptive_open; }
+  bool UsesContext() const override {
+    return params_.cpu_stranding && (params_.adaptive_open || !pressured_.empty());
+  }
 
-  // 1 while idle nodes are plentiful for the multi-GPU demand expected from now on, else 0.
+  // Bit 0: idle nodes are plentiful (adaptive_open). Bits 1 + 4i .. 4 + 4i: the pressure level
+  // of the i-th pressured model, in steps of pressure_step (0..15).
   int64_t ContextKey(const ClusterSummary& s) const override {
     if (!UsesContext()) return 0;
+    int64_t key = params_.adaptive_open ? Plentiful(s) : 0;
+    const double free = static_cast<double>(s.free_gpu_milli);
+    for (size_t i = 0; i < pressured_.size(); ++i) {
+      // Expected constrained request still to come on model k (its share of what the free GPUs
+      // will take) per free GPU of model k.
+      const double free_k = static_cast<double>(s.free_gpu_milli_by_model[pressured_[i]]);
+      const double level =
+          free_k > 0 ? demand_share_[i] * free / free_k / params_.pressure_step : kMaxLevel;
+      key |= static_cast<int64_t>(std::min<double>(kMaxLevel, std::floor(level + 0.5)))
+             << (1 + 4 * i);
+    }
+    return key;
+  }
+
+  // 1 while idle nodes are plentiful for the multi-GPU demand expected from now on, else 0.
+  int64_t Plentiful(const ClusterSummary& s) const {
     int64_t seen_all = 0;
     for (int64_t v : s.seen_gpu_milli_by_count) seen_all += v;
     if (seen_all == 0) return 1;
@@ -99,18 +144,41 @@ class TesseraPolicy final : public Policy {
     return 1;
   }
 
+  // Pressure of model k (per milli-GPU) under the context value `context`.
+  double ModelPressure(int k, int64_t context) const {
+    const int slot = pressured_slot_[k];
+    if (slot < 0) return 0;
+    return static_cast<double>((context >> (1 + 4 * slot)) & 15) * params_.pressure_step;
+  }
+
+  // What placing `pod` on a GPU of model `model_id` costs (milli, subtracted from FGD's
+  // ΔF): model_pressure · (that model's pressure − the least pressure among the models the pod
+  // may use) · the pod's GPU milli. Zero for pods that must use this model or need no GPU.
+  double PodPressure(const PodRequest& pod, int model_id, int64_t context) const {
+    if (pressured_.empty() || pod.IsCpuOnly() || model_id < 0 || model_id >= kMaxGpuModels)
+      return 0;
+    const double here = ModelPressure(model_id, context);
+    double least = here;
+    for (int k = 0; k < kMaxGpuModels && least > 0; ++k) {
+      if (has_model_[k] && ((pod.models >> k) & 1))
+        least = std::min(least, ModelPressure(k, context));
+    }
+    return params_.model_pressure * (here - least) * static_cast<double>(pod.TotalGpuMilli());
+  }
+
   NodeScore Score(const NodeView& node, const PodRequest& pod) const override {
     const int g = node.spec.gpu_count;
     bool idle = node.state.cpu_left == node.spec.cpu_milli;
     for (int i = 0; i < g && idle; ++i) idle = node.state.gpu_free[i] == kMilliPerGpu;
-    const bool plentiful = node.context == 1;
+    const bool plentiful = params_.adaptive_open && (node.context & 1) != 0;
     const size_t n_classes =
         plentiful && params_.plentiful_drop_multi_gpu ? m_size_ : classes_.size();
+    const double pressure = PodPressure(pod, node.model_id, node.context);
     const Measures before =
         Measure(node.model_id, node.state.cpu_left, node.state.gpu_free.data(), g, idle, n_classes);
     return BestHypotheticalPlacement(node, pod, [&](int64_t cpu_after, const int32_t* free) {
       return Combine(before, Measure(node.model_id, cpu_after, free, g, idle, n_classes), idle,
-                     plentiful, pod);
+                     plentiful, pod, pressure);
     });
   }
 
@@ -130,11 +198,12 @@ class TesseraPolicy final : public Policy {
     return m;
   }
 
-  // FGD's score first; among its ties, the stranding score.
+  // FGD's score (with the model pressure taken off its ΔF) first; among its ties, the
+  // stranding score.
   int64_t Combine(const Measures& before, const Measures& after, bool idle, bool plentiful,
-                  const PodRequest& pod) const {
-    const auto primary =
-        static_cast<int64_t>(100.0 / (1.0 + std::exp(-(before.frag - after.frag) / 1000.0)));
+                  const PodRequest& pod, double pressure) const {
+    const auto primary = static_cast<int64_t>(
+        100.0 / (1.0 + std::exp(-(before.frag - after.frag - pressure) / 1000.0)));
     if (!params_.cpu_stranding) return primary;
     double delta = before.stranded - after.stranded;
     if (idle) {
@@ -187,9 +256,20 @@ class TesseraPolicy final : public Policy {
 
   const TargetWorkload* workload_;
   TesseraParams params_;
-  std::vector<TargetClass> classes_;  // M plus the multi-GPU classes
-  size_t m_size_ = 0;                 // classes_[0, m_size_) is M
-  std::vector<double> weights_;       // w_m, by classes_ index
+  std::vector<TargetClass> classes_;           // M plus the multi-GPU classes
+  size_t m_size_ = 0;                          // classes_[0, m_size_) is M
+  std::vector<double> weights_;                // w_m, by classes_ index
+  static constexpr size_t kMaxPressured = 15;  // 4 bits each in the context value
+  static constexpr int kMaxLevel = 15;
+  std::array<bool, kMaxGpuModels> has_model_{};                // the cluster has GPUs of model k
+  std::array<int, kMaxGpuModels> pressured_slot_ = NoSlots();  // index into pressured_, or -1
+  std::vector<int> pressured_;        // models some constrained class may use (≤ 15)
+  std::vector<double> demand_share_;  // their constrained request share, by pressured_ index
+  static std::array<int, kMaxGpuModels> NoSlots() {
+    std::array<int, kMaxGpuModels> a;
+    a.fill(-1);
+    return a;
+  }
 };
 
 }  // namespace

@@ -21,9 +21,9 @@ struct TesseraParams {
   /// more than this (milli-GPU); other pods see idle nodes as stranding nothing.
   double sharing_open_cost = 200.0;
   /// Adaptive idle-node protection (docs/POLICIES.md, "Third round"); off in the shipped
-  /// policy, where the protection above always applies. On, the policy watches the cluster
-  /// (Policy::ContextKey) and calls idle nodes *plentiful* while, for every GPU count k ≥ 2 of
-  /// the multi-GPU pods seen so far,
+  /// policy (2.08× an FGD run, over issue 5's 2× budget; "Fourth round"), where the protection
+  /// above always applies. On, the policy watches the cluster (Policy::ContextKey) and calls
+  /// idle nodes *plentiful* while, for every GPU count k ≥ 2 of the multi-GPU pods seen so far,
   ///   idle_k − project_opening · open_rate_k · free  ≥  open_reserve · share_k · free,
   /// where idle_k is the idle GPU milli on idle nodes with ≥ k GPUs, open_rate_k how many of
   /// those were opened so far per GPU milli allocated, free the free GPU milli of the
@@ -36,6 +36,15 @@ struct TesseraParams {
   double project_opening = 0.5;
   double plentiful_open_cost = 0.0;
   bool plentiful_drop_multi_gpu = true;
+  /// Model pressure (docs/POLICIES.md, "Fourth round"): placing a pod on a GPU of model k
+  /// lowers the ΔF of FGD's score by model_pressure · (π_k − min π over the models the pod may use)
+  /// · its GPU milli, where π_k is the model-constrained request of the pod list expected from now
+  /// on for model k per free GPU of k (the list's constrained share of model k times the
+  /// cluster's free GPU milli, over model k's free GPU milli), rounded to `pressure_step`. A
+  /// cluster-wide context (Policy::ContextKey); lists without GPU-model constraints never
+  /// see it. 0 switches it off.
+  double model_pressure = 1.0;
+  double pressure_step = 0.1;
 };
 
 /// Builds the `tessera` policy; nullptr without a target workload in `context`.

@@ -80,6 +80,16 @@ bool Scheduler::IsIdle(int node) const {
   return true;
 }
 
+// Adds (sign +1) or removes (−1) the node's free GPU milli to or from its model's total.
+void Scheduler::AddFreeGpus(int node, int sign) {
+  const int m = cluster_->model_id(node);
+  if (m < 0 || m >= kMaxGpuModels) return;
+  const NodeState& st = cluster_->state(node);
+  int64_t free = 0;
+  for (int i = 0; i < cluster_->spec(node).gpu_count; ++i) free += st.gpu_free[i];
+  summary_.free_gpu_milli_by_model[m] += sign * free;
+}
+
 // Recomputes the policy's context value. Scores are cached per context value, for up to
 // kContextSlots distinct values (a binary context flipping back and forth recomputes
 // nothing); a value beyond those drops every cached score and starts the slots afresh.
@@ -131,6 +141,7 @@ void Scheduler::Insert(int node) {
   }
   Group& g = groups_[gid];
   if (IsIdle(node)) ++summary_.idle_nodes_by_gpus[cluster_->spec(node).gpu_count];
+  if (uses_context_) AddFreeGpus(node, +1);
   g.ranks.insert(rank_[node]);
   member_pos_[node] = static_cast<int>(g.members.size());
   g.members.push_back(node);
@@ -141,6 +152,7 @@ void Scheduler::Remove(int node) {
   const int gid = group_of_[node];
   Group& g = groups_[gid];
   if (IsIdle(node)) --summary_.idle_nodes_by_gpus[cluster_->spec(node).gpu_count];
+  if (uses_context_) AddFreeGpus(node, -1);
   g.ranks.erase(rank_[node]);
   const int pos = member_pos_[node];
   const int last = g.members.back();

@@ -99,6 +99,7 @@ class Scheduler {
   void Remove(int node);
   Decision Finish(Decision d, int best_group, int shape, const PodRequest& pod);
   bool IsIdle(int node) const;
+  void AddFreeGpus(int node, int sign);
   void UpdateContext();
   // Index of (shape, current context value) in a group's cache.
   size_t CacheSlot(int shape) const {

@@ -73,8 +73,8 @@ TEST_F(CpuStranding, WithoutTheStrandingIngredientItIsFgd) {
   EXPECT_EQ(Choose(*t, Pod(4000, 0, 0)).node, 0);
 }
 
-// The primary key of tessera's score is FGD's published score, on any node state: tessera only
-// reorders FGD's ties.
+// The primary key of tessera's score is FGD's published score, on any node state: without
+// GPU-model constraints in the pod list (no model pressure), tessera only reorders FGD's ties.
 TEST(TesseraPolicy, PrimaryScoreIsFgdsScore) {
   Rng rng(5);
   std::vector<NodeSpec> nodes;
@@ -147,7 +147,7 @@ TEST(TesseraPolicy, AdaptiveOpenContextFollowsTheProjectedIdleNodes) {
   PolicyContext ctx;
   ctx.workload = &w;
   TesseraParams params;
-  EXPECT_FALSE(MakeTesseraPolicy(ctx, params)->UsesContext());  // off in the shipped policy
+  EXPECT_FALSE(MakeTesseraPolicy(ctx, params)->UsesContext());  // off, no model constraints
   params.adaptive_open = true;
   std::unique_ptr<Policy> t = MakeTesseraPolicy(ctx, params);
   ASSERT_TRUE(t->UsesContext());
@@ -196,6 +196,129 @@ TEST(TesseraPolicy, AdaptiveOpenContextChangesTheIdleNodeScoreOfSharingPods) {
   EXPECT_EQ(plentiful % 1000, 500);                     // sigmoid(0): no cost
   EXPECT_LT(scarce % 1000, 500);                        // sigmoid(−200 / 1000)
   EXPECT_EQ(score(*t, whole, 0), score(*t, whole, 1));  // whole-GPU pods never paid it
+}
+
+PodSpec ConstrainedPod(int64_t cpu, int gpus, int32_t milli, const std::string& spec) {
+  PodSpec p = Pod(cpu, gpus, milli);
+  p.gpu_spec = spec;
+  return p;
+}
+
+// Model pressure: the context level of a model is the list's model-constrained request share
+// on it, times the free GPU milli of the cluster, over the model's free GPU milli, in steps of
+// pressure_step (0.1), at most 15.
+TEST(TesseraPolicy, ModelPressureLevelIsConstrainedRequestPerFreeGpuOfTheModel) {
+  std::vector<NodeSpec> nodes;
+  for (int i = 0; i < 4; ++i)
+    nodes.push_back(NodeSpec{"t" + std::to_string(i), 64000, 262144, 2, "T4", 0});
+  for (int i = 0; i < 4; ++i)
+    nodes.push_back(NodeSpec{"g" + std::to_string(i), 96000, 262144, 8, "G2", 0});
+  Cluster c(nodes);  // 8 T4 GPUs, 32 G2 GPUs
+  // One T4-only pod in five: a constrained request share of 0.2 on T4.
+  std::vector<PodSpec> pods = {ConstrainedPod(4000, 1, 1000, "T4")};
+  for (int i = 0; i < 4; ++i) pods.push_back(Pod(4000, 1, 1000));
+  TargetWorkload w = TargetWorkload::FromPods(pods);
+  w.Resolve(c);
+  PolicyContext ctx;
+  ctx.workload = &w;
+  TesseraParams params;
+  params.adaptive_open = false;  // bit 0 stays 0; the T4 level is bits 1..4
+  std::unique_ptr<Policy> t = MakeTesseraPolicy(ctx, params);
+  ASSERT_TRUE(t->UsesContext());
+  const int t4 = c.model_id(0);
+  ClusterSummary s;
+  s.total_gpu_milli = s.free_gpu_milli = s.start_free_gpu_milli = 40000;
+  s.free_gpu_milli_by_model[t4] = 8000;
+  s.free_gpu_milli_by_model[c.model_id(4)] = 32000;
+  EXPECT_EQ(t->ContextKey(s), 10 << 1);  // 0.2 · 40 / 8 = 1.0
+  s.free_gpu_milli = 20000;              // G2 GPUs taken, T4 kept: the pressure halves
+  EXPECT_EQ(t->ContextKey(s), 5 << 1);
+  s.free_gpu_milli_by_model[t4] = 1000;  // T4 nearly gone: capped at 15 steps
+  EXPECT_EQ(t->ContextKey(s), 15 << 1);
+  params.model_pressure = 0;
+  EXPECT_FALSE(MakeTesseraPolicy(ctx, params)->UsesContext());
+}
+
+// The pressure enters FGD's score (the primary key) of pods that could use a less pressured
+// model; pods that must use the model, CPU-only pods and other models' nodes are untouched.
+TEST(TesseraPolicy, ModelPressureLowersFgdScoreOfPodsThatCouldGoElsewhere) {
+  Cluster c({NodeSpec{"t4", 64000, 262144, 2, "T4", 0}, NodeSpec{"g2", 96000, 262144, 8, "G2", 0}});
+  TargetWorkload w = TargetWorkload::FromPods(
+      {ConstrainedPod(4000, 1, 1000, "T4"), Pod(4000, 1, 1000), Pod(4000, 0, 0)});
+  w.Resolve(c);
+  PolicyContext ctx;
+  ctx.workload = &w;
+  TesseraParams params;
+  params.adaptive_open = false;
+  std::unique_ptr<Policy> t = MakeTesseraPolicy(ctx, params);
+  const auto score = [&](int node, const PodSpec& pod, int64_t t4_level) {
+    const NodeView view{c.spec(node), c.model_id(node), c.state(node), t4_level << 1};
+    return static_cast<int64_t>(t->Score(view, c.MakeRequest(pod)).score) / 1000;
+  };
+  const PodSpec anywhere = Pod(4000, 1, 1000);
+  const PodSpec t4_only = ConstrainedPod(4000, 1, 1000, "T4");
+  const PodSpec cpu_only = Pod(4000, 0, 0);
+  EXPECT_LT(score(0, anywhere, 10), score(0, anywhere, 0));  // 1000 milli off ΔF
+  EXPECT_EQ(score(0, t4_only, 10), score(0, t4_only, 0));
+  EXPECT_EQ(score(0, cpu_only, 10), score(0, cpu_only, 0));
+  EXPECT_EQ(score(1, anywhere, 10), score(1, anywhere, 0));
+}
+
+// A choice FGD leaves to the node order: one T4-only pod in 21 is outside FGD's target
+// workload M (95 % coverage), so FGD scores the T4 and the G2 node alike and takes the first
+// (T4). tessera sees the T4 request to come (level 1: 1/21 · 2 GPUs / 1 T4 GPU) and leaves
+// the T4 GPU to it.
+TEST(TesseraPolicy, ModelPressureLeavesTheScarceModelToItsConstrainedPods) {
+  Cluster c({NodeSpec{"t4", 64000, 262144, 1, "T4", 0}, NodeSpec{"g2", 64000, 262144, 1, "G2", 0}});
+  std::vector<PodSpec> pods(20, Pod(4000, 1, 1000));
+  pods.push_back(ConstrainedPod(4000, 1, 1000, "T4"));
+  TargetWorkload w = TargetWorkload::FromPods(pods);
+  w.Resolve(c);
+  ASSERT_EQ(w.classes().size(), 1u);
+  PolicyContext ctx;
+  ctx.workload = &w;
+  std::unique_ptr<Policy> fgd = MakePolicy("fgd", ctx);
+  std::unique_ptr<Policy> t = MakePolicy("tessera", ctx);
+  for (const Policy* p : {fgd.get(), t.get()}) {
+    Cluster copy = c;
+    Scheduler s(&copy, p, {0, 1}, 1);
+    EXPECT_EQ(s.Decide(copy.MakeRequest(Pod(4000, 1, 1000))).node, p == fgd.get() ? 0 : 1);
+  }
+}
+
+// Runs with both contexts in use (adaptive_open and model pressure) repeat for a seed.
+TEST(TesseraPolicy, ModelPressureRunsAreDeterministicForASeed) {
+  std::vector<NodeSpec> nodes;
+  for (int i = 0; i < 20; ++i) {
+    nodes.push_back(NodeSpec{"n" + std::to_string(i), i % 2 ? 96000 : 32000, 262144, i % 3 ? 8 : 2,
+                             i % 4 ? "G2" : "T4", 0});
+  }
+  std::vector<PodSpec> pods;
+  for (int i = 0; i < 60; ++i) {
+    PodSpec p = Pod(2000 + 1000 * (i % 9), i % 4 == 0 ? 0 : (i % 7 == 0 ? 8 : 1),
+                    i % 4 == 0 ? 0 : (i % 3 ? 1000 : 250 + 50 * (i % 5)));
+    if (i % 5 == 1) p.gpu_spec = "T4";
+    pods.push_back(p);
+  }
+  TargetWorkload w = TargetWorkload::FromPods(pods);
+  w.Resolve(Cluster(nodes));
+  PolicyContext ctx;
+  ctx.workload = &w;
+  TesseraParams params;
+  params.adaptive_open = true;
+  std::unique_ptr<Policy> t = MakeTesseraPolicy(ctx, params);
+  ASSERT_TRUE(t->UsesContext());
+  InflationOptions options;
+  RunResult a = RunInflation(nodes, pods, w, *t, 7, options);
+  RunResult b = RunInflation(nodes, pods, w, *t, 7, options);
+  ASSERT_EQ(a.placements.size(), b.placements.size());
+  int placed = 0;
+  for (size_t i = 0; i < a.placements.size(); ++i) {
+    EXPECT_EQ(a.placements[i].node, b.placements[i].node);
+    EXPECT_EQ(a.placements[i].gpus, b.placements[i].gpus);
+    placed += a.placements[i].node >= 0;
+  }
+  EXPECT_GT(placed, 30);
 }
 
 TEST(TesseraPolicy, AdaptiveOpenRunsAreDeterministicForASeed) {

@@ -20,9 +20,13 @@ namespace {
 ClusterSummary SummaryFromScratch(const Cluster& c, const ClusterSummary& seen) {
   ClusterSummary s = seen;
   s.idle_nodes_by_gpus = {};
+  s.free_gpu_milli_by_model = {};
   for (int n = 0; n < c.size(); ++n) {
     bool idle = c.state(n).cpu_left == c.spec(n).cpu_milli;
-    for (int i = 0; i < c.spec(n).gpu_count; ++i) idle = idle && c.state(n).gpu_free[i] == 1000;
+    for (int i = 0; i < c.spec(n).gpu_count; ++i) {
+      idle = idle && c.state(n).gpu_free[i] == 1000;
+      if (c.model_id(n) >= 0) s.free_gpu_milli_by_model[c.model_id(n)] += c.state(n).gpu_free[i];
+    }
     if (idle) ++s.idle_nodes_by_gpus[c.spec(n).gpu_count];
   }
   s.total_gpu_milli = c.total_gpu_milli();
@@ -85,12 +89,19 @@ class FlipFlopPolicy final : public Policy {
   }
 };
 
-// tessera with the adaptive idle-node protection on, and the flip-flop policy above.
+// tessera with only the adaptive idle-node protection, only the model pressure (as shipped),
+// or neither, and the flip-flop policy above.
 std::unique_ptr<Policy> MakeTestPolicy(const std::string& name, const PolicyContext& ctx) {
   if (name == "flipflop") return std::make_unique<FlipFlopPolicy>();
+  if (name == "tessera-pressure-only" || name == "tessera-static") {
+    TesseraParams params;  // as shipped: the model pressure only
+    if (name == "tessera-static") params.model_pressure = 0;
+    return MakeTesseraPolicy(ctx, params);
+  }
   if (name.starts_with("tessera-adaptive")) {
     TesseraParams params;
     params.adaptive_open = true;
+    params.model_pressure = 0;
     params.open_reserve = 1.0;
     params.plentiful_drop_multi_gpu = name.ends_with("-drop");
     return MakeTesseraPolicy(ctx, params);
@@ -169,13 +180,15 @@ TEST_P(SchedulerEquivalence, GroupedDecisionsEqualThePlainLoop) {
     EXPECT_EQ(s.summary().idle_nodes_by_gpus, want.idle_nodes_by_gpus);
     EXPECT_EQ(s.summary().seen_gpu_milli_by_count, want.seen_gpu_milli_by_count);
     EXPECT_EQ(s.summary().seen_pods, want.seen_pods);
+    EXPECT_EQ(s.summary().free_gpu_milli_by_model, want.free_gpu_milli_by_model);
   }
 }
 
 INSTANTIATE_TEST_SUITE_P(AllScoredPolicies, SchedulerEquivalence,
                          ::testing::Values("tessera", "fgd", "bestfit", "packing", "clustering",
                                            "dotprod", "k8s-default", "tessera-adaptive",
-                                           "tessera-adaptive-drop", "flipflop"),
+                                           "tessera-adaptive-drop", "tessera-pressure-only",
+                                           "tessera-static", "flipflop"),
                          [](const auto& info) {
                            std::string n = info.param;
                            for (char& ch : n) ch = ch == '-' ? '_' : ch;

@@ -1,6 +1,8 @@
 // `tessera` against FGD as published, same trace, seeds and run (issue 5): on the default
-// trace tessera leaves fewer GPUs unallocated at 100 % arrival, and at no arrival level before
-// it does it trail FGD by more than 0.3 pp.
+// trace tessera leaves at most 4.50 % of the GPUs unallocated at 100 % arrival (FGD: 4.76; the
+// issue asks for 4.2, not reached, see docs/POLICIES.md), and on the default trace and on
+// gpuspec20 (GPU-model constraints) it trails FGD by no more than 0.3 pp at any arrival level
+// before 100 %.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -14,13 +16,18 @@
 namespace tessera {
 namespace {
 
-TEST(TesseraVsFgd, DefaultTraceFewerUnallocatedGpusAndNeverBehindOnTheCurve) {
+struct SideBySide {
+  SummaryCell fgd, ours;
+  double worst_gap = -1e9;  // pp, tessera − fgd, over arrival levels 1..99
+  int worst_level = 0;
+};
+
+// fgd and tessera on one pod list, seeds 42–51, one run.
+SideBySide Compare(const std::string& list) {
   const std::string dir = TESSERA_DATA_DIR;
-  if (!std::filesystem::exists(dir + "/openb_pod_list_default.csv"))
-    GTEST_SKIP() << "no trace at " << dir;
   auto nodes = ReadNodeCsv(ReadFile(dir + "/openb_node_list_gpu_node.csv").value(), "nodes");
-  auto pods = ReadPodCsv(ReadFile(dir + "/openb_pod_list_default.csv").value(), "pods");
-  ASSERT_TRUE(nodes.ok() && pods.ok());
+  auto pods = ReadPodCsv(ReadFile(dir + "/" + list).value(), "pods");
+  EXPECT_TRUE(nodes.ok() && pods.ok());
   TargetWorkload w = TargetWorkload::FromPods(*pods);
   w.Resolve(Cluster(*nodes));
   std::vector<uint64_t> seeds;
@@ -28,17 +35,45 @@ TEST(TesseraVsFgd, DefaultTraceFewerUnallocatedGpusAndNeverBehindOnTheCurve) {
   InflationOptions options;
   options.record_placements = false;
   auto runs = RunGrid(*nodes, *pods, w, {"fgd", "tessera"}, seeds, 2, options);
-  ASSERT_TRUE(runs.ok());
-  const SummaryCell fgd = Summarize(*runs, "fgd", 100, false);
-  const SummaryCell ours = Summarize(*runs, "tessera", 100, false);
-  std::printf("  unallocated@100: fgd %.2f ± %.2f, tessera %.2f ± %.2f\n", fgd.mean, fgd.sd,
-              ours.mean, ours.sd);
-  EXPECT_LT(ours.mean, fgd.mean - 0.2);
+  EXPECT_TRUE(runs.ok());
+  SideBySide out;
+  out.fgd = Summarize(*runs, "fgd", 100, false);
+  out.ours = Summarize(*runs, "tessera", 100, false);
   for (int level = 1; level < 100; ++level) {
-    EXPECT_LE(Summarize(*runs, "tessera", level, false).mean,
-              Summarize(*runs, "fgd", level, false).mean + 0.3)
-        << "at " << level << " % arrival";
+    const double gap =
+        Summarize(*runs, "tessera", level, false).mean - Summarize(*runs, "fgd", level, false).mean;
+    if (gap > out.worst_gap) {
+      out.worst_gap = gap;
+      out.worst_level = level;
+    }
   }
+  std::printf(
+      "  %s unallocated@100: fgd %.2f ± %.2f, tessera %.2f ± %.2f; worst gap before 100: "
+      "%+.2f pp at %d %%\n",
+      list.c_str(), out.fgd.mean, out.fgd.sd, out.ours.mean, out.ours.sd, out.worst_gap,
+      out.worst_level);
+  return out;
+}
+
+bool HaveTrace(const std::string& list) {
+  return std::filesystem::exists(std::string(TESSERA_DATA_DIR) + "/" + list);
+}
+
+TEST(TesseraVsFgd, DefaultTraceFewerUnallocatedGpusAndNeverBehindOnTheCurve) {
+  if (!HaveTrace("openb_pod_list_default.csv")) GTEST_SKIP() << "no trace";
+  const SideBySide r = Compare("openb_pod_list_default.csv");
+  EXPECT_LE(r.ours.mean, 4.50);
+  EXPECT_LT(r.ours.mean, r.fgd.mean - 0.2);
+  EXPECT_LE(r.worst_gap, 0.3) << "at " << r.worst_level << " % arrival";
+}
+
+// GPU-model constraints: without the model pressure, tessera trailed FGD by 0.57 pp at 97 %
+// arrival here (T4-only pods failing after unconstrained pods took the T4 GPUs).
+TEST(TesseraVsFgd, Gpuspec20FewerUnallocatedGpusAndNeverBehindOnTheCurve) {
+  if (!HaveTrace("openb_pod_list_gpuspec20.csv")) GTEST_SKIP() << "no trace";
+  const SideBySide r = Compare("openb_pod_list_gpuspec20.csv");
+  EXPECT_LT(r.ours.mean, r.fgd.mean - 0.3);
+  EXPECT_LE(r.worst_gap, 0.3) << "at " << r.worst_level << " % arrival";
 }
 
 }  // namespace
