@@ -12,7 +12,8 @@
 # Environment: DURATION (10s), RUNS (3), THREADS (2), CONNECTIONS (2; the bind load always uses
 # one connection per thread), SIZES ("1213 5000"), POLICIES ("fgd tessera"),
 # OUT (/tmp/tessera-load: generated JSON and raw outputs; never committed),
-# TESSERA_DATA_DIR (../shared/data/alibaba-gpu-v2023/csv).
+# TESSERA_DATA_DIR (../shared/data/alibaba-gpu-v2023/csv), SERVER_CPUS and CLIENT_CPUS (CPU
+# lists for `taskset -c`, e.g. 0 and 1: the server and wrk pinned apart; default: unpinned).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$root/build}
@@ -25,6 +26,10 @@ threads=${THREADS:-2}
 connections=${CONNECTIONS:-2}
 sizes=${SIZES:-1213 5000}
 policies=${POLICIES:-fgd tessera}
+server_pin=()
+client_pin=()
+[ -n "${SERVER_CPUS:-}" ] && server_pin=(taskset -c "$SERVER_CPUS")
+[ -n "${CLIENT_CPUS:-}" ] && client_pin=(taskset -c "$CLIENT_CPUS")
 
 # wrk is a Debian package; install it once (as root, or through sudo).
 if ! command -v wrk >/dev/null; then
@@ -48,6 +53,7 @@ cat "$out/inputs.txt"
 
 echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "wrk -t$threads -c$connections -d$duration --latency; bind: -t$threads -c$threads"
+echo "server CPUs: ${SERVER_CPUS:-any}, wrk CPUs: ${CLIENT_CPUS:-any}"
 
 pid=""
 cleanup() {
@@ -56,7 +62,7 @@ cleanup() {
 trap cleanup EXIT
 
 start_server() {  # start_server SIZE POLICY LOG; sets pid and url
-  "$build/tessera" serve --nodes "$out/nodes-$1.json" --pods "$out/pods-$1.json" --policy "$2" \
+  "${server_pin[@]}" "$build/tessera" serve --nodes "$out/nodes-$1.json" --pods "$out/pods-$1.json" --policy "$2" \
     --listen 127.0.0.1:0 >"$3.out" 2>"$3.err" &
   pid=$!
   local port=""
@@ -124,18 +130,18 @@ for size in $sizes; do
       tag="$out/raw/$size-$policy-$run"
       start_server "$size" "$policy" "$tag"
       for verb in filter prioritize; do
-        wrk -t"$threads" -c"$connections" -d"$duration" --latency \
+        "${client_pin[@]}" wrk -t"$threads" -c"$connections" -d"$duration" --latency \
           -s "$root/bench/wrk/post_bodies.lua" "$url" -- "/$verb" "${bodies[@]}" >"$tag-$verb.wrk"
         curl -sS -m 10 "$url/metrics" >"$tag-$verb.metrics"
       done
-      wrk -t"$threads" -c"$threads" -d"$duration" --latency -s "$root/bench/wrk/filter_bind.lua" \
+      "${client_pin[@]}" wrk -t"$threads" -c"$threads" -d"$duration" --latency -s "$root/bench/wrk/filter_bind.lua" \
         "$url" -- "$out/names-$size.txt" "$out/bind-pod.json" 64 >"$tag-bind.wrk"
       curl -sS -m 10 "$url/metrics" >"$tag-bind.metrics"
       stop_server
       for verb in filter prioritize bind; do
         read -r p50 p99 rps <<<"$(wrk_figures "$tag-$verb.wrk")"
         read -r n mean sp50 sp99 <<<"$(metrics_figures "$tag-$verb.metrics" "$verb")"
-        notes=$(grep -E '^(non-200|binds:)' "$tag-$verb.wrk" | head -1)
+        notes=$(grep -E '^(http errors|binds:)' "$tag-$verb.wrk" | head -1)
         line=$(printf '%-5s %-8s %-10s %3s | %9s %9s %9s | %8s %9s %9s %9s | %s' "$size" "$policy" \
           "$verb" "$run" "$p50" "$p99" "$rps" "$n" "$mean" "$sp50" "$sp99" "$notes")
         echo "$line" | tee -a "$results"

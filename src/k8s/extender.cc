@@ -22,8 +22,6 @@ using Json = nlohmann::json;
 
 /// Node and pod list files may be far larger than one request body.
 constexpr size_t kMaxListBytes = size_t{1} << 30;
-/// How many candidate positions Filter/Prioritize remember the node index of.
-constexpr size_t kMaxGuessedCandidates = 1 << 20;
 /// Victim sets Preempt may check in all (spread over the candidate nodes), and at least per node.
 constexpr int64_t kPreemptSubsetsPerRequest = 400000;
 constexpr int64_t kMinPreemptSubsetsPerNode = 2000;
@@ -320,24 +318,56 @@ GpuSet Extender::ChooseGpus(int node, const PodRequest& request) const {
   return gpus;
 }
 
-int Extender::ResolveCandidate(size_t position, std::string_view name) {
-  if (position < candidate_guess_.size()) {
-    const int guess = candidate_guess_[position];
-    if (guess >= 0 && guess < cluster_->size() && cluster_->spec(guess).name == name) return guess;
-  } else if (position < kMaxGuessedCandidates) {
-    candidate_guess_.resize(position + 1, -1);
+int Extender::ResolveCandidate(int previous, std::string_view name) {
+  if (successor_.size() != static_cast<size_t>(cluster_->size())) {
+    successor_.assign(cluster_->size(), -1);
   }
+  int& guess = previous >= 0 ? successor_[previous] : first_guess_;
+  if (guess >= 0 && guess < cluster_->size() && cluster_->spec(guess).name == name) return guess;
   auto it = node_index_.find(name);
   const int node = it == node_index_.end() ? -1 : it->second;
-  if (position < candidate_guess_.size()) candidate_guess_[position] = node;
+  if (node >= 0) guess = node;
   return node;
 }
 
-const std::vector<std::string>& Extender::QuotedNames() {
+std::span<const int> Extender::ResolveCandidates(std::span<const std::string_view> names,
+                                                 uint64_t names_id) {
+  std::vector<int>* nodes = &resolve_scratch_;
+  if (names_id != 0) {
+    for (const ResolvedList& r : resolved_) {
+      if (r.names_id == names_id) return r.nodes;
+    }
+    ResolvedList& slot = resolved_[next_resolved_];
+    next_resolved_ = (next_resolved_ + 1) % resolved_.size();
+    slot.names_id = names_id;
+    nodes = &slot.nodes;
+  }
+  nodes->resize(names.size());
+  int previous = -1;
+  for (size_t i = 0; i < names.size(); ++i) {
+    const int node = ResolveCandidate(previous, names[i]);
+    (*nodes)[i] = node;
+    if (node >= 0) previous = node;
+  }
+  return *nodes;
+}
+
+void PaddedStrings::Add(std::string_view s) {
+  text_.resize(text_.size() - kCopyPad);  // drop the padding
+  at_.push_back(static_cast<uint32_t>(text_.size()));
+  len_.push_back(static_cast<uint32_t>(s.size()));
+  text_.append(s);
+  text_.append(kCopyPad, ' ');
+}
+
+const PaddedStrings& Extender::QuotedNames() {
   if (quoted_names_.size() != static_cast<size_t>(cluster_->size())) {
-    quoted_names_.assign(cluster_->size(), std::string());
+    quoted_names_.Clear();
+    std::string quoted;
     for (int n = 0; n < cluster_->size(); ++n) {
-      AppendJsonString(&quoted_names_[n], cluster_->spec(n).name);
+      quoted.clear();
+      AppendJsonString(&quoted, cluster_->spec(n).name);
+      quoted_names_.Add(quoted);
     }
   }
   return quoted_names_;
@@ -355,12 +385,13 @@ const std::string& ReasonText(int reason) {
 }
 
 /// ':' and the JSON string of each reason, built once: a failure entry's value.
-const std::array<std::string, 2 + kNumFitReasons>& QuotedReasons() {
-  static const std::array<std::string, 2 + kNumFitReasons> table = [] {
-    std::array<std::string, 2 + kNumFitReasons> t;
+const PaddedStrings& QuotedReasons() {
+  static const PaddedStrings table = [] {
+    PaddedStrings t;
     for (int r = 0; r < 2 + kNumFitReasons; ++r) {
-      t[r] = ":";
-      AppendJsonString(&t[r], ReasonText(r));
+      std::string quoted = ":";
+      AppendJsonString(&quoted, ReasonText(r));
+      t.Add(quoted);
     }
     return t;
   }();
@@ -372,7 +403,7 @@ const std::array<std::string, 2 + kNumFitReasons>& QuotedReasons() {
 template <typename Visit>
 std::string Extender::FilterCandidatesLocked(const Pod& pod, const Result<PodSpec>& spec,
                                              std::span<const std::string_view> names,
-                                             Visit&& visit) {
+                                             uint64_t names_id, Visit&& visit) {
   EnsureModel();
   ExpireAssumedLocked();
   if (!spec.ok()) {
@@ -385,9 +416,10 @@ std::string Extender::FilterCandidatesLocked(const Pod& pod, const Result<PodSpe
   int64_t unknown = 0;
   int64_t cordoned = 0;
   std::array<int64_t, kNumFitReasons> rejected{};
+  const std::span<const int> resolved = ResolveCandidates(names, names_id);
   for (size_t i = 0; i < names.size(); ++i) {
     const std::string_view name = names[i];
-    const int node = ResolveCandidate(i, name);
+    const int node = resolved[i];
     if (node < 0) {
       visit(i, name, node, Candidate::kUnresolvable, kReasonUnknown);
       ++unknown;
@@ -425,7 +457,7 @@ ExtenderFilterResult Extender::Filter(const ExtenderArgs& args) {
   const Result<PodSpec> spec = PodToSpec(args.pod);
   std::lock_guard<std::mutex> lock(mutex_);
   result.error = FilterCandidatesLocked(
-      args.pod, spec, names, [&](size_t i, std::string_view name, int, Candidate c, int reason) {
+      args.pod, spec, names, 0, [&](size_t i, std::string_view name, int, Candidate c, int reason) {
         switch (c) {
           case Candidate::kFits:
             result.node_names.emplace_back(name);
@@ -447,12 +479,14 @@ ExtenderFilterResult Extender::Filter(const ExtenderArgs& args) {
 
 std::string Extender::FilterJson(const ExtenderArgs& args) {
   const bool with_nodes = args.nodes.has_value() && !args.node_names.has_value();
-  return FilterJsonOf(args.pod, args.CandidateNameViews(), with_nodes ? &args.nodes_json : nullptr);
+  return FilterJsonOf(args.pod, args.CandidateNameViews(), 0,
+                      with_nodes ? &args.nodes_json : nullptr);
 }
 
 std::string Extender::FilterJson(const ExtenderArgsRef& args) {
   const bool with_nodes = args.args.nodes.has_value() && !args.has_node_names;
-  return FilterJsonOf(args.args.pod, args.names, with_nodes ? &args.args.nodes_json : nullptr);
+  return FilterJsonOf(args.args.pod, args.names, args.names_id,
+                      with_nodes ? &args.args.nodes_json : nullptr);
 }
 
 namespace {
@@ -467,6 +501,14 @@ class PresizedWriter {
     p_ += s.size();
   }
   void Put(char c) { *p_++ = c; }
+  /// Put for a string of a PaddedStrings: no call for short ones. The buffer needs kCopyPad
+  /// bytes of room past the string.
+  void PutPadded(std::string_view s) {
+    CopyShort(p_, s.data(), s.size());
+    p_ += s.size();
+  }
+  /// Takes back the last byte (a separator after the last item of a list).
+  void Unput() { --p_; }
   /// Room for `n` more bytes.
   void Ensure(size_t n) {
     const size_t at = static_cast<size_t>(p_ - out_->data());
@@ -485,17 +527,21 @@ class PresizedWriter {
 }  // namespace
 
 std::string Extender::FilterJsonOf(const Pod& pod, std::span<const std::string_view> names,
-                                   const std::vector<std::string>* nodes_json) {
+                                   uint64_t names_id, const std::vector<std::string>* nodes_json) {
   // Each candidate is decided first (node, kind, reason) and the answer's size summed; then
-  // the answer is written section by section into one buffer of exactly that size. Names are
-  // copied from their JSON form made once per model (QuotedNames), reasons from theirs
-  // (QuotedReason); only unknown names are escaped here.
+  // the answer is written section by section into one buffer of that size (plus the padding
+  // PutPadded needs). Names are copied from their JSON form made once per model
+  // (QuotedNames), reasons from theirs (QuotedReasons); only unknown names are escaped here.
+  // Each section lists its candidates by index, in request order; every item is followed by
+  // ',' and the last one is taken back.
   struct Decided {
-    int quoted;  ///< node index into QuotedNames, or -1 - k for unknown_quoted[k]
-    Candidate kind;
-    uint8_t reason;
+    int quoted;      ///< node index into QuotedNames, or -1 - k for unknown_quoted[k]
+    uint32_t index;  ///< position in the request
+    int reason;
   };
-  std::vector<Decided> decided(names.size());
+  std::vector<Decided> fits;
+  std::vector<Decided> failed;
+  std::vector<Decided> unresolvable;
   std::vector<std::string> unknown_quoted;
   static constexpr std::string_view kHead = "{\"Nodes\":";
   static constexpr std::string_view kItems = "{\"metadata\":{},\"items\":[";
@@ -505,11 +551,12 @@ std::string Extender::FilterJsonOf(const Pod& pod, std::span<const std::string_v
   static constexpr std::string_view kError = "},\"Error\":";
   const Result<PodSpec> spec = PodToSpec(pod);
   std::lock_guard<std::mutex> lock(mutex_);
-  const std::vector<std::string>& quoted = QuotedNames();
-  const auto& reasons = QuotedReasons();
+  const PaddedStrings& quoted = QuotedNames();
+  const PaddedStrings& reasons = QuotedReasons();
   size_t bytes = 0;  // names, reasons, nodes and their commas (one too many per section)
   const std::string error = FilterCandidatesLocked(
-      pod, spec, names, [&](size_t i, std::string_view name, int node, Candidate c, int reason) {
+      pod, spec, names, names_id,
+      [&](size_t i, std::string_view name, int node, Candidate c, int reason) {
         int q = node;
         if (node < 0) {
           q = -1 - static_cast<int>(unknown_quoted.size());
@@ -518,11 +565,24 @@ std::string Extender::FilterJsonOf(const Pod& pod, std::span<const std::string_v
         } else {
           bytes += quoted[node].size() + 1;
         }
-        decided[i] = Decided{q, c, static_cast<uint8_t>(reason)};
-        if (c != Candidate::kFits) {
-          bytes += reasons[reason].size();
-        } else if (nodes_json != nullptr && i < nodes_json->size()) {
-          bytes += (*nodes_json)[i].size() + 1;
+        const Decided d{q, static_cast<uint32_t>(i), reason};
+        switch (c) {
+          case Candidate::kFits:
+            if (fits.empty()) fits.reserve(names.size());
+            fits.push_back(d);
+            if (nodes_json != nullptr && i < nodes_json->size()) {
+              bytes += (*nodes_json)[i].size() + 1;
+            }
+            break;
+          case Candidate::kFailed:
+            if (failed.empty()) failed.reserve(names.size());
+            failed.push_back(d);
+            bytes += reasons[reason].size();
+            break;
+          case Candidate::kUnresolvable:
+            unresolvable.push_back(d);
+            bytes += reasons[reason].size();
+            break;
         }
       });
   const bool with_nodes = nodes_json != nullptr && error.empty();
@@ -530,47 +590,47 @@ std::string Extender::FilterJsonOf(const Pod& pod, std::span<const std::string_v
   AppendJsonString(&error_json, error);
   std::string out;
   out.resize(bytes + kHead.size() + kItems.size() + 2 + 4 + kNames.size() + kFailed.size() +
-             kUnresolvable.size() + kError.size() + error_json.size() + 1);
+             kUnresolvable.size() + kError.size() + error_json.size() + 1 + kCopyPad);
   PresizedWriter w(&out);
   const auto name_of = [&](const Decided& d) {
-    w.Put(d.quoted >= 0 ? std::string_view(quoted[d.quoted])
-                        : std::string_view(unknown_quoted[-1 - d.quoted]));
+    if (d.quoted >= 0) {
+      w.PutPadded(quoted[d.quoted]);
+    } else {
+      w.Put(unknown_quoted[-1 - d.quoted]);
+    }
   };
   w.Put(kHead);
   if (with_nodes) {
     w.Put(kItems);
-    bool first = true;
-    for (size_t i = 0; i < decided.size(); ++i) {
-      if (decided[i].kind != Candidate::kFits || i >= nodes_json->size()) continue;
-      if (!first) w.Put(',');
-      first = false;
-      w.Put((*nodes_json)[i]);
+    bool any = false;
+    for (const Decided& d : fits) {
+      if (d.index >= nodes_json->size()) continue;
+      w.Put((*nodes_json)[d.index]);
+      w.Put(',');
+      any = true;
     }
+    if (any) w.Unput();
     w.Put("]}");
   } else {
     w.Put("null");
   }
   w.Put(kNames);
   if (error.empty()) {
-    bool first = true;
-    for (const Decided& d : decided) {
-      if (d.kind != Candidate::kFits) continue;
-      if (!first) w.Put(',');
-      first = false;
+    for (const Decided& d : fits) {
       name_of(d);
+      w.Put(',');
     }
+    if (!fits.empty()) w.Unput();
   }
-  for (const Candidate kind : {Candidate::kFailed, Candidate::kUnresolvable}) {
-    w.Put(kind == Candidate::kFailed ? kFailed : kUnresolvable);
+  for (const auto* section : {&failed, &unresolvable}) {
+    w.Put(section == &failed ? kFailed : kUnresolvable);
     if (!error.empty()) continue;
-    bool first = true;
-    for (const Decided& d : decided) {
-      if (d.kind != kind) continue;
-      if (!first) w.Put(',');
-      first = false;
+    for (const Decided& d : *section) {
       name_of(d);
-      w.Put(reasons[d.reason]);
+      w.PutPadded(reasons[d.reason]);
+      w.Put(',');
     }
+    if (!section->empty()) w.Unput();
   }
   w.Put(kError);
   w.Put(error_json);
@@ -581,7 +641,7 @@ std::string Extender::FilterJsonOf(const Pod& pod, std::span<const std::string_v
 
 template <typename Visit>
 void Extender::ScoreCandidatesLocked(const Pod& pod, std::span<const std::string_view> names,
-                                     Visit&& visit) {
+                                     uint64_t names_id, Visit&& visit) {
   Result<PodSpec> spec = PodToSpec(pod);
   if (!spec.ok()) return;
   EnsureModel();
@@ -591,10 +651,9 @@ void Extender::ScoreCandidatesLocked(const Pod& pod, std::span<const std::string
   const PodRequest request = cluster_->MakeRequest(*spec);
   std::vector<int> nodes;
   nodes.reserve(names.size());
-  std::vector<int> node_of(names.size(), -1);  // index of each candidate, -1 if unknown
-  for (size_t i = 0; i < names.size(); ++i) {
-    node_of[i] = ResolveCandidate(i, names[i]);
-    if (node_of[i] >= 0 && !unschedulable_[node_of[i]]) nodes.push_back(node_of[i]);
+  const std::span<const int> node_of = ResolveCandidates(names, names_id);  // -1 if unknown
+  for (const int node : node_of) {
+    if (node >= 0 && !unschedulable_[node]) nodes.push_back(node);
   }
   constexpr int kNoScore = std::numeric_limits<int>::min();
   std::vector<int> score_of(cluster_->size(), kNoScore);
@@ -622,28 +681,29 @@ HostPriorityList Extender::Prioritize(const ExtenderArgs& args) {
   const std::vector<std::string_view> names = args.CandidateNameViews();
   list.reserve(names.size());
   std::lock_guard<std::mutex> lock(mutex_);
-  ScoreCandidatesLocked(args.pod, names, [&](size_t, std::string_view name, int, int64_t score) {
+  ScoreCandidatesLocked(args.pod, names, 0, [&](size_t, std::string_view name, int, int64_t score) {
     list.push_back(HostPriority{std::string(name), score});
   });
   return list;
 }
 
 std::string Extender::PrioritizeJson(const ExtenderArgs& args) {
-  return PrioritizeJsonOf(args.pod, args.CandidateNameViews());
+  return PrioritizeJsonOf(args.pod, args.CandidateNameViews(), 0);
 }
 
 std::string Extender::PrioritizeJson(const ExtenderArgsRef& args) {
-  return PrioritizeJsonOf(args.args.pod, args.names);
+  return PrioritizeJsonOf(args.args.pod, args.names, args.names_id);
 }
 
-std::string Extender::PrioritizeJsonOf(const Pod& pod, std::span<const std::string_view> names) {
+std::string Extender::PrioritizeJsonOf(const Pod& pod, std::span<const std::string_view> names,
+                                       uint64_t names_id) {
   // Written into a buffer sized for plain names ({"Host":"<name>","Score":10}, 24 bytes
   // besides the name), grown where a name needs escapes.
   static constexpr std::string_view kHost = "{\"Host\":";
   static constexpr std::string_view kScore = ",\"Score\":";
   static constexpr size_t kFixed = 1 + kHost.size() + kScore.size() + 20 + 1;  // ",", score, "}"
   std::string out;
-  size_t bytes = 2;
+  size_t bytes = 2 + kCopyPad;
   for (const std::string_view name : names)
     bytes += name.size() + 2 + 1 + kHost.size() + kScore.size() + 2 + 1;
   out.resize(bytes);
@@ -651,30 +711,32 @@ std::string Extender::PrioritizeJsonOf(const Pod& pod, std::span<const std::stri
   w.Put('[');
   std::string unknown;
   std::lock_guard<std::mutex> lock(mutex_);
-  const std::vector<std::string>& quoted = QuotedNames();
-  ScoreCandidatesLocked(pod, names, [&](size_t i, std::string_view name, int node, int64_t score) {
-    std::string_view json_name;
-    if (node >= 0) {
-      json_name = quoted[node];
-    } else {
-      unknown.clear();
-      AppendJsonString(&unknown, name);
-      json_name = unknown;
-    }
-    w.Ensure(json_name.size() + kFixed + 1);
-    if (i > 0) w.Put(',');
-    w.Put(kHost);
-    w.Put(json_name);
-    w.Put(kScore);
-    if (score >= 0 && score <= 9) {
-      w.Put(static_cast<char>('0' + score));
-    } else if (score == 10) {
-      w.Put("10");
-    } else {
-      w.Put(std::to_string(score));
-    }
-    w.Put('}');
-  });
+  const PaddedStrings& quoted = QuotedNames();
+  ScoreCandidatesLocked(
+      pod, names, names_id, [&](size_t i, std::string_view name, int node, int64_t score) {
+        if (node < 0) {
+          unknown.clear();
+          AppendJsonString(&unknown, name);
+        }
+        const std::string_view json_name = node >= 0 ? quoted[node] : std::string_view(unknown);
+        w.Ensure(json_name.size() + kFixed + kCopyPad);
+        if (i > 0) w.Put(',');
+        w.Put(kHost);
+        if (node >= 0) {
+          w.PutPadded(json_name);
+        } else {
+          w.Put(json_name);
+        }
+        w.Put(kScore);
+        if (score >= 0 && score <= 9) {
+          w.Put(static_cast<char>('0' + score));
+        } else if (score == 10) {
+          w.Put("10");
+        } else {
+          w.Put(std::to_string(score));
+        }
+        w.Put('}');
+      });
   w.Ensure(1);
   w.Put(']');
   w.Finish();
@@ -684,29 +746,37 @@ std::string Extender::PrioritizeJsonOf(const Pod& pod, std::span<const std::stri
 ExtenderBindingResult Extender::Bind(const ExtenderBindingArgs& args) {
   std::unique_lock<std::mutex> lock(mutex_);
   if (api_mode_) return BindThroughApi(args, lock);
-  auto done = assignments_.find(args.pod_uid);
+  BindAllocation allocation;
+  std::string error = BindLocked(args, PodKey(args), false, 0, &allocation);
+  if (error.empty() && allocation.allocated) ++pods_bound_total_;
+  return {std::move(error)};
+}
+
+std::string Extender::BindLocked(const ExtenderBindingArgs& args, const std::string& pod_key,
+                                 bool assumed, double expires, BindAllocation* out) {
+  const std::string& uid = args.pod_uid;
+  auto done = assignments_.find(uid);
   if (done != assignments_.end()) {
     const std::string& bound_to = cluster_->spec(done->second.node).name;
     if (bound_to == args.node) return {};
-    return {"pod " + PodKey(args) + " (UID " + args.pod_uid + ") is already bound to node " +
-            bound_to};
+    return "pod " + pod_key + " (UID " + uid + ") is already bound to node " + bound_to;
   }
-  auto seen = seen_.find(args.pod_uid);
+  auto seen = seen_.find(uid);
   if (seen == seen_.end()) {
-    return {"unknown pod " + PodKey(args) + " (UID " + args.pod_uid +
-            "): no filter or prioritize request seen for it"};
+    return "unknown pod " + pod_key + " (UID " + uid +
+           "): no filter or prioritize request seen for it";
   }
   auto node_it = node_index_.find(args.node);
-  if (node_it == node_index_.end()) return {"unknown node " + QuoteForError(args.node)};
-  const int node = node_it->second;
-  const PodRequest request = cluster_->MakeRequest(seen->second);
-  const FitReason fit = cluster_->Check(node, request);
-  if (fit != FitReason::kFits) return {"does not fit: " + FitExplanation(fit)};
-  const GpuSet gpus = ChooseGpus(node, request);
-  scheduler_->Bind(node, request, gpus);
-  assignments_.emplace(args.pod_uid,
-                       Assignment{seen->second.name, node, request, gpus, SeenMeta(args.pod_uid)});
-  ++pods_bound_total_;
+  if (node_it == node_index_.end()) return "unknown node " + QuoteForError(args.node);
+  out->node = node_it->second;
+  out->request = cluster_->MakeRequest(seen->second);
+  const FitReason fit = cluster_->Check(out->node, out->request);
+  if (fit != FitReason::kFits) return "does not fit: " + FitExplanation(fit);
+  out->gpus = ChooseGpus(out->node, out->request);
+  scheduler_->Bind(out->node, out->request, out->gpus);
+  assignments_.emplace(uid, Assignment{seen->second.name, out->node, out->request, out->gpus,
+                                       SeenMeta(uid), assumed, expires});
+  out->allocated = true;
   return {};
 }
 

@@ -6,6 +6,7 @@
 #include <array>
 #include <condition_variable>
 #include <cstdint>
+#include <cstring>
 #include <deque>
 #include <map>
 #include <memory>
@@ -63,6 +64,34 @@ struct ExtenderOptions {
 /// Upper bounds of the request-duration histogram, in seconds (+Inf is implicit).
 inline constexpr std::array<double, 9> kRequestDurationBuckets = {
     0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.1};
+
+/// Bytes CopyShort copies at once.
+inline constexpr size_t kCopyPad = 32;
+
+/// Copies `n` bytes; up to kCopyPad of them as one fixed-size copy of kCopyPad bytes (no call):
+/// then `src` must be readable and `dst` writable for kCopyPad bytes.
+inline void CopyShort(char* dst, const char* src, size_t n) {
+  if (n <= kCopyPad) {
+    std::memcpy(dst, src, kCopyPad);
+  } else {
+    std::memcpy(dst, src, n);
+  }
+}
+
+/// Strings in one buffer with kCopyPad bytes after the last, so that CopyShort may read
+/// kCopyPad bytes from the start of any of them (the extender's answer pieces).
+class PaddedStrings {
+ public:
+  void Add(std::string_view s);
+  void Clear() { *this = PaddedStrings(); }
+  size_t size() const { return at_.size(); }
+  std::string_view operator[](size_t i) const { return {text_.data() + at_[i], len_[i]}; }
+
+ private:
+  std::string text_ = std::string(kCopyPad, ' ');
+  std::vector<uint32_t> at_;
+  std::vector<uint32_t> len_;
+};
 
 /// The extender: a Cluster, a Policy and a Scheduler over them, and the GPU assignment of each
 /// pod it bound (or found bound at load), by pod UID.
@@ -239,25 +268,49 @@ class Extender {
   /// pod, then calls visit(index, name, node or -1, Candidate, reason) for each candidate
   /// (reason as above; kReasonUnknown for a fit) and counts the rejections. Returns the
   /// PodToSpec error (no candidate visited), or "".
+  /// `names_id`: ExtenderArgsRef::names_id (0 when unknown).
   template <typename Visit>
   std::string FilterCandidatesLocked(const Pod& pod, const Result<PodSpec>& spec,
-                                     std::span<const std::string_view> names, Visit&& visit);
+                                     std::span<const std::string_view> names, uint64_t names_id,
+                                     Visit&& visit);
   /// FilterJson's body: candidates `names`; `nodes_json` non-null: answer Nodes too.
   std::string FilterJsonOf(const Pod& pod, std::span<const std::string_view> names,
-                           const std::vector<std::string>* nodes_json);
+                           uint64_t names_id, const std::vector<std::string>* nodes_json);
   /// Prioritize's loop; the caller holds the lock. Calls visit(index, name, node or -1,
   /// score 0..10) for each candidate, in order; nothing when PodToSpec rejects the pod.
   template <typename Visit>
   void ScoreCandidatesLocked(const Pod& pod, std::span<const std::string_view> names,
-                             Visit&& visit);
-  std::string PrioritizeJsonOf(const Pod& pod, std::span<const std::string_view> names);
+                             uint64_t names_id, Visit&& visit);
+  std::string PrioritizeJsonOf(const Pod& pod, std::span<const std::string_view> names,
+                               uint64_t names_id);
   /// The JSON string of each node's name, quotes included, by node (built once per model).
-  const std::vector<std::string>& QuotedNames();
-  /// The node index of candidate `name` at `position` of a request's list, or -1 if unknown.
-  /// kube-scheduler sends the same list again and again: the index found at each position is
-  /// remembered and checked against the node's name, so a hit costs one string compare
-  /// instead of a hash lookup (changes of the node list only cost a miss).
-  int ResolveCandidate(size_t position, std::string_view name);
+  const PaddedStrings& QuotedNames();
+  /// The node index of each candidate, -1 if unknown; valid until the next call (the caller
+  /// holds the lock). A list with a non-zero `names_id` (ExtenderArgsRef: the same id is the
+  /// same list) that was resolved before under the same model is not looked at again; other
+  /// lists go through ResolveCandidate.
+  std::span<const int> ResolveCandidates(std::span<const std::string_view> names,
+                                         uint64_t names_id);
+  /// The node index of candidate `name`, or -1 if unknown; `previous` is the node of the
+  /// candidate before it in the request (-1 for the first). kube-scheduler lists nodes in the
+  /// same order request after request (from a rotating start when it does not score every
+  /// node): the node that followed each node last time is remembered and checked against the
+  /// name, so a hit costs one string compare instead of a hash lookup.
+  int ResolveCandidate(int previous, std::string_view name);
+  /// What Bind's shared checks decided (BindLocked).
+  struct BindAllocation {
+    int node = -1;
+    PodRequest request;
+    GpuSet gpus = 0;
+    bool allocated = false;  ///< false: the pod was already bound there, nothing changed
+  };
+  /// Bind's checks and allocation, for both modes; the caller holds the lock. A UID already
+  /// bound answers "" on the same node (nothing allocated) and an error on another; an unseen
+  /// UID, an unknown node or a pod that no longer fits is an error. Otherwise the policy's
+  /// GPUs are allocated and recorded (as assumed, until `expires`, when `assumed`), and ""
+  /// is returned. `pod_key` names the pod in errors.
+  std::string BindLocked(const ExtenderBindingArgs& args, const std::string& pod_key, bool assumed,
+                         double expires, BindAllocation* out);
   void Remember(const std::string& uid, const PodSpec& spec, const Pod& pod);
   static PodMeta MetaOf(const Pod& pod);
   /// The meta of a pod seen by Filter/Prioritize, or an empty one.
@@ -288,10 +341,20 @@ class Extender {
     size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
   };
   std::unordered_map<std::string, int, NameHash, std::equal_to<>>
-      node_index_;                         // GUARDED_BY(mutex_)
-  std::vector<std::string> quoted_names_;  // GUARDED_BY(mutex_), by node; QuotedNames
-  std::vector<bool> unschedulable_;        // GUARDED_BY(mutex_)
-  std::vector<int> candidate_guess_;       // GUARDED_BY(mutex_), by position (ResolveCandidate)
+      node_index_;                   // GUARDED_BY(mutex_)
+  PaddedStrings quoted_names_;       // GUARDED_BY(mutex_), by node; QuotedNames
+  std::vector<bool> unschedulable_;  // GUARDED_BY(mutex_)
+  std::vector<int> successor_;       // GUARDED_BY(mutex_), by node (ResolveCandidate)
+  int first_guess_ = -1;             // GUARDED_BY(mutex_), the first candidate's node
+  /// Lists resolved by ResolveCandidates, by names_id (id 0: a free slot); cleared when the
+  /// model's node indices change (Rebuild).
+  struct ResolvedList {
+    uint64_t names_id = 0;
+    std::vector<int> nodes;
+  };
+  std::array<ResolvedList, 4> resolved_;           // GUARDED_BY(mutex_)
+  size_t next_resolved_ = 0;                       // GUARDED_BY(mutex_)
+  std::vector<int> resolve_scratch_;               // GUARDED_BY(mutex_), lists without an id
   std::map<std::string, Assignment> assignments_;  // GUARDED_BY(mutex_), by pod UID
   /// Pods seen by Filter/Prioritize, by UID, for Bind; the oldest are forgotten past a cap.
   std::unordered_map<std::string, PodSpec> seen_;           // GUARDED_BY(mutex_)

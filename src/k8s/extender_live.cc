@@ -172,7 +172,8 @@ void Extender::Rebuild() {
   std::vector<NodeSpec> specs;
   std::vector<std::string> models;
   node_index_.clear();
-  quoted_names_.clear();
+  quoted_names_.Clear();
+  for (ResolvedList& r : resolved_) r.names_id = 0;  // node indices change
   unschedulable_.clear();
   for (const auto& [name, record] : nodes_) {
     if (record.spec.gpu_count > 0 &&
@@ -401,27 +402,11 @@ ExtenderBindingResult Extender::BindThroughApi(const ExtenderBindingArgs& args,
   bind_done_.wait(lock, [&] { return binding_.count(uid) == 0; });
   EnsureModel();
   ExpireAssumedLocked();
-  auto done = assignments_.find(uid);
-  if (done != assignments_.end()) {
-    const std::string& bound_to = cluster_->spec(done->second.node).name;
-    if (bound_to == args.node) return {};
-    return {"pod " + pod + " (UID " + uid + ") is already bound to node " + bound_to};
-  }
-  auto seen = seen_.find(uid);
-  if (seen == seen_.end()) {
-    return {"unknown pod " + pod + " (UID " + uid +
-            "): no filter or prioritize request seen for it"};
-  }
-  auto node_it = node_index_.find(args.node);
-  if (node_it == node_index_.end()) return {"unknown node " + QuoteForError(args.node)};
-  const int node = node_it->second;
-  const PodRequest request = cluster_->MakeRequest(seen->second);
-  const FitReason fit = cluster_->Check(node, request);
-  if (fit != FitReason::kFits) return {"does not fit: " + FitExplanation(fit)};
-  const GpuSet gpus = ChooseGpus(node, request);
-  scheduler_->Bind(node, request, gpus);
-  assignments_.emplace(uid, Assignment{seen->second.name, node, request, gpus, SeenMeta(uid), true,
-                                       Now() + live_.assume_ttl_seconds});
+  BindAllocation allocation;
+  std::string error = BindLocked(args, pod, true, Now() + live_.assume_ttl_seconds, &allocation);
+  if (!error.empty() || !allocation.allocated) return {std::move(error)};
+  const GpuSet gpus = allocation.gpus;
+  const PodRequest& request = allocation.request;
   assumed_.insert(uid);
   binding_.insert(uid);
 

@@ -1,8 +1,11 @@
 #include "k8s/extender_protocol.h"
 
+#include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <map>
 #include <optional>
@@ -176,7 +179,11 @@ OrderedJson MetaVictimsJson(const MetaVictims& m) {
 struct FastArgs {
   Pod pod;
   std::optional<std::vector<std::string_view>> node_names;
+  uint64_t names_id = 0;        ///< the NodeNamesMemo entry that matched, or 0
+  std::string_view names_text;  ///< the array's text when it was scanned
 };
+
+using MemoEntries = std::array<std::shared_ptr<const NodeNamesMemo::Entry>, NodeNamesMemo::kSlots>;
 
 // The bytes of `v` (eight, little-endian) that PlainString must look at: '"', '\\', below
 // 0x20, 0x7f and above. Only the lowest flagged byte is exact (a borrow may flag bytes above
@@ -194,7 +201,8 @@ inline uint64_t SpecialBytes(uint64_t v) {
 
 class FastArgsScanner {
  public:
-  explicit FastArgsScanner(std::string_view text) : s_(text) {}
+  explicit FastArgsScanner(std::string_view text, const MemoEntries* memo = nullptr)
+      : s_(text), memo_(memo) {}
 
   std::optional<FastArgs> Decode(size_t max_bytes) {
     if (s_.size() > max_bytes || !Eat('{')) return std::nullopt;
@@ -214,8 +222,15 @@ class FastArgsScanner {
         seen_names = true;
         if (!Null()) {
           std::vector<std::string_view> names;
-          if (!Names(&names)) return std::nullopt;
-          args.node_names = std::move(names);
+          Ws();
+          const size_t start = i_;
+          if (Remembered(&names, &args.names_id)) {
+            args.node_names = std::move(names);
+          } else {
+            if (!Names(&names)) return std::nullopt;
+            args.node_names = std::move(names);
+            args.names_text = s_.substr(start, i_ - start);
+          }
         }
       } else {
         return std::nullopt;
@@ -284,6 +299,25 @@ class FastArgsScanner {
     }
     return false;
   }
+  // An array the memo remembers, byte for byte, at i_: its names as views into s_. The scan
+  // of those bytes would give the same names and end at the same ']' (it reads nothing
+  // past it), so this is exact.
+  bool Remembered(std::vector<std::string_view>* names, uint64_t* id) {
+    if (memo_ == nullptr) return false;
+    const std::string_view rest = s_.substr(i_);
+    for (const auto& e : *memo_) {
+      if (e == nullptr || e->text.size() > rest.size() ||
+          std::memcmp(rest.data(), e->text.data(), e->text.size()) != 0) {
+        continue;
+      }
+      names->resize(e->at.size());
+      for (size_t k = 0; k < e->at.size(); ++k) (*names)[k] = rest.substr(e->at[k], e->len[k]);
+      i_ += e->text.size();
+      *id = e->id;
+      return true;
+    }
+    return false;
+  }
   bool Names(std::vector<std::string_view>* names) {
     if (!Eat('[')) return false;
     if (Eat(']')) return true;
@@ -330,10 +364,51 @@ class FastArgsScanner {
   }
 
   std::string_view s_;
+  const MemoEntries* memo_;
   size_t i_ = 0;
 };
 
+/// Ids of NodeNamesMemo entries, unique in the process.
+std::atomic<uint64_t> next_memo_id{1};
+
 }  // namespace
+
+std::array<std::shared_ptr<const NodeNamesMemo::Entry>, NodeNamesMemo::kSlots>
+NodeNamesMemo::Snapshot() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return entries_;
+}
+
+uint64_t NodeNamesMemo::Offer(std::string_view text, const std::vector<std::string_view>& names) {
+  if (text.size() > std::numeric_limits<uint32_t>::max()) return 0;
+  const uint64_t hash = std::hash<std::string_view>{}(text);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (std::find(seen_hashes_.begin(), seen_hashes_.end(), hash) == seen_hashes_.end()) {
+      seen_hashes_[next_hash_] = hash;  // first sighting: remember only the hash
+      next_hash_ = (next_hash_ + 1) % seen_hashes_.size();
+      return 0;
+    }
+  }
+  auto entry = std::make_shared<Entry>();
+  entry->id = next_memo_id.fetch_add(1);
+  entry->text.assign(text);
+  entry->at.reserve(names.size());
+  entry->len.reserve(names.size());
+  for (const std::string_view name : names) {
+    entry->at.push_back(static_cast<uint32_t>(name.data() - text.data()));
+    entry->len.push_back(static_cast<uint32_t>(name.size()));
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (auto& h : seen_hashes_) {
+    if (h == hash) h = 0;  // remembered now; a later eviction needs two sightings again
+  }
+  entries_[next_] = std::move(entry);
+  next_ = (next_ + 1) % kSlots;
+  return entries_[(next_ + kSlots - 1) % kSlots]->id;
+}
+
+uint64_t NodeNamesMemo::hits() const { return hits_.load(); }
 
 std::vector<std::string_view> ExtenderArgs::CandidateNameViews() const {
   std::vector<std::string_view> out;
@@ -396,11 +471,23 @@ Result<ExtenderArgs> DecodeExtenderArgs(std::string_view body, size_t max_bytes)
   return DecodeExtenderArgsGeneral(body, max_bytes);
 }
 
-Status DecodeExtenderArgsRef(std::string_view body, ExtenderArgsRef* out, size_t max_bytes) {
-  if (std::optional<FastArgs> fast = FastArgsScanner(body).Decode(max_bytes)) {
+Status DecodeExtenderArgsRef(std::string_view body, ExtenderArgsRef* out, size_t max_bytes,
+                             NodeNamesMemo* memo) {
+  MemoEntries entries;
+  if (memo != nullptr) entries = memo->Snapshot();
+  if (std::optional<FastArgs> fast =
+          FastArgsScanner(body, memo != nullptr ? &entries : nullptr).Decode(max_bytes)) {
     out->args.pod = std::move(fast->pod);
     out->has_node_names = fast->node_names.has_value();
     if (fast->node_names) out->names = std::move(*fast->node_names);
+    out->names_id = fast->names_id;
+    if (memo != nullptr) {
+      if (out->names_id != 0) {
+        memo->hits_.fetch_add(1, std::memory_order_relaxed);
+      } else if (out->has_node_names) {
+        out->names_id = memo->Offer(fast->names_text, out->names);
+      }
+    }
     return Status();
   }
   Result<ExtenderArgs> general = DecodeExtenderArgsGeneral(body, max_bytes);

@@ -11,9 +11,13 @@
 // expects, compact, in Go's field order. Every function is pure, never throws, and is
 // thread-safe.
 
+#include <array>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -59,6 +63,47 @@ struct ExtenderArgsRef {
   ExtenderArgs args;
   bool has_node_names = false;          ///< NodeNames was present and not null
   std::vector<std::string_view> names;  ///< the candidates, as ExtenderArgs::CandidateNames
+  /// Non-zero when a NodeNamesMemo recognised the NodeNames array: bodies decoded with the
+  /// same id had byte-identical NodeNames arrays, hence the same names in the same order.
+  /// An id is never given to another array text (ids are unique in the process).
+  uint64_t names_id = 0;
+};
+
+/// The NodeNames arrays that DecodeExtenderArgsRef saw more than once, remembered (their exact
+/// text and where each name lies in it) so that the next identical array is recognised with
+/// one memcmp instead of being scanned name by name. kube-scheduler sends the same list request
+/// after request when it scores every node (small clusters, percentageOfNodesToScore 100).
+/// An array is remembered on its second sighting (a hash of its text filters the first ones),
+/// so lists that change every request (kube-scheduler's rotating start) only cost that hash.
+/// A hit is an exact byte comparison: a wrong hit is impossible. Holds kSlots arrays (filter
+/// and prioritize send different lists), the oldest replaced first. Thread-safe.
+class NodeNamesMemo {
+ public:
+  static constexpr size_t kSlots = 4;
+  /// One remembered array.
+  struct Entry {
+    uint64_t id = 0;            ///< unique in the process
+    std::string text;           ///< '[' ... ']' exactly as in the body
+    std::vector<uint32_t> at;   ///< where each name starts in text
+    std::vector<uint32_t> len;  ///< and its length (names are plain: no escapes)
+  };
+
+  /// The remembered arrays (a consistent snapshot; entries are immutable).
+  std::array<std::shared_ptr<const Entry>, kSlots> Snapshot() const;
+  /// Called for an array text that was scanned (not recognised) with its names as views into
+  /// `text`; remembers it when it was seen before. Returns the id it got, or 0.
+  uint64_t Offer(std::string_view text, const std::vector<std::string_view>& names);
+  /// How many arrays were recognised, for tests and metrics.
+  uint64_t hits() const;
+
+ private:
+  mutable std::mutex mutex_;
+  std::array<std::shared_ptr<const Entry>, kSlots> entries_;  // GUARDED_BY(mutex_)
+  size_t next_ = 0;                                           // GUARDED_BY(mutex_)
+  std::array<uint64_t, 4 * kSlots> seen_hashes_{};            // GUARDED_BY(mutex_)
+  size_t next_hash_ = 0;                                      // GUARDED_BY(mutex_)
+  std::atomic<uint64_t> hits_{0};                             // recognised arrays
+  friend Status DecodeExtenderArgsRef(std::string_view, ExtenderArgsRef*, size_t, NodeNamesMemo*);
 };
 
 /// Answer to filter. Wire: {"Nodes": null, "NodeNames": [...], "FailedNodes": {node: reason},
@@ -145,9 +190,12 @@ struct ExtenderBindingResult {
 Result<ExtenderArgs> DecodeExtenderArgs(std::string_view body,
                                         size_t max_bytes = kDefaultMaxExtenderBodyBytes);
 /// DecodeExtenderArgs into *out (a fresh ExtenderArgsRef), without copying the node names:
-/// same acceptance, results and errors. `body` must outlive *out.
+/// same acceptance, results and errors. `body` must outlive *out. With a `memo`, a NodeNames
+/// array it remembers is not scanned again (out->names_id is set), and arrays seen twice are
+/// remembered.
 Status DecodeExtenderArgsRef(std::string_view body, ExtenderArgsRef* out,
-                             size_t max_bytes = kDefaultMaxExtenderBodyBytes);
+                             size_t max_bytes = kDefaultMaxExtenderBodyBytes,
+                             NodeNamesMemo* memo = nullptr);
 /// Decodes a preempt body; as DecodeExtenderArgs (paths "NodeNameToVictims[\"n1\"].Pods[0]").
 Result<ExtenderPreemptionArgs> DecodeExtenderPreemptionArgs(
     std::string_view body, size_t max_bytes = kDefaultMaxExtenderBodyBytes);

@@ -100,29 +100,23 @@ void HttpServer::Route() {
         };
   };
 
-  s.Post("/filter", timed("filter", [this](const httplib::Request& req, httplib::Response& res) {
-           // The names stay views into req.body, which outlives args.
-           ExtenderArgsRef args;
-           const Status decoded = DecodeExtenderArgsRef(req.body, &args, options_.max_body_bytes);
-           if (!decoded.ok()) {
-             res.status = 400;
-             res.set_content(ErrorBody(decoded.error().message), kJson);
-             return;
-           }
-           SetJson(res, extender_->FilterJson(args));
-         }));
-  s.Post("/prioritize",
-         timed("prioritize", [this](const httplib::Request& req, httplib::Response& res) {
-           // The names stay views into req.body, which outlives args.
-           ExtenderArgsRef args;
-           const Status decoded = DecodeExtenderArgsRef(req.body, &args, options_.max_body_bytes);
-           if (!decoded.ok()) {
-             res.status = 400;
-             res.set_content(ErrorBody(decoded.error().message), kJson);
-             return;
-           }
-           SetJson(res, extender_->PrioritizeJson(args));
-         }));
+  // Filter and prioritize: the same body, decoded with the names as views into req.body
+  // (which outlives args); an array of NodeNames seen before is recognised, not scanned.
+  const auto candidates = [this](std::string (Extender::*answer)(const ExtenderArgsRef&)) {
+    return [this, answer](const httplib::Request& req, httplib::Response& res) {
+      ExtenderArgsRef args;
+      const Status decoded =
+          DecodeExtenderArgsRef(req.body, &args, options_.max_body_bytes, &names_memo_);
+      if (!decoded.ok()) {
+        res.status = 400;
+        res.set_content(ErrorBody(decoded.error().message), kJson);
+        return;
+      }
+      SetJson(res, (extender_->*answer)(args));
+    };
+  };
+  s.Post("/filter", timed("filter", candidates(&Extender::FilterJson)));
+  s.Post("/prioritize", timed("prioritize", candidates(&Extender::PrioritizeJson)));
   s.Post("/bind", timed("bind", [this](const httplib::Request& req, httplib::Response& res) {
            Result<ExtenderBindingArgs> args =
                DecodeExtenderBindingArgs(req.body, options_.max_body_bytes);

@@ -63,6 +63,7 @@ class HttpServer {
   Extender* extender_;
   HttpServerOptions options_;
   std::unique_ptr<httplib::Server> server_;
+  NodeNamesMemo names_memo_;  ///< NodeNames arrays seen more than once (thread-safe)
   std::thread thread_;
   int port_ = 0;
   std::atomic<bool> ready_{false};

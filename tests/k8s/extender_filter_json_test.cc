@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -9,6 +11,8 @@
 
 #include "k8s/extender.h"
 #include "k8s/extender_protocol.h"
+#include "k8s/kube_api.h"
+#include "k8s/objects.h"
 
 namespace tessera::k8s {
 namespace {
@@ -151,6 +155,205 @@ TEST(ExtenderFilterJson, ChangingCandidateListsAreResolvedRight) {
   EXPECT_EQ(r.failed_and_unresolvable_nodes.size(), 1u);
   EXPECT_EQ(filter({"b", "a", "b", "c", "d", "e\"q"}).node_names,
             (std::vector<std::string>{"a", "e\"q"}));
+}
+
+// The memo of NodeNames arrays: an array is remembered on its second sighting and then
+// recognised byte for byte; any other array (one name changed, shorter, longer, other
+// spacing) is scanned and answers its own names, and errors stay the general decoder's.
+TEST(NodeNamesMemo, RecognisesOnlyTheSameArray) {
+  NodeNamesMemo memo;
+  const std::string pod = Json(Pod("500", 1)).dump();
+  const auto body = [&](const std::string& names) {
+    return R"({"Pod":)" + pod + R"(,"Nodes":null,"NodeNames":)" + names + "}";
+  };
+  const auto decode = [&](const std::string& b, ExtenderArgsRef* ref) {
+    const Status s = DecodeExtenderArgsRef(b, ref, kDefaultMaxExtenderBodyBytes, &memo);
+    Result<ExtenderArgs> want = DecodeExtenderArgs(b);
+    EXPECT_EQ(s.ok(), want.ok()) << b;
+    if (s.ok() && want.ok()) {
+      EXPECT_EQ(std::vector<std::string>(ref->names.begin(), ref->names.end()),
+                want->CandidateNames())
+          << b;
+    }
+    return s;
+  };
+  const std::string list = R"(["a","b","c"])";
+  ExtenderArgsRef first, second, third;
+  ASSERT_TRUE(decode(body(list), &first).ok());
+  EXPECT_EQ(first.names_id, 0u);  // first sighting: only its hash is kept
+  ASSERT_TRUE(decode(body(list), &second).ok());
+  EXPECT_NE(second.names_id, 0u);  // remembered now
+  EXPECT_EQ(memo.hits(), 0u);
+  std::string copy = body(list);  // another buffer with the same bytes
+  ASSERT_TRUE(decode(copy, &third).ok());
+  EXPECT_EQ(third.names_id, second.names_id);
+  EXPECT_EQ(memo.hits(), 1u);
+  EXPECT_EQ(third.names[1].data(), copy.data() + copy.find("\"b\"") + 1);  // views into it
+  for (const std::string& other :
+       {std::string(R"(["a","b","d"])"), std::string(R"(["a","b"])"),
+        std::string(R"(["a","b","c","d"])"), std::string(R"([ "a","b","c"])"),
+        std::string(R"(["a","b","c"] )"), std::string(R"(["a","b\u0063"])")}) {
+    for (int round = 0; round < 3; ++round) {  // also once remembered
+      ExtenderArgsRef ref;
+      ASSERT_TRUE(decode(body(other), &ref).ok()) << other;
+      EXPECT_NE(ref.names_id, second.names_id) << other;
+    }
+  }
+  // A remembered array followed by a body the fast path refuses: the general decoder's answer.
+  for (const std::string& bad : {body(list) + "x", R"({"Pod":null,"NodeNames":)" + list + "}",
+                                 body(list.substr(0, list.size() - 1))}) {
+    ExtenderArgsRef ref;
+    const Status s = DecodeExtenderArgsRef(bad, &ref, kDefaultMaxExtenderBodyBytes, &memo);
+    ASSERT_FALSE(s.ok()) << bad;
+    EXPECT_EQ(s.error().message, DecodeExtenderArgs(bad).error().message);
+  }
+  // The memo holds kSlots arrays: older ones are replaced, and then scanned again.
+  for (int k = 0; k < 2 * static_cast<int>(NodeNamesMemo::kSlots); ++k) {
+    const std::string names = "[\"n" + std::to_string(k) + "\"]";
+    for (int round = 0; round < 2; ++round) {
+      ExtenderArgsRef ref;
+      ASSERT_TRUE(decode(body(names), &ref).ok());
+    }
+  }
+  ExtenderArgsRef again;
+  ASSERT_TRUE(decode(body(list), &again).ok());
+  EXPECT_NE(again.names_id, second.names_id);
+}
+
+// The server's path with the memo answers what the ExtenderArgs path answers, request after
+// request, while the candidate list and the cluster change: the node indices remembered for a
+// list must follow binds (state) and node changes (API mode rebuilds the model).
+/// Accepts every write (binds are then "assumed" until the pod is seen bound).
+class AcceptingApi final : public KubeApi {
+ public:
+  ApiStatus List(const std::string&, int, const std::string&, ListPage*) override { return {}; }
+  ApiStatus Watch(const std::string&, const std::string&, int,
+                  const std::function<bool(std::string_view)>&) override {
+    return {};
+  }
+  void CancelWatches() override {}
+  ApiStatus PatchPodAnnotations(const std::string&, const std::string&, const std::string&,
+                                const std::map<std::string, std::string>&) override {
+    return {};
+  }
+  ApiStatus BindPod(const std::string&, const std::string&, const std::string&,
+                    const std::string&) override {
+    return {};
+  }
+};
+
+TEST(NodeNamesMemo, AnswersFollowTheClusterInApiMode) {
+  AcceptingApi api;
+  LiveOptions live;
+  live.api = &api;
+  Result<std::unique_ptr<Extender>> created = Extender::Create({}, live);
+  ASSERT_TRUE(created.ok()) << created.error().message;
+  Extender& ext = **created;
+  const auto upsert = [&](const Json& node) {
+    Result<Node> n = DecodeNode(node, "node");
+    ASSERT_TRUE(n.ok()) << n.error().message;
+    ASSERT_TRUE(ext.UpsertNode(*n).ok());
+  };
+  upsert(NodeObject("a", "16", 2, "A10"));
+  upsert(NodeObject("b", "16", 2, "A10"));
+  upsert(NodeObject("c", "16", 1, "T4"));
+  ext.MarkSynced();
+  NodeNamesMemo memo;
+  const std::string body =
+      Json{{"Pod", Pod("1000", 2)}, {"Nodes", nullptr}, {"NodeNames", {"c", "b", "a", "z"}}}.dump();
+  const auto check = [&](const std::string& what) {
+    for (int round = 0; round < 3; ++round) {
+      ExtenderArgsRef ref;
+      EXPECT_TRUE(DecodeExtenderArgsRef(body, &ref, kDefaultMaxExtenderBodyBytes, &memo).ok());
+      Result<ExtenderArgs> args = DecodeExtenderArgs(body);
+      if (!args.ok()) return std::string();
+      // (FilterJson lists the failure maps in request order: compare what they mean.)
+      Result<ExtenderFilterResult> got = DecodeExtenderFilterResult(ext.FilterJson(ref));
+      EXPECT_TRUE(got.ok() && *got == ext.Filter(*args)) << what;
+      EXPECT_EQ(ext.PrioritizeJson(ref), EncodeHostPriorityList(ext.Prioritize(*args))) << what;
+    }
+    ExtenderArgsRef ref;
+    EXPECT_TRUE(DecodeExtenderArgsRef(body, &ref, kDefaultMaxExtenderBodyBytes, &memo).ok());
+    EXPECT_NE(ref.names_id, 0u) << what;
+    return ext.FilterJson(ref);
+  };
+  std::string answer = check("start");
+  EXPECT_NE(answer.find(R"("NodeNames":["b","a"])"), std::string::npos) << answer;
+  EXPECT_NE(answer.find(R"("z":"unknown node")"), std::string::npos) << answer;
+  // A new node "z" sorts last: the model is rebuilt, indices stay; "z" now fits.
+  upsert(NodeObject("z", "16", 2, "A10"));
+  answer = check("z added");
+  EXPECT_NE(answer.find(R"("NodeNames":["b","a","z"])"), std::string::npos) << answer;
+  // "a" deleted: every node after it moves down one index.
+  ext.DeleteNode("a");
+  answer = check("a deleted");
+  EXPECT_NE(answer.find(R"("NodeNames":["b","z"])"), std::string::npos) << answer;
+  EXPECT_NE(answer.find(R"("a":"unknown node")"), std::string::npos) << answer;
+  // "0" sorts first: every index moves up one.
+  upsert(NodeObject("0", "16", 2, "A10"));
+  upsert(NodeObject("a", "16", 2, "A10"));
+  answer = check("0 and a added");
+  EXPECT_NE(answer.find(R"("NodeNames":["b","a","z"])"), std::string::npos) << answer;
+  // Cordoning changes the answer without changing indices.
+  upsert(NodeObject("b", "16", 2, "A10", true));
+  answer = check("b cordoned");
+  EXPECT_NE(answer.find(R"("NodeNames":["a","z"])"), std::string::npos) << answer;
+  // A bind through the API fills "a" (assumed allocation): the same list no longer fits there.
+  ASSERT_EQ(ext.Bind({"p", "ml", "u", "a"}).error, "");
+  answer = check("u bound to a");
+  EXPECT_NE(answer.find(R"("NodeNames":["z"])"), std::string::npos) << answer;
+  EXPECT_NE(answer.find(R"("a":"gpu: not enough GPU left")"), std::string::npos) << answer;
+  // The watch shows another pod bound to "z": nothing fits any more.
+  Json bound = Pod("1000", 2);
+  bound["metadata"]["uid"] = "w";
+  bound["metadata"]["name"] = "w";
+  bound["spec"]["nodeName"] = "z";
+  Result<k8s::Pod> pod = DecodePod(bound, "pod");
+  ASSERT_TRUE(pod.ok()) << pod.error().message;
+  ASSERT_TRUE(ext.UpsertPod(*pod).ok());
+  answer = check("w seen on z");
+  EXPECT_NE(answer.find(R"("NodeNames":[])"), std::string::npos) << answer;
+}
+
+// File mode: binds change the answers for a remembered list (nothing about the cluster's
+// state is cached with it).
+TEST(NodeNamesMemo, AnswersFollowBinds) {
+  const Json nodes = {{"items",
+                       {NodeObject("a", "16", 2, "A10"), NodeObject("b", "1", 2, "A10"),
+                        NodeObject("f", "16", 4, "A10")}}};
+  Result<std::unique_ptr<Extender>> ext = Extender::FromJson(nodes.dump(), "", {});
+  ASSERT_TRUE(ext.ok()) << ext.error().message;
+  NodeNamesMemo memo;
+  const auto body = [](const std::string& uid) {
+    Json pod = Pod("1000", 2);
+    pod["metadata"]["uid"] = uid;
+    pod["metadata"]["name"] = uid;
+    return Json{{"Pod", pod}, {"Nodes", nullptr}, {"NodeNames", {"a", "f", "b"}}}.dump();
+  };
+  std::vector<std::string> fits;
+  for (int k = 0; k < 5; ++k) {
+    const std::string uid = "u" + std::to_string(k);
+    const std::string b = body(uid);
+    ExtenderArgsRef ref;
+    ASSERT_TRUE(DecodeExtenderArgsRef(b, &ref, kDefaultMaxExtenderBodyBytes, &memo).ok());
+    Result<ExtenderArgs> args = DecodeExtenderArgs(b);
+    ASSERT_TRUE(args.ok());
+    const ExtenderFilterResult want = (*ext)->Filter(*args);
+    const std::string got = (*ext)->FilterJson(ref);
+    EXPECT_EQ(got, (*ext)->FilterJson(*args)) << k;  // the same bytes without the memo
+    Result<ExtenderFilterResult> decoded = DecodeExtenderFilterResult(got);
+    EXPECT_TRUE(decoded.ok() && decoded->node_names == want.node_names) << got;
+    EXPECT_EQ((*ext)->PrioritizeJson(ref), EncodeHostPriorityList((*ext)->Prioritize(*args)));
+    if (want.node_names.empty()) {
+      fits.push_back("");
+      continue;
+    }
+    fits.push_back(want.node_names.front());
+    ASSERT_EQ((*ext)->Bind({uid, "ml", uid, want.node_names.front()}).error, "");
+  }
+  // a (2 GPUs) takes one pod, f (4 GPUs) two; then nothing fits.
+  EXPECT_EQ(fits, (std::vector<std::string>{"a", "f", "f", "", ""}));
+  EXPECT_GE(memo.hits(), 2u);
 }
 
 }  // namespace

@@ -110,9 +110,14 @@ TEST(K8sExtenderProtocol, FastAndGeneralPathsAgree) {
     general.replace(at, 5, "\"pOd\"");
     Result<ExtenderArgs> fast = DecodeExtenderArgs(body);
     Result<ExtenderArgs> slow = DecodeExtenderArgs(general);
-    {  // The server's decoder (names as views) agrees as well.
+    // The server's decoder (names as views) agrees as well, without and with a memo of
+    // NodeNames arrays (first sighting, remembered, recognised).
+    NodeNamesMemo memo;
+    for (int round = 0; round < 4; ++round) {
       ExtenderArgsRef ref;
-      const Status s = DecodeExtenderArgsRef(body, &ref);
+      const Status s = round == 0
+                           ? DecodeExtenderArgsRef(body, &ref)
+                           : DecodeExtenderArgsRef(body, &ref, kDefaultMaxExtenderBodyBytes, &memo);
       ASSERT_EQ(s.ok(), slow.ok()) << body;
       if (!s.ok()) {
         EXPECT_EQ(s.error().message, slow.error().message) << body;
