@@ -71,12 +71,20 @@ class Policy {
   virtual NodeScore Score(const NodeView& node, const PodRequest& pod) const = 0;
 
   /// Policies whose scores depend on the cluster as a whole return true here and map the
-  /// summary to a small integer in ContextKey; the scheduler passes that value to Score in
-  /// NodeView::context and drops its cached scores whenever it changes. So Score stays a
-  /// pure function of (node, pod, context), and the value should change rarely (it is cheap
-  /// only if it is coarse). ContextKey is called once per Decide / ScoreNodes call.
+  /// summary to an integer in ContextKey; the scheduler passes that value to Score in
+  /// NodeView::context. So Score stays a pure function of (node, pod, context). ContextKey is
+  /// called once per Decide / ScoreNodes call.
   virtual bool UsesContext() const { return false; }
   virtual int64_t ContextKey(const ClusterSummary& /*summary*/) const { return 0; }
+  /// The part of `context` that Score depends on for a node of GPU model `model_id` (−1: no
+  /// GPUs) and `pod`: Score must give the same result for any two context values whose
+  /// ContextFor are equal (for that model and pod). The scheduler keys cached scores by it,
+  /// so a context change recomputes only the scores it concerns; it is cheap only if few
+  /// values occur per (model, pod shape). Called once per GPU model of the cluster per Decide /
+  /// ScoreNodes call. Default: the whole context value.
+  virtual int64_t ContextFor(int64_t context, int /*model_id*/, const PodRequest& /*pod*/) const {
+    return context;
+  }
 };
 
 /// What a policy may need to be built.

@@ -90,6 +90,9 @@ class TesseraPolicy final : public Policy {
       pressured_.push_back(k);
       demand_share_.push_back(demand[k] / total_request);
     }
+    for (int k = 0; k < kMaxGpuModels; ++k) {
+      if (has_model_[k] && pressured_slot_[k] < 0) unpressured_ |= ModelMask{1} << k;
+    }
   }
 
   std::string_view name() const override { return "tessera"; }
@@ -114,6 +117,22 @@ class TesseraPolicy final : public Policy {
              << (1 + 4 * i);
     }
     return key;
+  }
+
+  // Score reads the context through the plentiful bit and PodPressure, which depends on the
+  // pressure level of the node's model and the least level among the models the pod may use:
+  // bit 0 as in ContextKey (adaptive_open only), bits 1..4 the level here, bits 5..8 the least.
+  int64_t ContextFor(int64_t context, int model_id, const PodRequest& pod) const override {
+    int64_t key = params_.adaptive_open ? (context & 1) : 0;
+    if (pressured_.empty() || pod.IsCpuOnly() || model_id < 0 || model_id >= kMaxGpuModels)
+      return key;
+    const int64_t here = Level(model_id, context);
+    int64_t least = here;  // as in PodPressure; unpressured models have level 0
+    if ((pod.models & unpressured_) != 0) least = 0;
+    for (size_t i = 0; i < pressured_.size() && least > 0; ++i) {
+      if ((pod.models >> pressured_[i]) & 1) least = std::min(least, Level(pressured_[i], context));
+    }
+    return key | here << 1 | least << 5;
   }
 
   // 1 while idle nodes are plentiful for the multi-GPU demand expected from now on, else 0.
@@ -144,11 +163,14 @@ class TesseraPolicy final : public Policy {
     return 1;
   }
 
+  // Pressure level of model k (0..15, in steps of pressure_step) under `context`.
+  int64_t Level(int k, int64_t context) const {
+    const int slot = pressured_slot_[k];
+    return slot < 0 ? 0 : (context >> (1 + 4 * slot)) & 15;
+  }
   // Pressure of model k (per milli-GPU) under the context value `context`.
   double ModelPressure(int k, int64_t context) const {
-    const int slot = pressured_slot_[k];
-    if (slot < 0) return 0;
-    return static_cast<double>((context >> (1 + 4 * slot)) & 15) * params_.pressure_step;
+    return static_cast<double>(Level(k, context)) * params_.pressure_step;
   }
 
   // What placing `pod` on a GPU of model `model_id` costs (milli, subtracted from FGD's
@@ -264,6 +286,7 @@ class TesseraPolicy final : public Policy {
   std::array<bool, kMaxGpuModels> has_model_{};                // the cluster has GPUs of model k
   std::array<int, kMaxGpuModels> pressured_slot_ = NoSlots();  // index into pressured_, or -1
   std::vector<int> pressured_;        // models some constrained class may use (≤ 15)
+  ModelMask unpressured_ = 0;         // the cluster's other GPU models
   std::vector<double> demand_share_;  // their constrained request share, by pressured_ index
   static std::array<int, kMaxGpuModels> NoSlots() {
     std::array<int, kMaxGpuModels> a;

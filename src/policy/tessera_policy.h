@@ -21,7 +21,7 @@ struct TesseraParams {
   /// more than this (milli-GPU); other pods see idle nodes as stranding nothing.
   double sharing_open_cost = 200.0;
   /// Adaptive idle-node protection (docs/POLICIES.md, "Third round"); off in the shipped
-  /// policy (2.08× an FGD run, over issue 5's 2× budget; "Fourth round"), where the protection
+  /// policy (2.84× an FGD run, over issue 5's 2× budget; "Fifth round: cost"), where the protection
   /// above always applies. On, the policy watches the cluster (Policy::ContextKey) and calls
   /// idle nodes *plentiful* while, for every GPU count k ≥ 2 of the multi-GPU pods seen so far,
   ///   idle_k − project_opening · open_rate_k · free  ≥  open_reserve · share_k · free,

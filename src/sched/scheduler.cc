@@ -56,7 +56,11 @@ Scheduler::Scheduler(Cluster* cluster, const Policy* policy, const std::vector<i
     auto key = std::make_tuple(s.cpu_milli, s.memory_mib, s.gpu_count, cluster_->model_id(i),
                                s.gpu_memory_mib);
     type_[i] = types.emplace(key, static_cast<int>(types.size())).first->second;
+    if (std::find(models_.begin(), models_.end(), cluster_->model_id(i)) == models_.end()) {
+      models_.push_back(cluster_->model_id(i));
+    }
   }
+  project_.assign(kMaxGpuModels + 1, 0);
   group_of_.assign(n, -1);
   member_pos_.assign(n, -1);
   summary_.total_gpu_milli = cluster_->total_gpu_milli();
@@ -64,10 +68,7 @@ Scheduler::Scheduler(Cluster* cluster, const Policy* policy, const std::vector<i
   summary_.start_idle_nodes_by_gpus = summary_.idle_nodes_by_gpus;
   summary_.free_gpu_milli = cluster_->total_gpu_milli() - cluster_->allocated_gpu_milli();
   summary_.start_free_gpu_milli = summary_.free_gpu_milli;
-  if (uses_context_) {
-    context_ = policy_->ContextKey(summary_);
-    context_values_.push_back(context_);
-  }
+  if (uses_context_) context_ = policy_->ContextKey(summary_);
 }
 
 bool Scheduler::IsIdle(int node) const {
@@ -90,29 +91,18 @@ void Scheduler::AddFreeGpus(int node, int sign) {
   summary_.free_gpu_milli_by_model[m] += sign * free;
 }
 
-// Recomputes the policy's context value. Scores are cached per context value, for up to
-// kContextSlots distinct values (a binary context flipping back and forth recomputes
-// nothing); a value beyond those drops every cached score and starts the slots afresh.
+// Recomputes the policy's context value. Cached scores stay: each is tagged with the
+// Policy::ContextFor it was computed under (Evaluate).
 void Scheduler::UpdateContext() {
   summary_.free_gpu_milli = cluster_->total_gpu_milli() - cluster_->allocated_gpu_milli();
   const int64_t key = policy_->ContextKey(summary_);
   if (key == context_) return;
   context_ = key;
   ++context_changes_;
-  for (size_t i = 0; i < context_values_.size(); ++i) {
-    if (context_values_[i] == key) {
-      context_slot_ = static_cast<int>(i);
-      return;
-    }
-  }
-  if (context_values_.size() == kContextSlots) {
-    context_values_.clear();
-    for (int gid : live_) {
-      for (CacheEntry& e : groups_[gid].cache) e.known = 0;
-    }
-  }
-  context_slot_ = static_cast<int>(context_values_.size());
-  context_values_.push_back(key);
+}
+
+void Scheduler::ProjectContext(const PodRequest& pod) {
+  for (int m : models_) project_[m + 1] = policy_->ContextFor(context_, m, pod);
 }
 
 void Scheduler::Insert(int node) {
@@ -132,6 +122,7 @@ void Scheduler::Insert(int node) {
     g.representative = node;
     g.ranks.clear();
     g.members.clear();
+    g.model = cluster_->model_id(node);
     g.cache.clear();
     g.live_pos = static_cast<int>(live_.size());
     live_.push_back(gid);
@@ -189,12 +180,40 @@ int Scheduler::ShapeId(const PodRequest& pod) {
   return id;
 }
 
-const Scheduler::CacheEntry& Scheduler::Evaluate(Group& g, int shape, const PodRequest& pod) {
-  const size_t slot = CacheSlot(shape);
-  if (g.cache.size() <= slot) g.cache.resize(shapes_.size() * (uses_context_ ? kContextSlots : 1));
-  CacheEntry& e = g.cache[slot];
-  if (e.known) return e;
+// The cached score of `pod` on the group, computed if not cached. With a context, a line
+// holds kContextSlots entries per shape, each tagged with the Policy::ContextFor of the group's
+// model it was computed under; when none matches, an empty one is used, else the one computed
+// longest ago is replaced. Without, one entry per shape.
+template <bool kContext>
+inline const Scheduler::CacheEntry& Scheduler::Evaluate(Group& g, int shape,
+                                                        const PodRequest& pod) {
+  constexpr size_t kSlots = kContext ? kContextSlots : 1;
+  const size_t line = static_cast<size_t>(shape) * kSlots;
+  if (g.cache.size() <= line) g.cache.resize(shapes_.size() * kSlots);
+  CacheEntry* first = &g.cache[line];
+  if constexpr (!kContext) {
+    if (!first->known) Compute(g, *first, pod);
+    return *first;
+  } else {
+    const int64_t context = project_[g.model + 1];
+    size_t i = 0;
+    for (; i < kSlots && first[i].known; ++i) {
+      if (first[i].context == context) return first[i];
+    }
+    if (i == kSlots) {  // all taken: replace the oldest
+      i = first->next;
+      first->next = static_cast<uint8_t>((i + 1) % kSlots);
+    }
+    first[i].context = context;
+    Compute(g, first[i], pod);
+    return first[i];
+  }
+}
+
+void Scheduler::Compute(Group& g, CacheEntry& e, const PodRequest& pod) {
   e.known = 1;
+  e.raw = 0;
+  e.gpus = 0;
   const int node = g.representative;
   const NodeSpec& spec = cluster_->spec(node);
   e.fit = CheckFit(spec.gpu_count, cluster_->model_id(node), g.key.state, pod);
@@ -209,7 +228,25 @@ const Scheduler::CacheEntry& Scheduler::Evaluate(Group& g, int shape, const PodR
   } else if (e.fit == FitReason::kFits && !pod.IsCpuOnly()) {
     e.gpus = DefaultGpuChoice(spec.gpu_count, g.key.state, pod);
   }
-  return e;
+}
+
+// Looks up (or computes) every live group's score of `pod`: counts the rejections in `d` and
+// collects the feasible groups in scratch_.
+template <bool kContext>
+void Scheduler::ScoreGroups(int shape, const PodRequest& pod, Decision& d, int64_t& feasible_nodes,
+                            double& lo, double& hi) {
+  for (int gid : live_) {
+    Group& g = groups_[gid];
+    const CacheEntry& e = Evaluate<kContext>(g, shape, pod);
+    if (e.fit != FitReason::kFits) {
+      d.rejected[static_cast<int>(e.fit)] += static_cast<int>(g.members.size());
+      continue;
+    }
+    scratch_.push_back(Feasible{gid, e.raw, e.gpus});
+    feasible_nodes += static_cast<int64_t>(g.members.size());
+    lo = std::min(lo, e.raw);
+    hi = std::max(hi, e.raw);
+  }
 }
 
 Decision Scheduler::Decide(const PodRequest& pod) {
@@ -219,35 +256,29 @@ Decision Scheduler::Decide(const PodRequest& pod) {
         static_cast<int64_t>(pod.gpu_milli) * pod.gpu_count;
     ++summary_.seen_pods;
     UpdateContext();
+    ProjectContext(pod);
   }
   Decision d;
   scratch_.clear();
   int64_t feasible_nodes = 0;
   double lo = std::numeric_limits<double>::infinity();
   double hi = -lo;
-  for (int gid : live_) {
-    Group& g = groups_[gid];
-    const CacheEntry& e = Evaluate(g, shape, pod);
-    if (e.fit != FitReason::kFits) {
-      d.rejected[static_cast<int>(e.fit)] += static_cast<int>(g.members.size());
-      continue;
-    }
-    scratch_.emplace_back(gid, e.raw);
-    feasible_nodes += static_cast<int64_t>(g.members.size());
-    lo = std::min(lo, e.raw);
-    hi = std::max(hi, e.raw);
+  if (uses_context_) {
+    ScoreGroups<true>(shape, pod, d, feasible_nodes, lo, hi);
+  } else {
+    ScoreGroups<false>(shape, pod, d, feasible_nodes, lo, hi);
   }
   if (scratch_.empty()) return d;
 
   const ScoreMode mode = policy_->mode();
   if (mode == ScoreMode::kUniformRandom) {
     int64_t k = static_cast<int64_t>(rng_.Below(static_cast<uint64_t>(feasible_nodes)));
-    for (const auto& [gid, raw] : scratch_) {
-      const int64_t size = static_cast<int64_t>(groups_[gid].members.size());
+    for (const Feasible& f : scratch_) {
+      const int64_t size = static_cast<int64_t>(groups_[f.group].members.size());
       if (k < size) {
-        const Group& g = groups_[gid];
+        const Group& g = groups_[f.group];
         d.node = g.members[k];
-        d.gpus = g.cache[CacheSlot(shape)].gpus;
+        d.gpus = f.gpus;
         if (pod.IsSharing()) {  // a GPU drawn uniformly among those with room
           const int gpu_count = cluster_->spec(d.node).gpu_count;
           int with_room = 0;
@@ -264,32 +295,37 @@ Decision Scheduler::Decide(const PodRequest& pod) {
     TESSERA_CHECK(false);
   }
 
-  int best_group = -1;
+  const Feasible* best = nullptr;
   int best_score = std::numeric_limits<int>::min();
   int best_rank = std::numeric_limits<int>::max();
-  for (const auto& [gid, raw] : scratch_) {
-    const int score = FinalScore(mode, raw, lo, hi);
-    const int rank = *groups_[gid].ranks.begin();
+  for (const Feasible& f : scratch_) {
+    const int score = FinalScore(mode, f.raw, lo, hi);
+    const int rank = *groups_[f.group].ranks.begin();
     if (score > best_score || (score == best_score && rank < best_rank)) {
       best_score = score;
       best_rank = rank;
-      best_group = gid;
+      best = &f;
     }
   }
   d.score = best_score;
-  return Finish(d, best_group, shape, pod);
+  return Finish(d, *best, pod);
 }
 
 std::vector<std::pair<int, int>> Scheduler::ScoreNodes(const PodRequest& pod,
                                                        const std::vector<int>& nodes) {
   const int shape = ShapeId(pod);
-  if (uses_context_) UpdateContext();
+  if (uses_context_) {
+    UpdateContext();
+    ProjectContext(pod);
+  }
   std::vector<std::pair<int, double>> raw;
   double lo = std::numeric_limits<double>::infinity();
   double hi = -lo;
   for (int node : nodes) {
     TESSERA_CHECK(node >= 0 && node < cluster_->size());
-    const CacheEntry& e = Evaluate(groups_[group_of_[node]], shape, pod);
+    Group& g = groups_[group_of_[node]];
+    const CacheEntry& e =
+        uses_context_ ? Evaluate<true>(g, shape, pod) : Evaluate<false>(g, shape, pod);
     if (e.fit != FitReason::kFits) continue;
     raw.emplace_back(node, e.raw);
     lo = std::min(lo, e.raw);
@@ -304,8 +340,8 @@ std::vector<std::pair<int, int>> Scheduler::ScoreNodes(const PodRequest& pod,
   return out;
 }
 
-Decision Scheduler::Finish(Decision d, int best_group, int shape, const PodRequest& pod) {
-  const Group& g = groups_[best_group];
+Decision Scheduler::Finish(Decision d, const Feasible& best, const PodRequest& pod) {
+  const Group& g = groups_[best.group];
   const int rank = *g.ranks.begin();
   // The member with that rank: members are few per group on average; find it.
   for (int node : g.members) {
@@ -314,7 +350,7 @@ Decision Scheduler::Finish(Decision d, int best_group, int shape, const PodReque
       break;
     }
   }
-  d.gpus = pod.IsCpuOnly() ? 0 : g.cache[CacheSlot(shape)].gpus;
+  d.gpus = pod.IsCpuOnly() ? 0 : best.gpus;
   return d;
 }
 

@@ -31,9 +31,11 @@ struct Decision {
 /// the cost of a decision grows with the number of distinct node states, not with nodes.
 /// Ties go to the node that comes first in `node_order` (the per-seed random node order).
 /// For a policy that uses a cluster-wide context (Policy::UsesContext), the scheduler keeps a
-/// ClusterSummary up to date and caches scores per (group, pod shape, context value) for up
-/// to four context values (a fifth drops every cached score), so decisions stay those of a
-/// plain loop over all nodes.
+/// ClusterSummary up to date and caches scores per (group, pod shape, the part of the context
+/// value that concerns the group's GPU model and the pod: Policy::ContextFor), up to four
+/// such values per (group, pod shape), the oldest replaced first; so a context change
+/// recomputes only the scores it concerns, and decisions stay those of a plain loop over all
+/// nodes.
 ///
 /// The Scheduler is the only writer of its Cluster while it lives (Bind/Unbind).
 /// Not thread-safe; the Cluster and the Policy must outlive it.
@@ -79,34 +81,44 @@ class Scheduler {
     size_t operator()(const Key& k) const;
   };
   struct CacheEntry {
-    int8_t known = 0;  // 0 = not computed yet
-    FitReason fit = FitReason::kFits;
-    GpuSet gpus = 0;
+    int64_t context = 0;  // Policy::ContextFor under which it was computed
     double raw = 0;
+    GpuSet gpus = 0;
+    FitReason fit = FitReason::kFits;
+    int8_t known = 0;  // 0 = not computed yet
+    uint8_t next = 0;  // in a line's first entry: the entry to replace next
+  };
+  struct Feasible {
+    int group;
+    double raw;
+    GpuSet gpus;
   };
   struct Group {
     Key key;
     int representative = -1;
     std::set<int> ranks;            // ranks of member nodes in node_order
     std::vector<int> members;       // member nodes (for uniform draws)
-    std::vector<CacheEntry> cache;  // by CacheSlot(pod shape id)
+    int model = -1;                 // GPU model id of the members
+    std::vector<CacheEntry> cache;  // by pod shape id (kContextSlots each with a context)
     int live_pos = -1;
   };
 
   int ShapeId(const PodRequest& pod);
+  template <bool kContext>
   const CacheEntry& Evaluate(Group& g, int shape, const PodRequest& pod);
+  void Compute(Group& g, CacheEntry& e, const PodRequest& pod);
+  template <bool kContext>
+  void ScoreGroups(int shape, const PodRequest& pod, Decision& d, int64_t& feasible_nodes,
+                   double& lo, double& hi);
+  // Computes the policy's ContextFor of every GPU model of the cluster for `pod`.
+  void ProjectContext(const PodRequest& pod);
   void Insert(int node);
   void Remove(int node);
-  Decision Finish(Decision d, int best_group, int shape, const PodRequest& pod);
+  Decision Finish(Decision d, const Feasible& best, const PodRequest& pod);
   bool IsIdle(int node) const;
   void AddFreeGpus(int node, int sign);
   void UpdateContext();
-  // Index of (shape, current context value) in a group's cache.
-  size_t CacheSlot(int shape) const {
-    return uses_context_ ? static_cast<size_t>(shape) * kContextSlots + context_slot_
-                         : static_cast<size_t>(shape);
-  }
-  static constexpr size_t kContextSlots = 4;
+  static constexpr size_t kContextSlots = 4;  // cache entries per (group, shape) with a context
 
   Cluster* cluster_;
   const Policy* policy_;
@@ -121,12 +133,12 @@ class Scheduler {
   std::unordered_map<Key, int, KeyHash> group_index_;
   std::vector<PodRequest> shapes_;
   std::unordered_map<uint64_t, std::vector<int>> shape_index_;  // hash -> shape ids
-  std::vector<std::pair<int, double>> scratch_;                 // (group, raw) of feasible
+  std::vector<Feasible> scratch_;                               // feasible groups
   const bool uses_context_;
   ClusterSummary summary_;
-  int64_t context_ = 0;                  // the policy's current context value
-  std::vector<int64_t> context_values_;  // the values with cache slots (≤ kContextSlots)
-  int context_slot_ = 0;                 // context_'s index in context_values_
+  int64_t context_ = 0;           // the policy's current context value
+  std::vector<int> models_;       // GPU model ids of the cluster (−1 for nodes without GPUs)
+  std::vector<int64_t> project_;  // ContextFor of the current pod, by model id + 1
   int context_changes_ = 0;
 };
 

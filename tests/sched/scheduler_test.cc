@@ -89,10 +89,36 @@ class FlipFlopPolicy final : public Policy {
   }
 };
 
+// The same, but only nodes of GPU model 0 see the context (Policy::ContextFor says so): the
+// scheduler keeps the other nodes' cached scores across context changes.
+class FlipFlopByModelPolicy final : public Policy {
+ public:
+  std::string_view name() const override { return "flipflop-by-model"; }
+  bool UsesContext() const override { return true; }
+  int64_t ContextKey(const ClusterSummary& s) const override { return flip_.ContextKey(s); }
+  int64_t ContextFor(int64_t context, int model_id, const PodRequest&) const override {
+    return model_id == 0 ? context : -1;
+  }
+  NodeScore Score(const NodeView& node, const PodRequest& pod) const override {
+    NodeView view = node;
+    if (node.model_id != 0) view.context = 0;
+    return flip_.Score(view, pod);
+  }
+
+ private:
+  FlipFlopPolicy flip_;
+};
+
 // tessera with only the adaptive idle-node protection, only the model pressure (as shipped),
-// or neither, and the flip-flop policy above.
+// neither, or both, and the flip-flop policies above.
 std::unique_ptr<Policy> MakeTestPolicy(const std::string& name, const PolicyContext& ctx) {
   if (name == "flipflop") return std::make_unique<FlipFlopPolicy>();
+  if (name == "flipflop-by-model") return std::make_unique<FlipFlopByModelPolicy>();
+  if (name == "tessera-adaptive-pressure") {  // both context users of tessera at once
+    TesseraParams params;
+    params.adaptive_open = true;
+    return MakeTesseraPolicy(ctx, params);
+  }
   if (name == "tessera-pressure-only" || name == "tessera-static") {
     TesseraParams params;  // as shipped: the model pressure only
     if (name == "tessera-static") params.model_pressure = 0;
@@ -188,7 +214,8 @@ INSTANTIATE_TEST_SUITE_P(AllScoredPolicies, SchedulerEquivalence,
                          ::testing::Values("tessera", "fgd", "bestfit", "packing", "clustering",
                                            "dotprod", "k8s-default", "tessera-adaptive",
                                            "tessera-adaptive-drop", "tessera-pressure-only",
-                                           "tessera-static", "flipflop"),
+                                           "tessera-static", "tessera-adaptive-pressure",
+                                           "flipflop", "flipflop-by-model"),
                          [](const auto& info) {
                            std::string n = info.param;
                            for (char& ch : n) ch = ch == '-' ? '_' : ch;
