@@ -13,6 +13,10 @@ packages=(
   openssl                                   # certificates for the API client's TLS tests
   chromium imagemagick fonts-dejavu-core    # the report check: headless Chromium screenshot
 )
+# kubectl: a real client for the e2e tests (kubectl prints the Pod/Node JSON the extender is fed,
+# and checks deploy/). Debian 12 ships it as kubernetes-client; a machine with another kubectl
+# (e.g. the upstream package) keeps its own.
+if ! command -v kubectl >/dev/null; then packages+=(kubernetes-client); fi
 
 missing=()
 for p in "${packages[@]}"; do
