@@ -37,27 +37,6 @@ std::optional<double> UnallocatedAt(const RunResult& run, double level) {
   return std::nullopt;
 }
 
-SummaryCell Cell(const std::vector<double>& values) {
-  SummaryCell cell;
-  cell.runs = static_cast<int>(values.size());
-  if (values.empty()) return cell;
-  double sum = 0;
-  for (double v : values) sum += v;
-  cell.mean = sum / static_cast<double>(values.size());
-  if (values.size() > 1) {
-    double squares = 0;
-    for (double v : values) squares += (v - cell.mean) * (v - cell.mean);
-    cell.sd = std::sqrt(squares / static_cast<double>(values.size() - 1));
-  }
-  return cell;
-}
-
-size_t DisplayWidth(const std::string& s) {
-  size_t width = 0;
-  for (unsigned char c : s) width += (c & 0xC0) != 0x80;
-  return width;
-}
-
 std::string Level(const std::vector<OfflineBoundRow>& bounds) {
   char buf[32];
   std::snprintf(buf, sizeof(buf), "%g", bounds.empty() ? 100.0 : bounds.front().arrival_pct);
@@ -82,7 +61,7 @@ std::vector<OfflineGap> OfflineGaps(const std::vector<RunResult>& runs,
       bound.push_back(b->bound.unallocated_pct);
       gap.push_back(*u - b->bound.unallocated_pct);
     }
-    out.push_back(OfflineGap{policy, Cell(unallocated), Cell(bound), Cell(gap)});
+    out.push_back(OfflineGap{policy, MeanSd(unallocated), MeanSd(bound), MeanSd(gap)});
   }
   return out;
 }
@@ -141,21 +120,8 @@ std::string OfflineTable(const std::vector<RunResult>& runs,
   }
   std::vector<double> all;
   for (const OfflineBoundRow& b : bounds) all.push_back(b.bound.unallocated_pct);
-  rows.push_back({"bound", "-", FormatMeanSd(Cell(all)), "-"});
-  std::vector<size_t> widths(rows.front().size(), 0);
-  for (const auto& row : rows) {
-    for (size_t c = 0; c < row.size(); ++c) widths[c] = std::max(widths[c], DisplayWidth(row[c]));
-  }
-  std::string out;
-  for (const auto& row : rows) {
-    std::string line;
-    for (size_t c = 0; c < row.size(); ++c) {
-      const std::string pad(widths[c] - DisplayWidth(row[c]), ' ');
-      line += c == 0 ? row[c] + pad : "  " + pad + row[c];
-    }
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    out += line + "\n";
-  }
+  rows.push_back({"bound", "-", FormatMeanSd(MeanSd(all)), "-"});
+  std::string out = AlignedTable(rows);
   out += "bound: no placement of the pods arrived by " + level +
          " % can leave less GPU unallocated (LP relaxation, see --help); gap = policy - bound, "
          "the headroom left to any policy; mean\u00B1s.d. over seeds\n";

@@ -40,6 +40,13 @@ struct SummaryCell {
   int runs = 0;   ///< runs that had a curve point at the level (0: mean and sd are meaningless)
 };
 
+/// Mean and sample s.d. of `values` (runs = values.size()).
+SummaryCell MeanSd(const std::vector<double>& values);
+
+/// Rows as a text table: the first column left-aligned, the others right-aligned, columns two
+/// spaces apart, widths in display columns (UTF-8 code points); one line per row.
+std::string AlignedTable(const std::vector<std::vector<std::string>>& rows);
+
 /// Mean ± s.d. over seeds of unallocated % (`frag` = false) or fragmentation ratio
 /// (`frag` = true, as a ratio 0..1) at `arrival_pct` for `policy`: over the runs of `policy`,
 /// the curve point whose arrival_pct equals `arrival_pct`. Runs without such a point are left

@@ -42,18 +42,7 @@ size_t DisplayWidth(const std::string& s) {
 
 }  // namespace
 
-SummaryCell Summarize(const std::vector<RunResult>& runs, const std::string& policy,
-                      double arrival_pct, bool frag) {
-  std::vector<double> values;
-  for (const RunResult& run : runs) {
-    if (run.policy != policy) continue;
-    for (const CurvePoint& p : run.curve) {
-      if (std::fabs(p.arrival_pct - arrival_pct) <= kArrivalEpsilon) {
-        values.push_back(PointValue(p, frag));
-        break;
-      }
-    }
-  }
+SummaryCell MeanSd(const std::vector<double>& values) {
   SummaryCell cell;
   cell.runs = static_cast<int>(values.size());
   if (values.empty()) return cell;
@@ -66,6 +55,40 @@ SummaryCell Summarize(const std::vector<RunResult>& runs, const std::string& pol
     cell.sd = std::sqrt(squares / static_cast<double>(values.size() - 1));
   }
   return cell;
+}
+
+std::string AlignedTable(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> widths;
+  for (const auto& row : rows) {
+    if (widths.size() < row.size()) widths.resize(row.size(), 0);
+    for (size_t c = 0; c < row.size(); ++c) widths[c] = std::max(widths[c], DisplayWidth(row[c]));
+  }
+  std::string out;
+  for (const auto& row : rows) {
+    std::string line;
+    for (size_t c = 0; c < row.size(); ++c) {
+      const std::string pad(widths[c] - DisplayWidth(row[c]), ' ');
+      line += c == 0 ? row[c] + pad : "  " + pad + row[c];  // names left, numbers right
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out += line + "\n";
+  }
+  return out;
+}
+
+SummaryCell Summarize(const std::vector<RunResult>& runs, const std::string& policy,
+                      double arrival_pct, bool frag) {
+  std::vector<double> values;
+  for (const RunResult& run : runs) {
+    if (run.policy != policy) continue;
+    for (const CurvePoint& p : run.curve) {
+      if (std::fabs(p.arrival_pct - arrival_pct) <= kArrivalEpsilon) {
+        values.push_back(PointValue(p, frag));
+        break;
+      }
+    }
+  }
+  return MeanSd(values);
 }
 
 std::string FormatMeanSd(const SummaryCell& cell, int decimals, double scale) {
@@ -136,24 +159,7 @@ std::string SummaryTable(const std::vector<RunResult>& runs,
   for (size_t i = 0; i < levels.size(); ++i) ideal.push_back("-");
   rows.push_back(std::move(ideal));
 
-  std::vector<size_t> widths(rows.front().size(), 0);
-  for (const auto& row : rows) {
-    for (size_t c = 0; c < row.size(); ++c) widths[c] = std::max(widths[c], DisplayWidth(row[c]));
-  }
-  std::string out;
-  for (const auto& row : rows) {
-    std::string line;
-    for (size_t c = 0; c < row.size(); ++c) {
-      const std::string pad(widths[c] - DisplayWidth(row[c]), ' ');
-      if (c == 0) {
-        line += row[c] + pad;  // names left-aligned, numbers right-aligned
-      } else {
-        line += "  " + pad + row[c];
-      }
-    }
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    out += line + "\n";
-  }
+  std::string out = AlignedTable(rows);
   out +=
       "unalloc: unallocated GPU (% of capacity); frag: fragmentation ratio (% of idle GPU); "
       "mean\u00B1s.d. over seeds; @: arrived workload (% of capacity)\n";
