@@ -13,6 +13,19 @@
 namespace tessera {
 namespace {
 
+/// Two runs of one seed made exactly the same choices, and placed more than 30 pods (so the
+/// comparison is not vacuous).
+void ExpectSameRunsWithPlacements(const RunResult& a, const RunResult& b) {
+  ASSERT_EQ(a.placements.size(), b.placements.size());
+  int placed = 0;
+  for (size_t i = 0; i < a.placements.size(); ++i) {
+    EXPECT_EQ(a.placements[i].node, b.placements[i].node);
+    EXPECT_EQ(a.placements[i].gpus, b.placements[i].gpus);
+    placed += a.placements[i].node >= 0;
+  }
+  EXPECT_GT(placed, 30);
+}
+
 PodSpec Pod(int64_t cpu, int gpus, int32_t milli) {
   PodSpec p;
   p.name = "p";
@@ -311,14 +324,7 @@ TEST(TesseraPolicy, ModelPressureRunsAreDeterministicForASeed) {
   InflationOptions options;
   RunResult a = RunInflation(nodes, pods, w, *t, 7, options);
   RunResult b = RunInflation(nodes, pods, w, *t, 7, options);
-  ASSERT_EQ(a.placements.size(), b.placements.size());
-  int placed = 0;
-  for (size_t i = 0; i < a.placements.size(); ++i) {
-    EXPECT_EQ(a.placements[i].node, b.placements[i].node);
-    EXPECT_EQ(a.placements[i].gpus, b.placements[i].gpus);
-    placed += a.placements[i].node >= 0;
-  }
-  EXPECT_GT(placed, 30);
+  ExpectSameRunsWithPlacements(a, b);
 }
 
 TEST(TesseraPolicy, AdaptiveOpenRunsAreDeterministicForASeed) {
@@ -342,14 +348,7 @@ TEST(TesseraPolicy, AdaptiveOpenRunsAreDeterministicForASeed) {
   InflationOptions options;
   RunResult a = RunInflation(nodes, pods, w, *t, 7, options);
   RunResult b = RunInflation(nodes, pods, w, *t, 7, options);
-  ASSERT_EQ(a.placements.size(), b.placements.size());
-  int placed = 0;
-  for (size_t i = 0; i < a.placements.size(); ++i) {
-    EXPECT_EQ(a.placements[i].node, b.placements[i].node);
-    EXPECT_EQ(a.placements[i].gpus, b.placements[i].gpus);
-    placed += a.placements[i].node >= 0;
-  }
-  EXPECT_GT(placed, 30);
+  ExpectSameRunsWithPlacements(a, b);
 }
 
 TEST(TesseraPolicy, RunsAreDeterministicForASeed) {
@@ -368,14 +367,7 @@ TEST(TesseraPolicy, RunsAreDeterministicForASeed) {
   Result<RunResult> a = RunInflation(nodes, pods, w, "tessera", 7, {});
   Result<RunResult> b = RunInflation(nodes, pods, w, "tessera", 7, {});
   ASSERT_TRUE(a.ok() && b.ok());
-  ASSERT_EQ(a->placements.size(), b->placements.size());
-  int placed = 0;
-  for (size_t i = 0; i < a->placements.size(); ++i) {
-    EXPECT_EQ(a->placements[i].node, b->placements[i].node);
-    EXPECT_EQ(a->placements[i].gpus, b->placements[i].gpus);
-    placed += a->placements[i].node >= 0;
-  }
-  EXPECT_GT(placed, 30);
+  ExpectSameRunsWithPlacements(*a, *b);
 }
 
 }  // namespace
