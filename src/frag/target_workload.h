@@ -53,6 +53,11 @@ class TargetWorkload {
     return NodeFragmentation(cluster.model_id(node), cluster.state(node).cpu_left,
                              cluster.state(node).gpu_free.data(), cluster.spec(node).gpu_count);
   }
+  /// NodeFragmentation's two parts: M's classes that use GPUs (gpu_milli and gpu_count > 0),
+  /// in M's order, and Σ p_m over the others (their fragment is all idle GPU), summed in M's
+  /// order. For policies that evaluate F_n(M) together with measures of their own.
+  const std::vector<TargetClass>& gpu_classes() const { return gpu_classes_; }
+  double cpu_only_probability() const { return cpu_only_probability_; }
   /// Σ_n F_n(M) over the cluster, in milli-GPU.
   double ClusterFragmentation(const Cluster& cluster) const;
 

@@ -59,4 +59,56 @@ NodeScore BestHypotheticalPlacement(const NodeView& node, const PodRequest& pod,
   return {static_cast<double>(score_after(cpu_after, free.data())), gpus};
 }
 
+/// BestHypotheticalPlacement for N scores at once: `score_after` returns a std::array of N
+/// integer scores per placement, and out[v] is what BestHypotheticalPlacement would return with
+/// the v-th of them (each placement is weighed once for all N).
+template <size_t N, typename ScoreAfter>
+std::array<NodeScore, N> BestHypotheticalPlacements(const NodeView& node, const PodRequest& pod,
+                                                    ScoreAfter score_after) {
+  const int g = node.spec.gpu_count;
+  const int64_t cpu_after = node.state.cpu_left - pod.cpu_milli;
+  std::array<int32_t, kMaxGpusPerNode> free = node.state.gpu_free;
+  std::array<NodeScore, N> out{};
+  if (pod.IsSharing()) {
+    std::array<int64_t, N> best_score;
+    best_score.fill(std::numeric_limits<int64_t>::min());
+    std::array<int, N> best_gpu;
+    best_gpu.fill(-1);
+    std::array<int32_t, kMaxGpusPerNode> tried_free{};
+    std::array<std::array<int64_t, N>, kMaxGpusPerNode> tried_score{};
+    int num_tried = 0;
+    for (int i = 0; i < g; ++i) {
+      if (!GpuHasRoom(node.state, i, pod)) continue;
+      int k = 0;
+      while (k < num_tried && tried_free[k] != free[i]) ++k;
+      if (k == num_tried) {
+        tried_free[k] = free[i];
+        free[i] -= pod.gpu_milli;
+        tried_score[k] = score_after(cpu_after, free.data());
+        free[i] += pod.gpu_milli;
+        ++num_tried;
+      }
+      for (size_t v = 0; v < N; ++v) {
+        if (tried_score[k][v] > best_score[v]) {
+          best_score[v] = tried_score[k][v];
+          best_gpu[v] = i;
+        }
+      }
+    }
+    for (size_t v = 0; v < N; ++v) {
+      TESSERA_CHECK(best_gpu[v] >= 0);
+      out[v] = {static_cast<double>(best_score[v]), GpuSet{1} << best_gpu[v]};
+    }
+    return out;
+  }
+  GpuSet gpus = 0;
+  if (!pod.IsCpuOnly()) {
+    gpus = DefaultGpuChoice(g, node.state, pod);
+    for (GpuSet s = gpus; s != 0; s &= s - 1) free[std::countr_zero(s)] -= pod.gpu_milli;
+  }
+  const std::array<int64_t, N> scores = score_after(cpu_after, free.data());
+  for (size_t v = 0; v < N; ++v) out[v] = {static_cast<double>(scores[v]), gpus};
+  return out;
+}
+
 }  // namespace tessera

@@ -85,6 +85,21 @@ class Policy {
   virtual int64_t ContextFor(int64_t context, int /*model_id*/, const PodRequest& /*pod*/) const {
     return context;
   }
+  /// Optional, for speed: one bit of the context value (0: none) under whose two values a node
+  /// is scored for little more than the cost of one, in ScorePair. The scheduler then scores
+  /// both at once and caches both. ContextFor must pass the bit through unchanged:
+  /// ContextFor(c ^ bit, m, pod) == ContextFor(c, m, pod) ^ bit.
+  virtual int64_t PairedContextBit() const { return 0; }
+  /// Fills out[0] with Score under `node.context` with PairedContextBit cleared and out[1] with
+  /// Score under it set, bit for bit. Called only if PairedContextBit() != 0.
+  virtual void ScorePair(const NodeView& node, const PodRequest& pod, NodeScore out[2]) const {
+    const int64_t bit = PairedContextBit();
+    NodeView view = node;
+    view.context = node.context & ~bit;
+    out[0] = Score(view, pod);
+    view.context = node.context | bit;
+    out[1] = Score(view, pod);
+  }
 };
 
 /// What a policy may need to be built.

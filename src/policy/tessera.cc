@@ -93,6 +93,7 @@ class TesseraPolicy final : public Policy {
     for (int k = 0; k < kMaxGpuModels; ++k) {
       if (has_model_[k] && pressured_slot_[k] < 0) unpressured_ |= ModelMask{1} << k;
     }
+    BuildMeasureTables();
   }
 
   std::string_view name() const override { return "tessera"; }
@@ -132,6 +133,9 @@ class TesseraPolicy final : public Policy {
     for (size_t i = 0; i < pressured_.size() && least > 0; ++i) {
       if ((pod.models >> pressured_[i]) & 1) least = std::min(least, Level(pressured_[i], context));
     }
+    // PodPressure is 0 whenever the node's model is (one of) the least pressured the pod may
+    // use, whatever the level: one tag for all those, so that level changes keep their scores.
+    if (least == here) return key;
     return key | here << 1 | least << 5;
   }
 
@@ -204,18 +208,137 @@ class TesseraPolicy final : public Policy {
     });
   }
 
+  // The plentiful bit (adaptive_open): both of its values are scored in one pass over the
+  // placements, which share the measures (S_n over M is a prefix of S_n over all classes).
+  int64_t PairedContextBit() const override {
+    return params_.adaptive_open && params_.cpu_stranding ? 1 : 0;
+  }
+
+  void ScorePair(const NodeView& node, const PodRequest& pod, NodeScore out[2]) const override {
+    const int g = node.spec.gpu_count;
+    bool idle = node.state.cpu_left == node.spec.cpu_milli;
+    for (int i = 0; i < g && idle; ++i) idle = node.state.gpu_free[i] == kMilliPerGpu;
+    const double pressure = PodPressure(pod, node.model_id, node.context);  // not bit 0
+    const bool drop = params_.plentiful_drop_multi_gpu;
+    auto plentiful_view = [drop](Measures m) {
+      if (drop) m.stranded = m.stranded_m;
+      return m;
+    };
+    const Measures before = Measure(node.model_id, node.state.cpu_left, node.state.gpu_free.data(),
+                                    g, idle, classes_.size());
+    const Measures before_p = plentiful_view(before);
+    const std::array<NodeScore, 2> scores =
+        BestHypotheticalPlacements<2>(node, pod, [&](int64_t cpu_after, const int32_t* free) {
+          const Measures after = Measure(node.model_id, cpu_after, free, g, idle, classes_.size());
+          return std::array<int64_t, 2>{
+              Combine(before, after, idle, false, pod, pressure),
+              Combine(before_p, plentiful_view(after), idle, true, pod, pressure)};
+        });
+    out[0] = scores[0];
+    out[1] = scores[1];
+  }
+
  private:
   struct Measures {
-    double frag = 0;      // FGD's F_n(M)
-    double stranded = 0;  // S_n
+    double frag = 0;        // FGD's F_n(M)
+    double stranded = 0;    // S_n
+    double stranded_m = 0;  // S_n over M's classes only
   };
 
+  // F_n(M) and S_n (over the first n_classes of classes_) of one node state, in one pass: what
+  // a class needs of the GPUs (how many have ≥ its milli free, and the free milli on the others)
+  // depends only on its GPU milli, so it is counted once per distinct milli, not once per
+  // class. The sums run over the classes in the same order as NodeFragmentation and
+  // ReferenceStranded with the same operands, so the results are the same bit for bit
+  // (reference_measure; tests/policy/tessera_policy_test.cc).
   Measures Measure(int model_id, int64_t cpu_left, const int32_t* gpu_free, int g, bool idle,
                    size_t n_classes) const {
+    if (params_.reference_measure || thresholds_.empty() || thresholds_.size() > kMaxThresholds) {
+      return ReferenceMeasure(model_id, cpu_left, gpu_free, g, idle, n_classes);
+    }
+    Measures m;
+    int64_t free_total = 0;
+    for (int i = 0; i < g; ++i) free_total += gpu_free[i];
+    if (free_total == 0) return m;
+    const double r = static_cast<double>(free_total);
+    // fitting[j]: GPUs with ≥ thresholds_[j] free; too_small[j]: the free milli on the others.
+    // With p(f) the number of thresholds ≤ f (thresholds_ ascends), a GPU with f free fits
+    // exactly the thresholds j < p(f): count the GPUs by p, then sum up.
+    const size_t nt = thresholds_.size();
+    std::array<int, kMaxThresholds + 1> by_p;
+    std::array<int64_t, kMaxThresholds + 1> free_by_p;
+    std::fill_n(by_p.begin(), nt + 1, 0);
+    std::fill_n(free_by_p.begin(), nt + 1, 0);
+    for (int i = 0; i < g; ++i) {
+      const int32_t f = gpu_free[i];
+      size_t p = nt;
+      if (f < thresholds_[0]) {
+        p = 0;
+      } else if (f < thresholds_[nt - 1]) {
+        p = static_cast<size_t>(std::upper_bound(thresholds_.begin(), thresholds_.end(), f) -
+                                thresholds_.begin());
+      }
+      ++by_p[p];
+      free_by_p[p] += f;
+    }
+    std::array<int, kMaxThresholds> fitting;
+    std::array<int64_t, kMaxThresholds> too_small;
+    int above = g - by_p[0];
+    int64_t below = free_by_p[0];
+    for (size_t j = 0; j < nt; ++j) {
+      fitting[j] = above;
+      too_small[j] = below;
+      above -= by_p[j + 1];
+      below += free_by_p[j + 1];
+    }
+    // As TargetWorkload::NodeFragmentation.
+    double frag = workload_->cpu_only_probability() * r;
+    for (const MeasureClass& c : frag_classes_) {
+      if (model_id < 0 || ((c.models >> model_id) & 1) == 0 || cpu_left < c.cpu_milli) {
+        frag += c.weight * r;
+        continue;
+      }
+      frag +=
+          c.weight *
+          (fitting[c.threshold] >= c.gpu_count ? static_cast<double>(too_small[c.threshold]) : r);
+    }
+    m.frag = frag;
+    if (!params_.cpu_stranding || idle) return m;
+    // As ReferenceStranded; the sum over M on the way.
+    const double cpu = static_cast<double>(cpu_left);
+    double total = 0;
+    auto add = [&](size_t from, size_t to) {
+      for (size_t k = from; k < to; ++k) {
+        const MeasureClass& c = strand_classes_[k];
+        if (c.threshold < 0 || model_id < 0 || ((c.models >> model_id) & 1) == 0 ||
+            cpu_left < c.cpu_milli || fitting[c.threshold] < c.gpu_count) {
+          total += c.weight * r;
+          continue;
+        }
+        double usable = static_cast<double>(free_total - too_small[c.threshold]);
+        if (c.cpu_milli > 0) {  // the same operands as ReferenceStranded's, converted once
+          usable = std::min(usable, cpu / c.cpu_d * c.gpu_milli_d * c.gpu_count_d);
+        }
+        total += c.weight * (r - usable);
+      }
+    };
+    const size_t m_end = std::min(n_classes, m_size_);
+    add(0, m_end);
+    m.stranded_m = total;
+    add(m_end, n_classes);
+    m.stranded = total;
+    return m;
+  }
+
+  // The plain per-class loops (reference_measure).
+  Measures ReferenceMeasure(int model_id, int64_t cpu_left, const int32_t* gpu_free, int g,
+                            bool idle, size_t n_classes) const {
     Measures m;
     m.frag = workload_->NodeFragmentation(model_id, cpu_left, gpu_free, g);
     if (params_.cpu_stranding && !idle) {
-      m.stranded = Stranded(model_id, cpu_left, gpu_free, g, n_classes);
+      m.stranded = ReferenceStranded(model_id, cpu_left, gpu_free, g, n_classes);
+      m.stranded_m =
+          ReferenceStranded(model_id, cpu_left, gpu_free, g, std::min(n_classes, m_size_));
     }
     return m;
   }
@@ -239,8 +362,8 @@ class TesseraPolicy final : public Policy {
 
   // S_n in milli-GPU (weighted; see the file comment).
   // Over the first n_classes of classes_ (M first, then the multi-GPU classes).
-  double Stranded(int model_id, int64_t cpu_left, const int32_t* gpu_free, int g,
-                  size_t n_classes) const {
+  double ReferenceStranded(int model_id, int64_t cpu_left, const int32_t* gpu_free, int g,
+                           size_t n_classes) const {
     int64_t idle = 0;
     for (int i = 0; i < g; ++i) idle += gpu_free[i];
     if (idle == 0) return 0;
@@ -276,8 +399,62 @@ class TesseraPolicy final : public Policy {
     return total;
   }
 
+  // A class as Measure reads it: the index of its GPU milli in thresholds_ (−1: a class that
+  // uses no GPU), and its weight (p_m for F_n, w_m for S_n).
+  struct MeasureClass {
+    int64_t cpu_milli = 0;
+    double weight = 0;
+    ModelMask models = kAnyModel;
+    int32_t gpu_milli = 0;
+    int32_t gpu_count = 0;
+    int threshold = -1;
+    double cpu_d = 0, gpu_milli_d = 0, gpu_count_d = 0;  // the three above as doubles
+  };
+  static constexpr size_t kMaxThresholds = 64;  // more distinct GPU milli: ReferenceMeasure
+
+  void BuildMeasureTables() {
+    auto add = [&](const TargetClass& c, double weight) {
+      MeasureClass mc{c.cpu_milli,
+                      weight,
+                      c.models,
+                      c.gpu_milli,
+                      c.gpu_count,
+                      -1,
+                      static_cast<double>(c.cpu_milli),
+                      static_cast<double>(c.gpu_milli),
+                      static_cast<double>(c.gpu_count)};
+      if (c.gpu_milli != 0 && c.gpu_count != 0) {
+        auto it = std::find(thresholds_.begin(), thresholds_.end(), c.gpu_milli);
+        mc.threshold = static_cast<int>(it - thresholds_.begin());
+        if (it == thresholds_.end()) thresholds_.push_back(c.gpu_milli);
+      }
+      return mc;
+    };
+    for (const TargetClass& c : workload_->gpu_classes()) {
+      frag_classes_.push_back(add(c, c.probability));
+    }
+    for (size_t k = 0; k < classes_.size(); ++k) {
+      strand_classes_.push_back(add(classes_[k], weights_[k]));
+    }
+    // Ascending, for Measure's count.
+    std::vector<int32_t> sorted = thresholds_;
+    std::sort(sorted.begin(), sorted.end());
+    for (auto* list : {&frag_classes_, &strand_classes_}) {
+      for (MeasureClass& c : *list) {
+        if (c.threshold < 0) continue;
+        c.threshold = static_cast<int>(
+            std::lower_bound(sorted.begin(), sorted.end(), thresholds_[c.threshold]) -
+            sorted.begin());
+      }
+    }
+    thresholds_ = std::move(sorted);
+  }
+
   const TargetWorkload* workload_;
   TesseraParams params_;
+  std::vector<int32_t> thresholds_;            // the distinct GPU milli of the classes below
+  std::vector<MeasureClass> frag_classes_;     // workload_->gpu_classes(), for F_n
+  std::vector<MeasureClass> strand_classes_;   // classes_ with weights_, for S_n
   std::vector<TargetClass> classes_;           // M plus the multi-GPU classes
   size_t m_size_ = 0;                          // classes_[0, m_size_) is M
   std::vector<double> weights_;                // w_m, by classes_ index

@@ -21,9 +21,10 @@ struct TesseraParams {
   /// more than this (milli-GPU); other pods see idle nodes as stranding nothing.
   double sharing_open_cost = 200.0;
   /// Adaptive idle-node protection (docs/POLICIES.md, "Third round"); off in the shipped
-  /// policy (2.84× an FGD run, over issue 5's 2× budget; "Fifth round: cost"), where the protection
-  /// above always applies. On, the policy watches the cluster (Policy::ContextKey) and calls
-  /// idle nodes *plentiful* while, for every GPU count k ≥ 2 of the multi-GPU pods seen so far,
+  /// policy, where the protection above always applies (on, a run costs 1.67–1.95× an FGD run
+  /// since the sixth round; "Sixth round: cost under 2×"). On, the policy watches the cluster
+  /// (Policy::ContextKey) and calls idle nodes *plentiful* while, for every GPU count k ≥ 2 of the
+  /// multi-GPU pods seen so far,
   ///   idle_k − project_opening · open_rate_k · free  ≥  open_reserve · share_k · free,
   /// where idle_k is the idle GPU milli on idle nodes with ≥ k GPUs, open_rate_k how many of
   /// those were opened so far per GPU milli allocated, free the free GPU milli of the
@@ -45,6 +46,10 @@ struct TesseraParams {
   /// see it. 0 switches it off.
   double model_pressure = 1.0;
   double pressure_step = 0.1;
+  /// Tests only: evaluate F_n(M) and S_n with the plain per-class loops (TargetWorkload::
+  /// NodeFragmentation and one loop over the GPUs per class) instead of the shared per-threshold
+  /// table. Same scores, bit for bit; slower.
+  bool reference_measure = false;
 };
 
 /// Builds the `tessera` policy; nullptr without a target workload in `context`.

@@ -40,7 +40,11 @@ size_t Scheduler::KeyHash::operator()(const Key& k) const {
 
 Scheduler::Scheduler(Cluster* cluster, const Policy* policy, const std::vector<int>& node_order,
                      uint64_t seed)
-    : cluster_(cluster), policy_(policy), rng_(seed), uses_context_(policy->UsesContext()) {
+    : cluster_(cluster),
+      policy_(policy),
+      rng_(seed),
+      uses_context_(policy->UsesContext()),
+      paired_bit_(uses_context_ ? policy->PairedContextBit() : 0) {
   const int n = cluster_->size();
   TESSERA_CHECK(static_cast<int>(node_order.size()) == n);
   rank_.assign(n, -1);
@@ -205,9 +209,64 @@ inline const Scheduler::CacheEntry& Scheduler::Evaluate(Group& g, int shape,
       first->next = static_cast<uint8_t>((i + 1) % kSlots);
     }
     first[i].context = context;
-    Compute(g, first[i], pod);
+    if (paired_bit_ == 0) {
+      Compute(g, first[i], pod);
+      return first[i];
+    }
+    // Score both values of the policy's paired bit; keep the other one too, unless cached.
+    // (Known entries are contiguous from the first: `i` is the first unknown one or all are.)
+    const int64_t sibling = context ^ paired_bit_;
+    size_t j = 0;
+    for (; j < kSlots && (j == i || first[j].known); ++j) {
+      if (j != i && first[j].context == sibling) {  // cached already
+        Compute(g, first[i], pod);
+        return first[i];
+      }
+    }
+    if (j == kSlots) {  // all taken: replace the oldest but the one just filled
+      j = first->next;
+      if (j == i) j = (j + 1) % kSlots;
+      first->next = static_cast<uint8_t>((j + 1) % kSlots);
+    }
+    first[j].context = sibling;
+    ComputePair(g, first[i], first[j], (context & paired_bit_) != 0, pod);
     return first[i];
   }
+}
+
+// Compute for both values of the paired bit: `e` under the current context with that bit
+// `bit_set`, `sibling` under it flipped.
+void Scheduler::ComputePair(Group& g, CacheEntry& e, CacheEntry& sibling, bool bit_set,
+                            const PodRequest& pod) {
+  const int node = g.representative;
+  const NodeSpec& spec = cluster_->spec(node);
+  e.known = 1;
+  e.raw = 0;
+  e.gpus = 0;
+  e.fit = CheckFit(spec.gpu_count, cluster_->model_id(node), g.key.state, pod);
+  if (e.fit == FitReason::kFits && policy_->mode() != ScoreMode::kUniformRandom) {
+    NodeScore s[2];
+    policy_->ScorePair(NodeView{spec, cluster_->model_id(node), g.key.state, context_}, pod, s);
+    e.raw = s[bit_set ? 1 : 0].score;
+    e.gpus = s[bit_set ? 1 : 0].gpus;
+    sibling.raw = s[bit_set ? 0 : 1].score;
+    sibling.gpus = s[bit_set ? 0 : 1].gpus;
+    if (!pod.IsCpuOnly()) {
+      const GpuSet fallback = e.gpus == 0 || sibling.gpus == 0
+                                  ? DefaultGpuChoice(spec.gpu_count, g.key.state, pod)
+                                  : GpuSet{0};
+      if (e.gpus == 0) e.gpus = fallback;
+      if (sibling.gpus == 0) sibling.gpus = fallback;
+    }
+  } else if (e.fit == FitReason::kFits && !pod.IsCpuOnly()) {
+    e.gpus = DefaultGpuChoice(spec.gpu_count, g.key.state, pod);
+  }
+  if (!(e.fit == FitReason::kFits && policy_->mode() != ScoreMode::kUniformRandom)) {
+    sibling.raw = e.raw;
+    sibling.gpus = e.gpus;
+  }
+  sibling.fit = e.fit;
+  sibling.known = 1;
 }
 
 void Scheduler::Compute(Group& g, CacheEntry& e, const PodRequest& pod) {

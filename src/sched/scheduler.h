@@ -35,7 +35,8 @@ struct Decision {
 /// value that concerns the group's GPU model and the pod: Policy::ContextFor), up to four
 /// such values per (group, pod shape), the oldest replaced first; so a context change
 /// recomputes only the scores it concerns, and decisions stay those of a plain loop over all
-/// nodes.
+/// nodes. A policy with a Policy::PairedContextBit is scored under both of its values at once
+/// (Policy::ScorePair), and both are cached.
 ///
 /// The Scheduler is the only writer of its Cluster while it lives (Bind/Unbind).
 /// Not thread-safe; the Cluster and the Policy must outlive it.
@@ -107,6 +108,8 @@ class Scheduler {
   template <bool kContext>
   const CacheEntry& Evaluate(Group& g, int shape, const PodRequest& pod);
   void Compute(Group& g, CacheEntry& e, const PodRequest& pod);
+  void ComputePair(Group& g, CacheEntry& e, CacheEntry& sibling, bool bit_set,
+                   const PodRequest& pod);
   template <bool kContext>
   void ScoreGroups(int shape, const PodRequest& pod, Decision& d, int64_t& feasible_nodes,
                    double& lo, double& hi);
@@ -135,6 +138,7 @@ class Scheduler {
   std::unordered_map<uint64_t, std::vector<int>> shape_index_;  // hash -> shape ids
   std::vector<Feasible> scratch_;                               // feasible groups
   const bool uses_context_;
+  const int64_t paired_bit_;  // Policy::PairedContextBit, if uses_context_
   ClusterSummary summary_;
   int64_t context_ = 0;           // the policy's current context value
   std::vector<int> models_;       // GPU model ids of the cluster (−1 for nodes without GPUs)

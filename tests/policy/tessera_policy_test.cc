@@ -370,5 +370,87 @@ TEST(TesseraPolicy, RunsAreDeterministicForASeed) {
   ExpectSameRunsWithPlacements(*a, *b);
 }
 
+// Measure evaluates F_n(M) and S_n through one per-threshold table; reference_measure uses the
+// plain per-class loops. Every score (and ScorePair's two) must be the same bit for bit, on
+// node states of every kind, for pods of every kind and under many context values.
+TEST(TesseraPolicy, FastMeasureScoresEqualTheReferenceLoopsBitForBit) {
+  Rng rng(5);
+  const char* models[] = {"T4", "P100", "V100M32"};
+  const int gpu_counts[] = {1, 2, 4, 8};
+  std::vector<NodeSpec> nodes;
+  for (int i = 0; i < 40; ++i) {
+    nodes.push_back(NodeSpec{"n" + std::to_string(i), 16000 * (1 + static_cast<int64_t>(i % 5)),
+                             262144, gpu_counts[i % 4], models[i % 3], 0});
+  }
+  std::vector<PodSpec> pods;
+  const int32_t millis[] = {50, 100, 250, 300, 500, 750, 1000};
+  const char* specs[] = {"", "", "", "T4", "P100|V100M32", "V100M32"};
+  for (int i = 0; i < 300; ++i) {
+    const int kind = static_cast<int>(rng.Below(8));
+    PodSpec p = Pod(500 * static_cast<int64_t>(1 + rng.Below(24)), kind == 0 ? 0 : 1,
+                    kind == 0 ? 0 : millis[rng.Below(7)]);
+    if (kind == 7) {
+      p.gpu_count = 2 << rng.Below(3);
+      p.gpu_milli = 1000;
+    }
+    if (kind != 0) p.gpu_spec = specs[rng.Below(6)];
+    pods.push_back(p);
+  }
+  Cluster c(nodes);
+  TargetWorkload w = TargetWorkload::FromPods(pods);
+  w.Resolve(c);
+  ASSERT_GT(w.all_classes().size(), w.classes().size());  // multi-GPU classes outside M too
+  PolicyContext ctx;
+  ctx.workload = &w;
+  std::vector<TesseraParams> variants(4);
+  variants[1].adaptive_open = true;
+  variants[2].adaptive_open = true;
+  variants[2].plentiful_drop_multi_gpu = false;
+  variants[3].multi_gpu_classes = false;
+  variants[3].model_pressure = 0;
+  int compared = 0;
+  for (const TesseraParams& params : variants) {
+    TesseraParams reference_params = params;
+    reference_params.reference_measure = true;
+    std::unique_ptr<Policy> fast = MakeTesseraPolicy(ctx, params);
+    std::unique_ptr<Policy> reference = MakeTesseraPolicy(ctx, reference_params);
+    Cluster state = c;
+    for (int step = 0; step < 120; ++step) {
+      // Fill the cluster at random, so that states of every kind occur.
+      const PodRequest add = state.MakeRequest(pods[rng.Below(pods.size())]);
+      const int target = static_cast<int>(rng.Below(nodes.size()));
+      if (state.Check(target, add) == FitReason::kFits) {
+        state.Allocate(target, add,
+                       add.IsCpuOnly()
+                           ? GpuSet{0}
+                           : DefaultGpuChoice(nodes[target].gpu_count, state.state(target), add));
+      }
+      const PodRequest r = state.MakeRequest(pods[rng.Below(pods.size())]);
+      const int64_t context = static_cast<int64_t>(rng.Below(1 << 12));
+      for (int n = 0; n < state.size(); ++n) {
+        if (state.Check(n, r) != FitReason::kFits) continue;
+        const NodeView view{state.spec(n), state.model_id(n), state.state(n), context};
+        const NodeScore got = fast->Score(view, r);
+        const NodeScore want = reference->Score(view, r);
+        ASSERT_EQ(got.score, want.score) << "node " << n << " step " << step;
+        ASSERT_EQ(got.gpus, want.gpus);
+        if (fast->PairedContextBit() != 0) {
+          NodeScore pair[2];
+          fast->ScorePair(view, r, pair);
+          for (int bit = 0; bit < 2; ++bit) {
+            NodeView v = view;
+            v.context = bit ? context | 1 : context & ~int64_t{1};
+            const NodeScore one = reference->Score(v, r);
+            ASSERT_EQ(pair[bit].score, one.score) << "node " << n << " step " << step;
+            ASSERT_EQ(pair[bit].gpus, one.gpus);
+          }
+        }
+        ++compared;
+      }
+    }
+  }
+  EXPECT_GT(compared, 2000);
+}
+
 }  // namespace
 }  // namespace tessera

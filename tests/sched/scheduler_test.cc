@@ -109,11 +109,32 @@ class FlipFlopByModelPolicy final : public Policy {
   FlipFlopPolicy flip_;
 };
 
+// The flip-flop policy with its context's lowest bit paired (Policy::PairedContextBit; the
+// default ScorePair, two Score calls): the scheduler caches both values of the bit at once.
+class FlipFlopPairedPolicy final : public Policy {
+ public:
+  std::string_view name() const override { return "flipflop-paired"; }
+  bool UsesContext() const override { return true; }
+  int64_t ContextKey(const ClusterSummary& s) const override { return flip_.ContextKey(s); }
+  int64_t PairedContextBit() const override { return 1; }
+  NodeScore Score(const NodeView& node, const PodRequest& pod) const override {
+    NodeView view = node;
+    view.context = node.context & 1;  // spread or pack by the bit alone
+    NodeScore s = flip_.Score(view, pod);
+    s.score += static_cast<double>(node.context >> 1);  // the rest shifts every score alike
+    return s;
+  }
+
+ private:
+  FlipFlopPolicy flip_;
+};
+
 // tessera with only the adaptive idle-node protection, only the model pressure (as shipped),
 // neither, or both, and the flip-flop policies above.
 std::unique_ptr<Policy> MakeTestPolicy(const std::string& name, const PolicyContext& ctx) {
   if (name == "flipflop") return std::make_unique<FlipFlopPolicy>();
   if (name == "flipflop-by-model") return std::make_unique<FlipFlopByModelPolicy>();
+  if (name == "flipflop-paired") return std::make_unique<FlipFlopPairedPolicy>();
   if (name == "tessera-adaptive-pressure") {  // both context users of tessera at once
     TesseraParams params;
     params.adaptive_open = true;
@@ -215,7 +236,7 @@ INSTANTIATE_TEST_SUITE_P(AllScoredPolicies, SchedulerEquivalence,
                                            "dotprod", "k8s-default", "tessera-adaptive",
                                            "tessera-adaptive-drop", "tessera-pressure-only",
                                            "tessera-static", "tessera-adaptive-pressure",
-                                           "flipflop", "flipflop-by-model"),
+                                           "flipflop", "flipflop-by-model", "flipflop-paired"),
                          [](const auto& info) {
                            std::string n = info.param;
                            for (char& ch : n) ch = ch == '-' ? '_' : ch;
