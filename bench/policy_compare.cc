@@ -97,6 +97,14 @@ bool ApplyVariant(const std::string& spec, TesseraParams& p) {
       p.model_pressure = v;
     } else if (name == "pressure_step") {
       p.pressure_step = v;
+    } else if (name == "hole_fill") {
+      p.hole_fill = v;
+    } else if (name == "hole_fill_primary") {
+      p.hole_fill_primary = v;
+    } else if (name == "hole_relative") {
+      p.hole_relative = v != 0;
+    } else if (name == "hole_min_share") {
+      p.hole_min_share = v;
     } else {
       std::fprintf(stderr, "--variant: unknown parameter '%s'\n", name.c_str());
       return false;

@@ -93,6 +93,41 @@ class TesseraPolicy final : public Policy {
     for (int k = 0; k < kMaxGpuModels; ++k) {
       if (has_model_[k] && pressured_slot_[k] < 0) unpressured_ |= ModelMask{1} << k;
     }
+    if (params_.hole_fill != 0 || params_.hole_fill_primary != 0) BuildHoleWaste();
+  }
+
+  // waste_[r] = r − the largest sum of frequent sharing sizes (any number of each) ≤ r.
+  void BuildHoleWaste() {
+    std::array<int64_t, kMilliPerGpu> by_milli{};
+    int64_t sharing = 0;
+    for (const TargetClass& c : workload_->all_classes()) {
+      if (c.gpu_count != 1 || c.gpu_milli <= 0 || c.gpu_milli >= kMilliPerGpu) continue;
+      by_milli[c.gpu_milli] += c.count;
+      sharing += c.count;
+    }
+    std::vector<int> sizes;
+    for (int m = 1; m < kMilliPerGpu; ++m) {
+      if (sharing > 0 &&
+          static_cast<double>(by_milli[m]) >= params_.hole_min_share * static_cast<double>(sharing))
+        sizes.push_back(m);
+    }
+    std::vector<int> best(kMilliPerGpu + 1, 0);
+    for (int r = 1; r <= kMilliPerGpu; ++r) {
+      best[r] = best[r - 1];
+      for (int m : sizes) {
+        if (m <= r) best[r] = std::max(best[r], best[r - m] + m);
+      }
+    }
+    waste_.assign(kMilliPerGpu + 1, 0);
+    for (int r = 0; r <= kMilliPerGpu; ++r) waste_[r] = r - best[r];
+  }
+
+  // Σ waste over the node's GPUs (0 without hole fill).
+  double HoleWaste(const int32_t* gpu_free, int g) const {
+    if (waste_.empty()) return 0;
+    int64_t total = 0;
+    for (int i = 0; i < g; ++i) total += waste_[gpu_free[i]];
+    return static_cast<double>(total);
   }
 
   std::string_view name() const override { return "tessera"; }
@@ -198,9 +233,18 @@ class TesseraPolicy final : public Policy {
     const double pressure = PodPressure(pod, node.model_id, node.context);
     const Measures before =
         Measure(node.model_id, node.state.cpu_left, node.state.gpu_free.data(), g, idle, n_classes);
+    const bool holes = pod.IsSharing() && !waste_.empty();
+    const double waste_before = holes ? HoleWaste(node.state.gpu_free.data(), g) : 0;
+    const double fresh_fill =
+        holes && params_.hole_relative
+            ? static_cast<double>(waste_[kMilliPerGpu] - waste_[kMilliPerGpu - pod.gpu_milli])
+            : 0;
     return BestHypotheticalPlacement(node, pod, [&](int64_t cpu_after, const int32_t* free) {
+      // Relative to putting the pod on a free GPU, so that only holes shared with other pods
+      // are judged (and a fresh GPU keeps FGD's own score).
+      const double fill = holes ? waste_before - HoleWaste(free, g) - fresh_fill : 0;
       return Combine(before, Measure(node.model_id, cpu_after, free, g, idle, n_classes), idle,
-                     plentiful, pod, pressure);
+                     plentiful, pod, pressure, fill);
     });
   }
 
@@ -223,15 +267,18 @@ class TesseraPolicy final : public Policy {
   // FGD's score (with the model pressure taken off its ΔF) first; among its ties, the
   // stranding score.
   int64_t Combine(const Measures& before, const Measures& after, bool idle, bool plentiful,
-                  const PodRequest& pod, double pressure) const {
+                  const PodRequest& pod, double pressure, double fill) const {
     const auto primary = static_cast<int64_t>(
-        100.0 / (1.0 + std::exp(-(before.frag - after.frag - pressure) / 1000.0)));
+        100.0 /
+        (1.0 + std::exp(-(before.frag - after.frag - pressure + params_.hole_fill_primary * fill) /
+                        1000.0)));
     if (!params_.cpu_stranding) return primary;
     double delta = before.stranded - after.stranded;
     if (idle) {
       const double cost = plentiful ? params_.plentiful_open_cost : params_.sharing_open_cost;
       delta = pod.IsSharing() ? -cost : 0.0;
     }
+    delta += params_.hole_fill * fill;
     const auto secondary = static_cast<int64_t>(static_cast<double>(kSecondaryLevels) /
                                                 (1.0 + std::exp(-delta / kSecondaryScale)));
     return primary * kSecondaryLevels + std::min(secondary, kSecondaryLevels - 1);
@@ -288,6 +335,7 @@ class TesseraPolicy final : public Policy {
   std::vector<int> pressured_;        // models some constrained class may use (≤ 15)
   ModelMask unpressured_ = 0;         // the cluster's other GPU models
   std::vector<double> demand_share_;  // their constrained request share, by pressured_ index
+  std::vector<int> waste_;            // hole fill: waste_[r] for r = 0..1000 (empty: off)
   static std::array<int, kMaxGpuModels> NoSlots() {
     std::array<int, kMaxGpuModels> a;
     a.fill(-1);

@@ -45,6 +45,15 @@ struct TesseraParams {
   /// see it. 0 switches it off.
   double model_pressure = 1.0;
   double pressure_step = 0.1;
+  /// Hole fill (docs/POLICIES.md, "Sixth round"): a sharing pod's placement is also judged by
+  /// the GPU milli its GPU's hole can never use, waste(r) = r − the largest sum of the list's
+  /// frequent sharing sizes (those with at least `hole_min_share` of its sharing pods, any
+  /// number of each) that fits in r. hole_fill weighs Δwaste into the tie-break,
+  /// hole_fill_primary into FGD's ΔF (milli per milli). 0 switches each off.
+  double hole_fill = 0.0;
+  double hole_fill_primary = 0.0;
+  double hole_min_share = 0.03;
+  bool hole_relative = true;
 };
 
 /// Builds the `tessera` policy; nullptr without a target workload in `context`.
