@@ -21,7 +21,12 @@
 // passes in NodeView::context. With `model_pressure`, pods that may use other GPU models pay, in
 // FGD's own score, for GPUs of a model that the list's model-constrained pods are expected to need
 // (constrained request still to come per free GPU of that model, also in the context), so
-// that, e.g., unconstrained pods leave the T4 nodes to T4-only pods. See docs/POLICIES.md.
+// that, e.g., unconstrained pods leave the T4 nodes to T4-only pods. With hole fill
+// (`hole_fill_primary`), a sharing pod's ΔF is also charged for the GPU milli its GPU's hole
+// can no longer use, waste(r) = r − the most that the list's frequent sharing sizes fill of
+// r, relative to putting the pod on a free GPU: a 320-milli pod no longer takes the 530 next
+// to a 470 (210 left, which no frequent size fits) when a 680 next to a 320 is free (360
+// left, which a 320 closes). See docs/POLICIES.md.
 #include <algorithm>
 #include <array>
 #include <bit>

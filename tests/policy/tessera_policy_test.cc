@@ -87,7 +87,9 @@ TEST_F(CpuStranding, WithoutTheStrandingIngredientItIsFgd) {
 }
 
 // The primary key of tessera's score is FGD's published score, on any node state: without
-// GPU-model constraints in the pod list (no model pressure), tessera only reorders FGD's ties.
+// GPU-model constraints in the pod list (no model pressure) and without hole fill, tessera only
+// reorders FGD's ties; with hole fill (the default) it still does for pods that do not share a
+// GPU.
 TEST(TesseraPolicy, PrimaryScoreIsFgdsScore) {
   Rng rng(5);
   std::vector<NodeSpec> nodes;
@@ -109,15 +111,25 @@ TEST(TesseraPolicy, PrimaryScoreIsFgdsScore) {
   PolicyContext ctx;
   ctx.workload = &w;
   std::unique_ptr<Policy> fgd = MakePolicy("fgd", ctx);
-  std::unique_ptr<Policy> t = MakePolicy("tessera", ctx);
+  TesseraParams no_hole_fill;
+  no_hole_fill.hole_fill_primary = 0;
+  std::unique_ptr<Policy> t = MakeTesseraPolicy(ctx, no_hole_fill);
+  std::unique_ptr<Policy> shipped = MakePolicy("tessera", ctx);
   int compared = 0;
+  int sharing_differs = 0;
   for (const PodSpec& p : pods) {
     const PodRequest r = c.MakeRequest(p);
     for (int n = 0; n < c.size(); ++n) {
       if (c.Check(n, r) != FitReason::kFits) continue;
       const NodeView view{c.spec(n), c.model_id(n), c.state(n)};
-      ASSERT_EQ(static_cast<int64_t>(t->Score(view, r).score) / 1000,
-                static_cast<int64_t>(fgd->Score(view, r).score));
+      const auto fgd_score = static_cast<int64_t>(fgd->Score(view, r).score);
+      ASSERT_EQ(static_cast<int64_t>(t->Score(view, r).score) / 1000, fgd_score);
+      const auto shipped_primary = static_cast<int64_t>(shipped->Score(view, r).score) / 1000;
+      if (r.IsSharing()) {
+        sharing_differs += shipped_primary != fgd_score;
+      } else {
+        ASSERT_EQ(shipped_primary, fgd_score);
+      }
       ++compared;
     }
     // Fill the cluster as we go, so that states vary.
@@ -129,6 +141,9 @@ TEST(TesseraPolicy, PrimaryScoreIsFgdsScore) {
     }
   }
   EXPECT_GT(compared, 1000);
+  // Sharing sizes here are multiples of 100 milli, each frequent, so no hole is waste and hole
+  // fill never moves the primary key (the HoleFill tests below show where it does).
+  EXPECT_EQ(sharing_differs, 0);
 }
 
 // An idle node stays idle for a sharing pod when a used node ties under FGD and strands
