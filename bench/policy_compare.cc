@@ -8,7 +8,8 @@
 // `--variant sharing_open_cost=0 --variant scarcity=3,multi_gpu_weight=1`. Names:
 // cpu_stranding, multi_gpu_classes (0/1), multi_gpu_weight, scarcity, sharing_open_cost,
 // adaptive_open (0/1), open_reserve, project_opening, plentiful_open_cost,
-// plentiful_drop_multi_gpu (0/1), model_pressure, pressure_step.
+// plentiful_drop_multi_gpu (0/1), model_pressure, pressure_step, hole_fill_primary,
+// hole_fill, hole_min_share, hole_relative (0/1).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -97,6 +98,14 @@ bool ApplyVariant(const std::string& spec, TesseraParams& p) {
       p.model_pressure = v;
     } else if (name == "pressure_step") {
       p.pressure_step = v;
+    } else if (name == "hole_fill") {
+      p.hole_fill = v;
+    } else if (name == "hole_fill_primary") {
+      p.hole_fill_primary = v;
+    } else if (name == "hole_relative") {
+      p.hole_relative = v != 0;
+    } else if (name == "hole_min_share") {
+      p.hole_min_share = v;
     } else {
       std::fprintf(stderr, "--variant: unknown parameter '%s'\n", name.c_str());
       return false;
@@ -193,6 +202,8 @@ int main(int argc, char** argv) {
     variants.push_back(
         variant("adaptive_open 0", [](TesseraParams& p) { p.adaptive_open = false; }));
     variants.push_back(variant("model_pressure 0", [](TesseraParams& p) { p.model_pressure = 0; }));
+    variants.push_back(
+        variant("hole_fill_primary 0", [](TesseraParams& p) { p.hole_fill_primary = 0; }));
   }
 
   // Per pod list and variant: mean unallocated % at 100 % arrival, and in brackets the worst

@@ -21,7 +21,12 @@
 // passes in NodeView::context. With `model_pressure`, pods that may use other GPU models pay, in
 // FGD's own score, for GPUs of a model that the list's model-constrained pods are expected to need
 // (constrained request still to come per free GPU of that model, also in the context), so
-// that, e.g., unconstrained pods leave the T4 nodes to T4-only pods. See docs/POLICIES.md.
+// that, e.g., unconstrained pods leave the T4 nodes to T4-only pods. With hole fill
+// (`hole_fill_primary`), a sharing pod's ΔF is also charged for the GPU milli its GPU's hole
+// can no longer use, waste(r) = r − the most that the list's frequent sharing sizes fill of
+// r, relative to putting the pod on a free GPU: a 320-milli pod no longer takes the 530 next
+// to a 470 (210 left, which no frequent size fits) when a 680 next to a 320 is free (360
+// left, which a 320 closes). See docs/POLICIES.md.
 #include <algorithm>
 #include <array>
 #include <bit>
@@ -94,6 +99,64 @@ class TesseraPolicy final : public Policy {
       if (has_model_[k] && pressured_slot_[k] < 0) unpressured_ |= ModelMask{1} << k;
     }
     BuildMeasureTables();
+    if (params_.hole_fill != 0 || params_.hole_fill_primary != 0) BuildHoleWaste();
+  }
+
+  // waste_[r] = r − the largest sum of frequent sharing sizes (any number of each) ≤ r.
+  void BuildHoleWaste() {
+    std::array<int64_t, kMilliPerGpu> by_milli{};
+    int64_t sharing = 0;
+    for (const TargetClass& c : workload_->all_classes()) {
+      if (c.gpu_count != 1 || c.gpu_milli <= 0 || c.gpu_milli >= kMilliPerGpu) continue;
+      by_milli[c.gpu_milli] += c.count;
+      sharing += c.count;
+    }
+    std::vector<int> sizes;
+    for (int m = 1; m < kMilliPerGpu; ++m) {
+      if (sharing > 0 &&
+          static_cast<double>(by_milli[m]) >= params_.hole_min_share * static_cast<double>(sharing))
+        sizes.push_back(m);
+    }
+    std::vector<int> best(kMilliPerGpu + 1, 0);
+    for (int r = 1; r <= kMilliPerGpu; ++r) {
+      best[r] = best[r - 1];
+      for (int m : sizes) {
+        if (m <= r) best[r] = std::max(best[r], best[r - m] + m);
+      }
+    }
+    waste_.assign(kMilliPerGpu + 1, 0);
+    for (int r = 0; r <= kMilliPerGpu; ++r) waste_[r] = r - best[r];
+  }
+
+  // Σ waste over the node's GPUs (0 without hole fill).
+  double HoleWaste(const int32_t* gpu_free, int g) const {
+    if (waste_.empty()) return 0;
+    int64_t total = 0;
+    for (int i = 0; i < g; ++i) total += waste_[gpu_free[i]];
+    return static_cast<double>(total);
+  }
+
+  // The hole fill of one pod on one node: what does not depend on the placement is computed
+  // once; Fill gives it for one placement (0 for pods that do not share a GPU, or when off).
+  struct HoleFill {
+    bool on = false;
+    double waste_before = 0;  // Σ waste of the node's GPUs now
+    double fresh_fill = 0;    // the same drop on a free GPU (with hole_relative)
+    // Relative to putting the pod on a free GPU, so that only holes shared with other pods
+    // are judged (and a fresh GPU keeps FGD's own score).
+    double Fill(const TesseraPolicy& policy, const int32_t* free, int g) const {
+      return on ? waste_before - policy.HoleWaste(free, g) - fresh_fill : 0;
+    }
+  };
+  HoleFill HoleFillFor(const NodeView& node, const PodRequest& pod) const {
+    HoleFill h;
+    h.on = pod.IsSharing() && !waste_.empty();
+    if (!h.on) return h;
+    h.waste_before = HoleWaste(node.state.gpu_free.data(), node.spec.gpu_count);
+    if (params_.hole_relative)
+      h.fresh_fill =
+          static_cast<double>(waste_[kMilliPerGpu] - waste_[kMilliPerGpu - pod.gpu_milli]);
+    return h;
   }
 
   std::string_view name() const override { return "tessera"; }
@@ -202,9 +265,11 @@ class TesseraPolicy final : public Policy {
     const double pressure = PodPressure(pod, node.model_id, node.context);
     const Measures before =
         Measure(node.model_id, node.state.cpu_left, node.state.gpu_free.data(), g, idle, n_classes);
+    const HoleFill holes = HoleFillFor(node, pod);
     return BestHypotheticalPlacement(node, pod, [&](int64_t cpu_after, const int32_t* free) {
+      const double fill = holes.Fill(*this, free, g);
       return Combine(before, Measure(node.model_id, cpu_after, free, g, idle, n_classes), idle,
-                     plentiful, pod, pressure);
+                     plentiful, pod, pressure, fill);
     });
   }
 
@@ -227,12 +292,14 @@ class TesseraPolicy final : public Policy {
     const Measures before = Measure(node.model_id, node.state.cpu_left, node.state.gpu_free.data(),
                                     g, idle, classes_.size());
     const Measures before_p = plentiful_view(before);
+    const HoleFill holes = HoleFillFor(node, pod);
     const std::array<NodeScore, 2> scores =
         BestHypotheticalPlacements<2>(node, pod, [&](int64_t cpu_after, const int32_t* free) {
           const Measures after = Measure(node.model_id, cpu_after, free, g, idle, classes_.size());
+          const double fill = holes.Fill(*this, free, g);
           return std::array<int64_t, 2>{
-              Combine(before, after, idle, false, pod, pressure),
-              Combine(before_p, plentiful_view(after), idle, true, pod, pressure)};
+              Combine(before, after, idle, false, pod, pressure, fill),
+              Combine(before_p, plentiful_view(after), idle, true, pod, pressure, fill)};
         });
     out[0] = scores[0];
     out[1] = scores[1];
@@ -346,15 +413,18 @@ class TesseraPolicy final : public Policy {
   // FGD's score (with the model pressure taken off its ΔF) first; among its ties, the
   // stranding score.
   int64_t Combine(const Measures& before, const Measures& after, bool idle, bool plentiful,
-                  const PodRequest& pod, double pressure) const {
+                  const PodRequest& pod, double pressure, double fill) const {
     const auto primary = static_cast<int64_t>(
-        100.0 / (1.0 + std::exp(-(before.frag - after.frag - pressure) / 1000.0)));
+        100.0 /
+        (1.0 + std::exp(-(before.frag - after.frag - pressure + params_.hole_fill_primary * fill) /
+                        1000.0)));
     if (!params_.cpu_stranding) return primary;
     double delta = before.stranded - after.stranded;
     if (idle) {
       const double cost = plentiful ? params_.plentiful_open_cost : params_.sharing_open_cost;
       delta = pod.IsSharing() ? -cost : 0.0;
     }
+    delta += params_.hole_fill * fill;
     const auto secondary = static_cast<int64_t>(static_cast<double>(kSecondaryLevels) /
                                                 (1.0 + std::exp(-delta / kSecondaryScale)));
     return primary * kSecondaryLevels + std::min(secondary, kSecondaryLevels - 1);
@@ -465,6 +535,7 @@ class TesseraPolicy final : public Policy {
   std::vector<int> pressured_;        // models some constrained class may use (≤ 15)
   ModelMask unpressured_ = 0;         // the cluster's other GPU models
   std::vector<double> demand_share_;  // their constrained request share, by pressured_ index
+  std::vector<int> waste_;            // hole fill: waste_[r] for r = 0..1000 (empty: off)
   static std::array<int, kMaxGpuModels> NoSlots() {
     std::array<int, kMaxGpuModels> a;
     a.fill(-1);

@@ -50,6 +50,17 @@ struct TesseraParams {
   /// NodeFragmentation and one loop over the GPUs per class) instead of the shared per-threshold
   /// table. Same scores, bit for bit; slower.
   bool reference_measure = false;
+  /// Hole fill (docs/POLICIES.md, "Sixth round"): a sharing pod's placement is also judged by
+  /// the GPU milli its GPU's hole can never use, waste(r) = r − the largest sum of the list's
+  /// frequent sharing sizes (those with at least `hole_min_share` of its sharing pods, any
+  /// number of each) that fits in r. The fill is the drop of Σ waste over the node's GPUs,
+  /// less the same drop on a free GPU (with `hole_relative`; a fresh GPU then costs nothing);
+  /// hole_fill_primary weighs it into FGD's ΔF (milli per milli), hole_fill into the
+  /// tie-break (not shipped). 0 switches each off.
+  double hole_fill = 0.0;
+  double hole_fill_primary = 2.0;
+  double hole_min_share = 0.03;
+  bool hole_relative = true;
 };
 
 /// Builds the `tessera` policy; nullptr without a target workload in `context`.

@@ -87,7 +87,9 @@ TEST_F(CpuStranding, WithoutTheStrandingIngredientItIsFgd) {
 }
 
 // The primary key of tessera's score is FGD's published score, on any node state: without
-// GPU-model constraints in the pod list (no model pressure), tessera only reorders FGD's ties.
+// GPU-model constraints in the pod list (no model pressure) and without hole fill, tessera only
+// reorders FGD's ties; with hole fill (the default) it still does for pods that do not share a
+// GPU.
 TEST(TesseraPolicy, PrimaryScoreIsFgdsScore) {
   Rng rng(5);
   std::vector<NodeSpec> nodes;
@@ -109,15 +111,25 @@ TEST(TesseraPolicy, PrimaryScoreIsFgdsScore) {
   PolicyContext ctx;
   ctx.workload = &w;
   std::unique_ptr<Policy> fgd = MakePolicy("fgd", ctx);
-  std::unique_ptr<Policy> t = MakePolicy("tessera", ctx);
+  TesseraParams no_hole_fill;
+  no_hole_fill.hole_fill_primary = 0;
+  std::unique_ptr<Policy> t = MakeTesseraPolicy(ctx, no_hole_fill);
+  std::unique_ptr<Policy> shipped = MakePolicy("tessera", ctx);
   int compared = 0;
+  int sharing_differs = 0;
   for (const PodSpec& p : pods) {
     const PodRequest r = c.MakeRequest(p);
     for (int n = 0; n < c.size(); ++n) {
       if (c.Check(n, r) != FitReason::kFits) continue;
       const NodeView view{c.spec(n), c.model_id(n), c.state(n)};
-      ASSERT_EQ(static_cast<int64_t>(t->Score(view, r).score) / 1000,
-                static_cast<int64_t>(fgd->Score(view, r).score));
+      const auto fgd_score = static_cast<int64_t>(fgd->Score(view, r).score);
+      ASSERT_EQ(static_cast<int64_t>(t->Score(view, r).score) / 1000, fgd_score);
+      const auto shipped_primary = static_cast<int64_t>(shipped->Score(view, r).score) / 1000;
+      if (r.IsSharing()) {
+        sharing_differs += shipped_primary != fgd_score;
+      } else {
+        ASSERT_EQ(shipped_primary, fgd_score);
+      }
       ++compared;
     }
     // Fill the cluster as we go, so that states vary.
@@ -129,6 +141,9 @@ TEST(TesseraPolicy, PrimaryScoreIsFgdsScore) {
     }
   }
   EXPECT_GT(compared, 1000);
+  // Sharing sizes here are multiples of 100 milli, each frequent, so no hole is waste and hole
+  // fill never moves the primary key (the HoleFill tests below show where it does).
+  EXPECT_EQ(sharing_differs, 0);
 }
 
 // An idle node stays idle for a sharing pod when a used node ties under FGD and strands
@@ -146,6 +161,72 @@ TEST(TesseraPolicy, SharingPodPrefersAUsedNodeToAnIdleOne) {
   const Decision d = s.Decide(c.MakeRequest(Pod(4000, 1, 500)));
   EXPECT_EQ(d.node, 1);
   EXPECT_EQ(d.gpus, 0b1u);  // completes the half-used GPU
+}
+
+// Hole fill: a node with two GPUs, one holding a 470-milli pod (530 free), one a 320-milli pod
+// (680 free); the list's sharing pods ask for 470, 320 and 650 milli. A 320-milli pod next to
+// the 470 leaves a 210-milli hole that none of them fits; next to the 320 it leaves 360, which
+// another 320 closes. FGD's fragmentation prefers the first (ΔF −104 against −216, scores 47
+// and 44); hole fill charges it waste(530) − waste(210) = 60 − 210 and the other 30 − 40,
+// against a fresh GPU's 30 − 30, and takes the second.
+class HoleFill : public ::testing::Test {
+ protected:
+  HoleFill() : cluster_({NodeSpec{"n", 96000, 393216, 2, "G2", 0}}) {
+    cluster_.Allocate(0, cluster_.MakeRequest(Pod(4000, 1, 470)), 0b01);
+    cluster_.Allocate(0, cluster_.MakeRequest(Pod(4000, 1, 320)), 0b10);
+    std::vector<PodSpec> pods;
+    for (int i = 0; i < 8; ++i) pods.push_back(Pod(4000, 1, 470));
+    for (int i = 0; i < 8; ++i) pods.push_back(Pod(4000, 1, 320));
+    for (int i = 0; i < 4; ++i) pods.push_back(Pod(4000, 1, 650));
+    workload_ = TargetWorkload::FromPods(pods);
+    workload_.Resolve(cluster_);
+  }
+  Decision Choose(const Policy& policy, const PodSpec& pod) {
+    Cluster copy = cluster_;
+    Scheduler s(&copy, &policy, {0}, 1);
+    return s.Decide(copy.MakeRequest(pod));
+  }
+  std::unique_ptr<Policy> Tessera(double hole_fill_primary) {
+    PolicyContext ctx;
+    ctx.workload = &workload_;
+    TesseraParams params;
+    params.hole_fill_primary = hole_fill_primary;
+    return MakeTesseraPolicy(ctx, params);
+  }
+  Cluster cluster_;
+  TargetWorkload workload_;
+};
+
+TEST_F(HoleFill, FgdLeavesAHoleThatNoFrequentSizeFits) {
+  PolicyContext ctx;
+  ctx.workload = &workload_;
+  std::unique_ptr<Policy> fgd = MakePolicy("fgd", ctx);
+  const Decision d = Choose(*fgd, Pod(4000, 1, 320));
+  EXPECT_EQ(d.gpus, 0b01u);
+  EXPECT_EQ(d.score, 47);
+  EXPECT_EQ(Choose(*Tessera(0), Pod(4000, 1, 320)).gpus, 0b01u);
+}
+
+TEST_F(HoleFill, TesseraLeavesTheHoleThatAFrequentSizeCloses) {
+  const Decision d = Choose(*Tessera(1), Pod(4000, 1, 320));
+  EXPECT_EQ(d.gpus, 0b10u);
+  EXPECT_EQ(d.score / 1000, 44);  // FGD's 44 for this GPU, less 10 milli of waste
+  EXPECT_EQ(Choose(*Tessera(2), Pod(4000, 1, 320)).gpus, 0b10u);
+}
+
+// A 650-milli pod fits only the 680 hole (waste 30 → 30, as on a fresh GPU): no charge, so the
+// primary key is FGD's. Whole-GPU and CPU-only pods are never charged.
+TEST_F(HoleFill, NoChargeWhereTheHoleIsNoWorseThanOnAFreshGpu) {
+  PolicyContext ctx;
+  ctx.workload = &workload_;
+  std::unique_ptr<Policy> fgd = MakePolicy("fgd", ctx);
+  std::unique_ptr<Policy> t = Tessera(2);
+  for (const PodSpec& p : {Pod(4000, 1, 650), Pod(4000, 0, 0)}) {
+    const PodRequest r = cluster_.MakeRequest(p);
+    const NodeView view{cluster_.spec(0), cluster_.model_id(0), cluster_.state(0)};
+    EXPECT_EQ(static_cast<int64_t>(t->Score(view, r).score) / 1000,
+              static_cast<int64_t>(fgd->Score(view, r).score));
+  }
 }
 
 // Adaptive idle-node protection: the context value says whether idle nodes are plentiful for
