@@ -297,6 +297,9 @@ void Extender::Remember(const std::string& uid, const PodSpec& spec, const Pod& 
   seen_meta_.insert_or_assign(uid, MetaOf(pod));
   auto [it, inserted] = seen_.insert_or_assign(uid, spec);
   if (!inserted) return;
+  // The engine counts each pod it is asked about once (Scheduler::Decide); here that is the
+  // first sighting of its UID, so that context-using policies see the same history.
+  if (scheduler_) scheduler_->Observe(cluster_->MakeRequest(spec));
   seen_order_.push_back(uid);
   while (seen_order_.size() > kMaxRememberedPods) {
     seen_.erase(seen_order_.front());

@@ -207,6 +207,11 @@ void Extender::Rebuild() {
   std::vector<int> order(cluster_->size());
   std::iota(order.begin(), order.end(), 0);
   scheduler_ = std::make_unique<Scheduler>(cluster_.get(), policy_.get(), order, options_.seed);
+  // The pods seen so far, again (the ones still remembered), in the order they came.
+  for (const std::string& uid : seen_order_) {
+    auto seen = seen_.find(uid);
+    if (seen != seen_.end()) scheduler_->Observe(cluster_->MakeRequest(seen->second));
+  }
 
   for (const auto& [uid, record] : pods_) {
     (void)AllocateBound(uid, record);  // its error was reported when the pod came

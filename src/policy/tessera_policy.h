@@ -32,7 +32,7 @@ struct TesseraParams {
   /// online estimate: no pod is known before it is asked about). While plentiful, sharing pods
   /// open idle nodes at `plentiful_open_cost` and, with `plentiful_drop_multi_gpu`, the
   /// multi-GPU classes leave the stranding measure.
-  bool adaptive_open = false;
+  bool adaptive_open = true;
   double open_reserve = 0.0;
   double project_opening = 0.5;
   double plentiful_open_cost = 0.0;

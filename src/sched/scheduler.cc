@@ -308,12 +308,17 @@ void Scheduler::ScoreGroups(int shape, const PodRequest& pod, Decision& d, int64
   }
 }
 
+void Scheduler::Observe(const PodRequest& pod) {
+  if (!uses_context_) return;
+  summary_.seen_gpu_milli_by_count[std::clamp(pod.gpu_count, 0, kMaxGpusPerNode)] +=
+      static_cast<int64_t>(pod.gpu_milli) * pod.gpu_count;
+  ++summary_.seen_pods;
+}
+
 Decision Scheduler::Decide(const PodRequest& pod) {
   const int shape = ShapeId(pod);
   if (uses_context_) {
-    summary_.seen_gpu_milli_by_count[std::clamp(pod.gpu_count, 0, kMaxGpusPerNode)] +=
-        static_cast<int64_t>(pod.gpu_milli) * pod.gpu_count;
-    ++summary_.seen_pods;
+    Observe(pod);
     UpdateContext();
     ProjectContext(pod);
   }

@@ -49,8 +49,12 @@ class Scheduler {
   Scheduler(const Scheduler&) = delete;
   Scheduler& operator=(const Scheduler&) = delete;
 
-  /// Chooses a node and GPUs for `pod`; changes no allocation.
+  /// Chooses a node and GPUs for `pod`; changes no allocation. Counts `pod` as seen (Observe).
   Decision Decide(const PodRequest& pod);
+  /// Counts `pod` among the pods seen (ClusterSummary::seen_*), as Decide does. For callers
+  /// that score through ScoreNodes (the extender), which counts nothing: they call it once per
+  /// pod, when they first see it. No effect for policies without a context.
+  void Observe(const PodRequest& pod);
   /// The integer score (0..100 for the published policies) of each node of `nodes` on which
   /// `pod` fits, as (node, score) in the order of `nodes`; nodes where it does not fit are
   /// left out. Uses the same per-group cache as Decide; kMinMax policies are normalised

@@ -241,8 +241,9 @@ TEST(TesseraPolicy, AdaptiveOpenContextFollowsTheProjectedIdleNodes) {
   PolicyContext ctx;
   ctx.workload = &w;
   TesseraParams params;
+  params.adaptive_open = false;
   EXPECT_FALSE(MakeTesseraPolicy(ctx, params)->UsesContext());  // off, no model constraints
-  params.adaptive_open = true;
+  params.adaptive_open = true;                                  // the default
   std::unique_ptr<Policy> t = MakeTesseraPolicy(ctx, params);
   ASSERT_TRUE(t->UsesContext());
   ClusterSummary s;

@@ -1,6 +1,6 @@
 // `tessera` against FGD as published, same trace, seeds and run (issue 5): on the default
-// trace tessera leaves at most 4.35 % of the GPUs unallocated at 100 % arrival (FGD: 4.76,
-// tessera 4.26 since hole fill; the issue asks for 4.2, reached only with `adaptive_open`, see
+// trace tessera leaves at most 4.2 % of the GPUs unallocated at 100 % arrival (issue 5,
+// acceptance 1; FGD: 4.76, tessera 4.06 with hole fill and `adaptive_open`, see
 // docs/POLICIES.md), and on the default trace and on
 // gpuspec20 (GPU-model constraints) it trails FGD by no more than 0.3 pp at any arrival level
 // before 100 %.
@@ -63,8 +63,8 @@ bool HaveTrace(const std::string& list) {
 TEST(TesseraVsFgd, DefaultTraceFewerUnallocatedGpusAndNeverBehindOnTheCurve) {
   if (!HaveTrace("openb_pod_list_default.csv")) GTEST_SKIP() << "no trace";
   const SideBySide r = Compare("openb_pod_list_default.csv");
-  EXPECT_LE(r.ours.mean, 4.35);
-  EXPECT_LT(r.ours.mean, r.fgd.mean - 0.4);
+  EXPECT_LE(r.ours.mean, 4.2);
+  EXPECT_LT(r.ours.mean, r.fgd.mean - 0.5);
   EXPECT_LE(r.worst_gap, 0.3) << "at " << r.worst_level << " % arrival";
 }
 
