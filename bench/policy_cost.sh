@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# What a `tessera` run costs against an FGD run (issue 5, acceptance 4: at most 2x), counted in
+# instructions by callgrind so that the figure does not depend on how busy the machine is.
+# For each pod list and policy: the whole `tessera frag --seeds 42 --threads 1` run minus the
+# same run with `--max-arrival 1` (reading the trace and building the cluster), then the ratio.
+# Prints one line per list and exits 1 if any ratio is over LIMIT.
+#
+# Usage: bench/policy_cost.sh [BUILD_DIR]            (default: build)
+# Environment: LISTS ("default gpuspec05 gpuspec10 gpuspec20 gpuspec25 gpuspec33"; the pod
+# lists openb_pod_list_NAME.csv), POLICIES ("fgd tessera": the first is the baseline),
+# SEED (42), LIMIT (2), TESSERA_DATA_DIR (../shared/data/alibaba-gpu-v2023/csv),
+# OUT (/tmp/tessera-cost: callgrind files; never committed). About 20 s per run under
+# valgrind: 4 runs per list.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${1:-$root/build}
+data=${TESSERA_DATA_DIR:-$root/../shared/data/alibaba-gpu-v2023/csv}
+lists=${LISTS:-default gpuspec05 gpuspec10 gpuspec20 gpuspec25 gpuspec33}
+read -r -a policies <<<"${POLICIES:-fgd tessera}"
+seed=${SEED:-42}
+limit=${LIMIT:-2}
+out=${OUT:-/tmp/tessera-cost}
+
+command -v valgrind >/dev/null || { echo "policy_cost: valgrind is missing (apt-get install valgrind)" >&2; exit 1; }
+[ -x "$build/tessera" ] || { echo "policy_cost: $build/tessera not built" >&2; exit 1; }
+[ -f "$data/openb_node_list_gpu_node.csv" ] || { echo "policy_cost: no trace in $data" >&2; exit 1; }
+[ "${#policies[@]}" -ge 2 ] || { echo "policy_cost: POLICIES needs a baseline and at least one more" >&2; exit 1; }
+mkdir -p "$out"
+
+# instructions LIST POLICY EXTRA... -> total instructions of one run
+instructions() {
+  local list=$1 policy=$2
+  shift 2
+  local file="$out/$list-$policy${1:+-short}.cg"
+  valgrind --tool=callgrind --callgrind-out-file="$file" "$build/tessera" frag \
+    --nodes "$data/openb_node_list_gpu_node.csv" --pods "$data/openb_pod_list_$list.csv" \
+    --policy "$policy" --seeds "$seed" --threads 1 --no-placements -q --out "$out/frag" "$@" \
+    >/dev/null 2>"$out/valgrind.log" || { cat "$out/valgrind.log" >&2; exit 1; }
+  awk '/^(summary|totals):/ {print $2; exit}' "$file"
+}
+
+echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'); $(valgrind --version)"
+echo "M instructions, run minus --max-arrival 1, seed $seed; ratio to ${policies[0]}, limit ${limit}x"
+printf '| pod list |'
+for p in "${policies[@]}"; do printf ' %s |' "$p"; done
+for p in "${policies[@]:1}"; do printf ' %s / %s |' "$p" "${policies[0]}"; done
+printf '\n|---|'
+for _ in "${policies[@]}" "${policies[@]:1}"; do printf -- '---|'; done
+printf '\n'
+status=0
+for list in $lists; do
+  [ -f "$data/openb_pod_list_$list.csv" ] || { echo "policy_cost: no pod list $list" >&2; exit 1; }
+  costs=()
+  for p in "${policies[@]}"; do
+    full=$(instructions "$list" "$p")
+    short=$(instructions "$list" "$p" --max-arrival 1)
+    costs+=("$((full - short))")
+  done
+  printf '| %s |' "$list"
+  for c in "${costs[@]}"; do awk -v c="$c" 'BEGIN {printf " %.1f |", c / 1e6}'; done
+  for c in "${costs[@]:1}"; do
+    ratio=$(awk -v a="$c" -v b="${costs[0]}" 'BEGIN {printf "%.2f", a / b}')
+    over=$(awk -v r="$ratio" -v l="$limit" 'BEGIN {print (r > l) ? 1 : 0}')
+    [ "$over" = 1 ] && status=1
+    printf ' %sx%s |' "$ratio" "$([ "$over" = 1 ] && echo ' OVER')"
+  done
+  printf '\n'
+done
+exit $status
