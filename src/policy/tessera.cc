@@ -15,7 +15,7 @@
 // need whole free GPUs), with weights raised for multi-GPU classes and for classes limited to
 // scarce GPU models. The secondary score is ⌊1000 · sigmoid(ΔS / 1000)⌋. Idle nodes are scored
 // as stranding nothing (and, for sharing pods, as costing `sharing_open_cost`), so that the
-// policy does not use up the idle nodes that multi-GPU pods need. With `adaptive_open` (off
+// policy does not use up the idle nodes that multi-GPU pods need. With `adaptive_open` (on
 // by default) that protection is dropped while idle nodes are projected to remain plentiful for the
 // multi-GPU demand seen so far, a cluster-wide context (Policy::ContextKey) that the scheduler
 // passes in NodeView::context. With `model_pressure`, pods that may use other GPU models pay, in
