@@ -11,57 +11,9 @@
 
 namespace tessera {
 
-/// The placements a fragmentation-style policy (fgd, tessera) weighs on one node, scored by
-/// `score_after(cpu_left_after, gpu_free_after)` (an integer; higher wins) on the node's state
-/// after the hypothetical placement:
-///   - a sharing pod: every GPU with room; the first best by index wins. GPUs with equal free
-///     milli give equal scores (the scores must not depend on GPU order), so each free value
-///     is scored once;
-///   - a whole-GPU pod: the lowest-index free GPUs (also the tightest sufficient ones);
-///   - a CPU-only pod: no GPU.
-/// Precondition: the pod fits the node.
-template <typename ScoreAfter>
-NodeScore BestHypotheticalPlacement(const NodeView& node, const PodRequest& pod,
-                                    ScoreAfter score_after) {
-  const int g = node.spec.gpu_count;
-  const int64_t cpu_after = node.state.cpu_left - pod.cpu_milli;
-  std::array<int32_t, kMaxGpusPerNode> free = node.state.gpu_free;
-  if (pod.IsSharing()) {
-    int64_t best_score = std::numeric_limits<int64_t>::min();
-    int best_gpu = -1;
-    std::array<int32_t, kMaxGpusPerNode> tried_free{};
-    std::array<int64_t, kMaxGpusPerNode> tried_score{};
-    int num_tried = 0;
-    for (int i = 0; i < g; ++i) {
-      if (!GpuHasRoom(node.state, i, pod)) continue;
-      int k = 0;
-      while (k < num_tried && tried_free[k] != free[i]) ++k;
-      if (k == num_tried) {
-        tried_free[k] = free[i];
-        free[i] -= pod.gpu_milli;
-        tried_score[k] = score_after(cpu_after, free.data());
-        free[i] += pod.gpu_milli;
-        ++num_tried;
-      }
-      if (tried_score[k] > best_score) {
-        best_score = tried_score[k];
-        best_gpu = i;
-      }
-    }
-    TESSERA_CHECK(best_gpu >= 0);
-    return {static_cast<double>(best_score), GpuSet{1} << best_gpu};
-  }
-  GpuSet gpus = 0;
-  if (!pod.IsCpuOnly()) {
-    gpus = DefaultGpuChoice(g, node.state, pod);
-    for (GpuSet s = gpus; s != 0; s &= s - 1) free[std::countr_zero(s)] -= pod.gpu_milli;
-  }
-  return {static_cast<double>(score_after(cpu_after, free.data())), gpus};
-}
-
-/// BestHypotheticalPlacement for N scores at once: `score_after` returns a std::array of N
-/// integer scores per placement, and out[v] is what BestHypotheticalPlacement would return with
-/// the v-th of them (each placement is weighed once for all N).
+/// BestHypotheticalPlacement (below) for N scores at once: `score_after` returns a std::array
+/// of N integer scores per placement, and out[v] is what BestHypotheticalPlacement would return
+/// with the v-th of them (each placement is weighed once for all N).
 template <size_t N, typename ScoreAfter>
 std::array<NodeScore, N> BestHypotheticalPlacements(const NodeView& node, const PodRequest& pod,
                                                     ScoreAfter score_after) {
@@ -109,6 +61,23 @@ std::array<NodeScore, N> BestHypotheticalPlacements(const NodeView& node, const 
   const std::array<int64_t, N> scores = score_after(cpu_after, free.data());
   for (size_t v = 0; v < N; ++v) out[v] = {static_cast<double>(scores[v]), gpus};
   return out;
+}
+
+/// The placements a fragmentation-style policy (fgd, tessera) weighs on one node, scored by
+/// `score_after(cpu_left_after, gpu_free_after)` (an integer; higher wins) on the node's state
+/// after the hypothetical placement:
+///   - a sharing pod: every GPU with room; the first best by index wins. GPUs with equal free
+///     milli give equal scores (the scores must not depend on GPU order), so each free value
+///     is scored once;
+///   - a whole-GPU pod: the lowest-index free GPUs (also the tightest sufficient ones);
+///   - a CPU-only pod: no GPU.
+/// Precondition: the pod fits the node.
+template <typename ScoreAfter>
+NodeScore BestHypotheticalPlacement(const NodeView& node, const PodRequest& pod,
+                                    ScoreAfter score_after) {
+  return BestHypotheticalPlacements<1>(node, pod, [&](int64_t cpu_after, const int32_t* free) {
+    return std::array<int64_t, 1>{score_after(cpu_after, free)};
+  })[0];
 }
 
 }  // namespace tessera

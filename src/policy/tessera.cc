@@ -102,63 +102,6 @@ class TesseraPolicy final : public Policy {
     if (params_.hole_fill != 0 || params_.hole_fill_primary != 0) BuildHoleWaste();
   }
 
-  // waste_[r] = r − the largest sum of frequent sharing sizes (any number of each) ≤ r.
-  void BuildHoleWaste() {
-    std::array<int64_t, kMilliPerGpu> by_milli{};
-    int64_t sharing = 0;
-    for (const TargetClass& c : workload_->all_classes()) {
-      if (c.gpu_count != 1 || c.gpu_milli <= 0 || c.gpu_milli >= kMilliPerGpu) continue;
-      by_milli[c.gpu_milli] += c.count;
-      sharing += c.count;
-    }
-    std::vector<int> sizes;
-    for (int m = 1; m < kMilliPerGpu; ++m) {
-      if (sharing > 0 &&
-          static_cast<double>(by_milli[m]) >= params_.hole_min_share * static_cast<double>(sharing))
-        sizes.push_back(m);
-    }
-    std::vector<int> best(kMilliPerGpu + 1, 0);
-    for (int r = 1; r <= kMilliPerGpu; ++r) {
-      best[r] = best[r - 1];
-      for (int m : sizes) {
-        if (m <= r) best[r] = std::max(best[r], best[r - m] + m);
-      }
-    }
-    waste_.assign(kMilliPerGpu + 1, 0);
-    for (int r = 0; r <= kMilliPerGpu; ++r) waste_[r] = r - best[r];
-  }
-
-  // Σ waste over the node's GPUs (0 without hole fill).
-  double HoleWaste(const int32_t* gpu_free, int g) const {
-    if (waste_.empty()) return 0;
-    int64_t total = 0;
-    for (int i = 0; i < g; ++i) total += waste_[gpu_free[i]];
-    return static_cast<double>(total);
-  }
-
-  // The hole fill of one pod on one node: what does not depend on the placement is computed
-  // once; Fill gives it for one placement (0 for pods that do not share a GPU, or when off).
-  struct HoleFill {
-    bool on = false;
-    double waste_before = 0;  // Σ waste of the node's GPUs now
-    double fresh_fill = 0;    // the same drop on a free GPU (with hole_relative)
-    // Relative to putting the pod on a free GPU, so that only holes shared with other pods
-    // are judged (and a fresh GPU keeps FGD's own score).
-    double Fill(const TesseraPolicy& policy, const int32_t* free, int g) const {
-      return on ? waste_before - policy.HoleWaste(free, g) - fresh_fill : 0;
-    }
-  };
-  HoleFill HoleFillFor(const NodeView& node, const PodRequest& pod) const {
-    HoleFill h;
-    h.on = pod.IsSharing() && !waste_.empty();
-    if (!h.on) return h;
-    h.waste_before = HoleWaste(node.state.gpu_free.data(), node.spec.gpu_count);
-    if (params_.hole_relative)
-      h.fresh_fill =
-          static_cast<double>(waste_[kMilliPerGpu] - waste_[kMilliPerGpu - pod.gpu_milli]);
-    return h;
-  }
-
   std::string_view name() const override { return "tessera"; }
 
   bool UsesContext() const override {
@@ -306,6 +249,63 @@ class TesseraPolicy final : public Policy {
   }
 
  private:
+  // waste_[r] = r − the largest sum of frequent sharing sizes (any number of each) ≤ r.
+  void BuildHoleWaste() {
+    std::array<int64_t, kMilliPerGpu> by_milli{};
+    int64_t sharing = 0;
+    for (const TargetClass& c : workload_->all_classes()) {
+      if (c.gpu_count != 1 || c.gpu_milli <= 0 || c.gpu_milli >= kMilliPerGpu) continue;
+      by_milli[c.gpu_milli] += c.count;
+      sharing += c.count;
+    }
+    std::vector<int> sizes;
+    for (int m = 1; m < kMilliPerGpu; ++m) {
+      if (sharing > 0 &&
+          static_cast<double>(by_milli[m]) >= params_.hole_min_share * static_cast<double>(sharing))
+        sizes.push_back(m);
+    }
+    std::vector<int> best(kMilliPerGpu + 1, 0);
+    for (int r = 1; r <= kMilliPerGpu; ++r) {
+      best[r] = best[r - 1];
+      for (int m : sizes) {
+        if (m <= r) best[r] = std::max(best[r], best[r - m] + m);
+      }
+    }
+    waste_.assign(kMilliPerGpu + 1, 0);
+    for (int r = 0; r <= kMilliPerGpu; ++r) waste_[r] = r - best[r];
+  }
+
+  // Σ waste over the node's GPUs (0 without hole fill).
+  double HoleWaste(const int32_t* gpu_free, int g) const {
+    if (waste_.empty()) return 0;
+    int64_t total = 0;
+    for (int i = 0; i < g; ++i) total += waste_[gpu_free[i]];
+    return static_cast<double>(total);
+  }
+
+  // The hole fill of one pod on one node: what does not depend on the placement is computed
+  // once; Fill gives it for one placement (0 for pods that do not share a GPU, or when off).
+  struct HoleFill {
+    bool on = false;
+    double waste_before = 0;  // Σ waste of the node's GPUs now
+    double fresh_fill = 0;    // the same drop on a free GPU (with hole_relative)
+    // Relative to putting the pod on a free GPU, so that only holes shared with other pods
+    // are judged (and a fresh GPU keeps FGD's own score).
+    double Fill(const TesseraPolicy& policy, const int32_t* free, int g) const {
+      return on ? waste_before - policy.HoleWaste(free, g) - fresh_fill : 0;
+    }
+  };
+  HoleFill HoleFillFor(const NodeView& node, const PodRequest& pod) const {
+    HoleFill h;
+    h.on = pod.IsSharing() && !waste_.empty();
+    if (!h.on) return h;
+    h.waste_before = HoleWaste(node.state.gpu_free.data(), node.spec.gpu_count);
+    if (params_.hole_relative)
+      h.fresh_fill =
+          static_cast<double>(waste_[kMilliPerGpu] - waste_[kMilliPerGpu - pod.gpu_milli]);
+    return h;
+  }
+
   struct Measures {
     double frag = 0;        // FGD's F_n(M)
     double stranded = 0;    // S_n
