@@ -14,6 +14,18 @@ namespace tessera {
 
 class TargetWorkload;
 
+/// A memo of values that depend only on one node state (capacity, GPU model and NodeState,
+/// never on the pod or the context), which the scheduler keeps per group of equal nodes and
+/// hands to the policy in NodeView::scratch: a policy may store such values in it on a first
+/// Score / ScorePair and read them back on later calls for other pod shapes or contexts. The
+/// scheduler resets it (valid = false) whenever the node state behind it changes. Policies that
+/// use it must give the same result, bit for bit, with and without it (scratch null).
+struct PolicyScratch {
+  static constexpr int kValues = 4;
+  bool valid = false;
+  double values[kValues] = {};
+};
+
 /// What a policy sees of a node: its capacity, GPU model and current state. The scheduler
 /// may pass one view for a whole group of nodes in equal states.
 struct NodeView {
@@ -23,6 +35,8 @@ struct NodeView {
   /// The policy's own cluster-wide context value (Policy::ContextKey), 0 for policies that
   /// use none; the same for every node of one decision.
   int64_t context = 0;
+  /// The scheduler's memo for this node state (PolicyScratch), or null: then nothing is memoised.
+  PolicyScratch* scratch = nullptr;
 };
 
 /// A cluster-wide summary the scheduler keeps up to date, for policies whose scores depend on

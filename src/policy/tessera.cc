@@ -206,8 +206,10 @@ class TesseraPolicy final : public Policy {
     const size_t n_classes =
         plentiful && params_.plentiful_drop_multi_gpu ? m_size_ : classes_.size();
     const double pressure = PodPressure(pod, node.model_id, node.context);
-    const Measures before =
-        Measure(node.model_id, node.state.cpu_left, node.state.gpu_free.data(), g, idle, n_classes);
+    const Measures before = n_classes == classes_.size()
+                                ? MeasureBefore(node, g, idle)
+                                : Measure(node.model_id, node.state.cpu_left,
+                                          node.state.gpu_free.data(), g, idle, n_classes);
     const HoleFill holes = HoleFillFor(node, pod);
     return BestHypotheticalPlacement(node, pod, [&](int64_t cpu_after, const int32_t* free) {
       const double fill = holes.Fill(*this, free, g);
@@ -232,8 +234,7 @@ class TesseraPolicy final : public Policy {
       if (drop) m.stranded = m.stranded_m;
       return m;
     };
-    const Measures before = Measure(node.model_id, node.state.cpu_left, node.state.gpu_free.data(),
-                                    g, idle, classes_.size());
+    const Measures before = MeasureBefore(node, g, idle);
     const Measures before_p = plentiful_view(before);
     const HoleFill holes = HoleFillFor(node, pod);
     const std::array<NodeScore, 2> scores =
@@ -394,6 +395,24 @@ class TesseraPolicy final : public Policy {
     m.stranded_m = total;
     add(m_end, n_classes);
     m.stranded = total;
+    return m;
+  }
+
+  // The node's own measures over all classes: they depend only on the node state, so they are
+  // kept in the scheduler's memo of that state (NodeView::scratch) when there is one.
+  Measures MeasureBefore(const NodeView& node, int g, bool idle) const {
+    PolicyScratch* memo = node.scratch;
+    if (memo != nullptr && memo->valid) {
+      return Measures{memo->values[0], memo->values[1], memo->values[2]};
+    }
+    const Measures m = Measure(node.model_id, node.state.cpu_left, node.state.gpu_free.data(), g,
+                               idle, classes_.size());
+    if (memo != nullptr) {
+      memo->values[0] = m.frag;
+      memo->values[1] = m.stranded;
+      memo->values[2] = m.stranded_m;
+      memo->valid = true;
+    }
     return m;
   }
 

@@ -106,6 +106,7 @@ class Scheduler {
     int model = -1;                 // GPU model id of the members
     std::vector<CacheEntry> cache;  // by pod shape id (kContextSlots each with a context)
     int live_pos = -1;
+    PolicyScratch scratch;  // the policy's memo of this state (NodeView::scratch)
   };
 
   int ShapeId(const PodRequest& pod);
