@@ -120,6 +120,7 @@ void Scheduler::Insert(int node) {
     } else {
       gid = static_cast<int>(groups_.size());
       groups_.emplace_back();
+      memo_.emplace_back();
     }
     Group& g = groups_[gid];
     g.key = key;
@@ -128,7 +129,7 @@ void Scheduler::Insert(int node) {
     g.members.clear();
     g.model = cluster_->model_id(node);
     g.cache.clear();
-    g.scratch = PolicyScratch{};
+    memo_[gid] = PolicyScratch{};
     g.live_pos = static_cast<int>(live_.size());
     live_.push_back(gid);
     group_index_.emplace(key, gid);
@@ -164,7 +165,7 @@ void Scheduler::Remove(int node) {
     group_index_.erase(g.key);
     g.cache.clear();
     g.cache.shrink_to_fit();
-    g.scratch = PolicyScratch{};
+    memo_[gid] = PolicyScratch{};
     free_groups_.push_back(gid);
   } else if (g.representative == node) {
     g.representative = g.members.front();
@@ -248,7 +249,8 @@ void Scheduler::ComputePair(Group& g, CacheEntry& e, CacheEntry& sibling, bool b
   e.fit = CheckFit(spec.gpu_count, cluster_->model_id(node), g.key.state, pod);
   if (e.fit == FitReason::kFits && policy_->mode() != ScoreMode::kUniformRandom) {
     NodeScore s[2];
-    policy_->ScorePair(NodeView{spec, cluster_->model_id(node), g.key.state, context_, &g.scratch},
+    policy_->ScorePair(NodeView{spec, cluster_->model_id(node), g.key.state, context_,
+                                &memo_[&g - groups_.data()]},
                        pod, s);
     e.raw = s[bit_set ? 1 : 0].score;
     e.gpus = s[bit_set ? 1 : 0].gpus;
@@ -280,8 +282,9 @@ void Scheduler::Compute(Group& g, CacheEntry& e, const PodRequest& pod) {
   const NodeSpec& spec = cluster_->spec(node);
   e.fit = CheckFit(spec.gpu_count, cluster_->model_id(node), g.key.state, pod);
   if (e.fit == FitReason::kFits && policy_->mode() != ScoreMode::kUniformRandom) {
-    const NodeScore s = policy_->Score(
-        NodeView{spec, cluster_->model_id(node), g.key.state, context_, &g.scratch}, pod);
+    const NodeScore s = policy_->Score(NodeView{spec, cluster_->model_id(node), g.key.state,
+                                                context_, &memo_[&g - groups_.data()]},
+                                       pod);
     e.raw = s.score;
     e.gpus = s.gpus;
     if (e.gpus == 0 && !pod.IsCpuOnly()) {

@@ -106,7 +106,6 @@ class Scheduler {
     int model = -1;                 // GPU model id of the members
     std::vector<CacheEntry> cache;  // by pod shape id (kContextSlots each with a context)
     int live_pos = -1;
-    PolicyScratch scratch;  // the policy's memo of this state (NodeView::scratch)
   };
 
   int ShapeId(const PodRequest& pod);
@@ -136,6 +135,9 @@ class Scheduler {
   std::vector<int> group_of_;    // node -> group id
   std::vector<int> member_pos_;  // node -> position in its group's members
   std::vector<Group> groups_;
+  // The policy's memo of each group's state (NodeView::scratch), by group id; kept out of
+  // Group so that the scoring loop's group stride stays as it was.
+  std::vector<PolicyScratch> memo_;
   std::vector<int> free_groups_;
   std::vector<int> live_;  // ids of non-empty groups
   std::unordered_map<Key, int, KeyHash> group_index_;
