@@ -36,7 +36,8 @@ struct Decision {
 /// such values per (group, pod shape), the oldest replaced first; so a context change
 /// recomputes only the scores it concerns, and decisions stay those of a plain loop over all
 /// nodes. A policy with a Policy::PairedContextBit is scored under both of its values at once
-/// (Policy::ScorePair), and both are cached.
+/// (Policy::ScorePair), and both are cached. Each group also has a PolicyScratch, handed to the
+/// policy in NodeView::scratch, for values that depend only on the group's state.
 ///
 /// The Scheduler is the only writer of its Cluster while it lives (Bind/Unbind).
 /// Not thread-safe; the Cluster and the Policy must outlive it.
