@@ -44,7 +44,8 @@ Scheduler::Scheduler(Cluster* cluster, const Policy* policy, const std::vector<i
       policy_(policy),
       rng_(seed),
       uses_context_(policy->UsesContext()),
-      paired_bit_(uses_context_ ? policy->PairedContextBit() : 0) {
+      paired_bit_(uses_context_ ? policy->PairedContextBit() : 0),
+      slots_(uses_context_ ? kContextSlots : 1) {
   const int n = cluster_->size();
   TESSERA_CHECK(static_cast<int>(node_order.size()) == n);
   rank_.assign(n, -1);
@@ -128,7 +129,8 @@ void Scheduler::Insert(int node) {
     g.ranks.clear();
     g.members.clear();
     g.model = cluster_->model_id(node);
-    g.cache.clear();
+    g.fit.clear();
+    g.lines.clear();
     memo_[gid] = PolicyScratch{};
     g.live_pos = static_cast<int>(live_.size());
     live_.push_back(gid);
@@ -163,8 +165,6 @@ void Scheduler::Remove(int node) {
     groups_[live_[lp]].live_pos = lp;
     live_.pop_back();
     group_index_.erase(g.key);
-    g.cache.clear();
-    g.cache.shrink_to_fit();
     memo_[gid] = PolicyScratch{};
     free_groups_.push_back(gid);
   } else if (g.representative == node) {
@@ -187,110 +187,134 @@ int Scheduler::ShapeId(const PodRequest& pod) {
   return id;
 }
 
-// The cached score of `pod` on the group, computed if not cached. With a context, a line
-// holds kContextSlots entries per shape, each tagged with the Policy::ContextFor of the group's
+uint32_t Scheduler::Classify(Group& g, const PodRequest& pod) {
+  const int node = g.representative;
+  const FitReason fit =
+      CheckFit(cluster_->spec(node).gpu_count, cluster_->model_id(node), g.key.state, pod);
+  uint32_t value = static_cast<uint32_t>(fit) + 1;
+  if (fit == FitReason::kFits) {
+    const size_t line = g.lines.size() / slots_;
+    g.lines.resize(g.lines.size() + slots_);
+    value |= static_cast<uint32_t>(line + 1) << 4;
+  }
+  return value;
+}
+
+// The cached score of `pod` on the group, computed if not cached; nullptr (and `*reason`)
+// when the pod does not fit, which is known per shape whatever the context. With a context, a
+// line holds kContextSlots entries, each tagged with the Policy::ContextFor of the group's
 // model it was computed under; when none matches, an empty one is used, else the one computed
-// longest ago is replaced. Without, one entry per shape.
+// longest ago is replaced. Without, one entry per line.
 template <bool kContext>
-inline const Scheduler::CacheEntry& Scheduler::Evaluate(Group& g, int shape,
-                                                        const PodRequest& pod) {
+[[gnu::always_inline]] inline const Scheduler::CacheEntry* Scheduler::Evaluate(
+    Group& g, int shape, const PodRequest& pod, FitReason* reason) {
+  if (g.fit.size() <= static_cast<size_t>(shape)) [[unlikely]] {
+    g.fit.resize(shapes_.size());
+  }
+  uint32_t fit = g.fit[shape];
+  if (fit == 0) [[unlikely]] {
+    fit = g.fit[shape] = Classify(g, pod);
+  }
+  if ((fit & 15) != 1) {
+    *reason = static_cast<FitReason>((fit & 15) - 1);
+    return nullptr;
+  }
   constexpr size_t kSlots = kContext ? kContextSlots : 1;
-  const size_t line = static_cast<size_t>(shape) * kSlots;
-  if (g.cache.size() <= line) g.cache.resize(shapes_.size() * kSlots);
-  CacheEntry* first = &g.cache[line];
+  CacheEntry* first = &g.lines[static_cast<size_t>((fit >> 4) - 1) * kSlots];
   if constexpr (!kContext) {
-    if (!first->known) Compute(g, *first, pod);
-    return *first;
+    if (!first->known) [[unlikely]] {
+      Compute(g, *first, pod);
+    }
+    return first;
   } else {
     const int64_t context = project_[g.model + 1];
-    size_t i = 0;
-    for (; i < kSlots && first[i].known; ++i) {
-      if (first[i].context == context) return first[i];
+    for (size_t i = 0; i < kSlots && first[i].known; ++i) {
+      if (first[i].context == context) return &first[i];
     }
-    if (i == kSlots) {  // all taken: replace the oldest
-      i = first->next;
-      first->next = static_cast<uint8_t>((i + 1) % kSlots);
-    }
-    first[i].context = context;
-    if (paired_bit_ == 0) {
-      Compute(g, first[i], pod);
-      return first[i];
-    }
-    // Score both values of the policy's paired bit; keep the other one too, unless cached.
-    // (Known entries are contiguous from the first: `i` is the first unknown one or all are.)
-    const int64_t sibling = context ^ paired_bit_;
-    size_t j = 0;
-    for (; j < kSlots && (j == i || first[j].known); ++j) {
-      if (j != i && first[j].context == sibling) {  // cached already
-        Compute(g, first[i], pod);
-        return first[i];
-      }
-    }
-    if (j == kSlots) {  // all taken: replace the oldest but the one just filled
-      j = first->next;
-      if (j == i) j = (j + 1) % kSlots;
-      first->next = static_cast<uint8_t>((j + 1) % kSlots);
-    }
-    first[j].context = sibling;
-    ComputePair(g, first[i], first[j], (context & paired_bit_) != 0, pod);
-    return first[i];
+    return Fill(g, first, context, pod);
   }
+}
+
+// Evaluate with a context, when no entry of the line holds `context`: computes it in an
+// empty entry or in the one computed longest ago.
+Scheduler::CacheEntry* Scheduler::Fill(Group& g, CacheEntry* first, int64_t context,
+                                       const PodRequest& pod) {
+  constexpr size_t kSlots = kContextSlots;
+  size_t i = 0;
+  while (i < kSlots && first[i].known) ++i;
+  if (i == kSlots) {  // all taken: replace the oldest
+    i = first->next;
+    first->next = static_cast<uint8_t>((i + 1) % kSlots);
+  }
+  first[i].context = context;
+  if (paired_bit_ == 0) {
+    Compute(g, first[i], pod);
+    return &first[i];
+  }
+  // Score both values of the policy's paired bit; keep the other one too, unless cached.
+  // (Known entries are contiguous from the first: `i` is the first unknown one or all are.)
+  const int64_t sibling = context ^ paired_bit_;
+  size_t j = 0;
+  for (; j < kSlots && (j == i || first[j].known); ++j) {
+    if (j != i && first[j].context == sibling) {  // cached already
+      Compute(g, first[i], pod);
+      return &first[i];
+    }
+  }
+  if (j == kSlots) {  // all taken: replace the oldest but the one just filled
+    j = first->next;
+    if (j == i) j = (j + 1) % kSlots;
+    first->next = static_cast<uint8_t>((j + 1) % kSlots);
+  }
+  first[j].context = sibling;
+  ComputePair(g, first[i], first[j], (context & paired_bit_) != 0, pod);
+  return &first[i];
 }
 
 // Compute for both values of the paired bit: `e` under the current context with that bit
-// `bit_set`, `sibling` under it flipped.
+// `bit_set`, `sibling` under it flipped. The pod fits the group (Classify).
 void Scheduler::ComputePair(Group& g, CacheEntry& e, CacheEntry& sibling, bool bit_set,
                             const PodRequest& pod) {
-  const int node = g.representative;
-  const NodeSpec& spec = cluster_->spec(node);
   e.known = 1;
-  e.raw = 0;
-  e.gpus = 0;
-  e.fit = CheckFit(spec.gpu_count, cluster_->model_id(node), g.key.state, pod);
-  if (e.fit == FitReason::kFits && policy_->mode() != ScoreMode::kUniformRandom) {
-    NodeScore s[2];
-    policy_->ScorePair(NodeView{spec, cluster_->model_id(node), g.key.state, context_,
-                                &memo_[&g - groups_.data()]},
-                       pod, s);
-    e.raw = s[bit_set ? 1 : 0].score;
-    e.gpus = s[bit_set ? 1 : 0].gpus;
-    sibling.raw = s[bit_set ? 0 : 1].score;
-    sibling.gpus = s[bit_set ? 0 : 1].gpus;
-    if (!pod.IsCpuOnly()) {
-      const GpuSet fallback = e.gpus == 0 || sibling.gpus == 0
-                                  ? DefaultGpuChoice(spec.gpu_count, g.key.state, pod)
-                                  : GpuSet{0};
-      if (e.gpus == 0) e.gpus = fallback;
-      if (sibling.gpus == 0) sibling.gpus = fallback;
-    }
-  } else if (e.fit == FitReason::kFits && !pod.IsCpuOnly()) {
-    e.gpus = DefaultGpuChoice(spec.gpu_count, g.key.state, pod);
-  }
-  if (!(e.fit == FitReason::kFits && policy_->mode() != ScoreMode::kUniformRandom)) {
+  sibling.known = 1;
+  if (policy_->mode() == ScoreMode::kUniformRandom) {
+    Compute(g, e, pod);
     sibling.raw = e.raw;
     sibling.gpus = e.gpus;
+    return;
   }
-  sibling.fit = e.fit;
-  sibling.known = 1;
+  const int node = g.representative;
+  const NodeSpec& spec = cluster_->spec(node);
+  NodeScore s[2];
+  policy_->ScorePair(
+      NodeView{spec, cluster_->model_id(node), g.key.state, context_, &memo_[&g - groups_.data()]},
+      pod, s);
+  e.raw = s[bit_set ? 1 : 0].score;
+  e.gpus = s[bit_set ? 1 : 0].gpus;
+  sibling.raw = s[bit_set ? 0 : 1].score;
+  sibling.gpus = s[bit_set ? 0 : 1].gpus;
+  if (!pod.IsCpuOnly() && (e.gpus == 0 || sibling.gpus == 0)) {
+    const GpuSet fallback = DefaultGpuChoice(spec.gpu_count, g.key.state, pod);
+    if (e.gpus == 0) e.gpus = fallback;
+    if (sibling.gpus == 0) sibling.gpus = fallback;
+  }
 }
 
+// The score of a pod that fits the group (Classify).
 void Scheduler::Compute(Group& g, CacheEntry& e, const PodRequest& pod) {
   e.known = 1;
   e.raw = 0;
   e.gpus = 0;
   const int node = g.representative;
   const NodeSpec& spec = cluster_->spec(node);
-  e.fit = CheckFit(spec.gpu_count, cluster_->model_id(node), g.key.state, pod);
-  if (e.fit == FitReason::kFits && policy_->mode() != ScoreMode::kUniformRandom) {
+  if (policy_->mode() != ScoreMode::kUniformRandom) {
     const NodeScore s = policy_->Score(NodeView{spec, cluster_->model_id(node), g.key.state,
                                                 context_, &memo_[&g - groups_.data()]},
                                        pod);
     e.raw = s.score;
     e.gpus = s.gpus;
-    if (e.gpus == 0 && !pod.IsCpuOnly()) {
-      e.gpus = DefaultGpuChoice(spec.gpu_count, g.key.state, pod);
-    }
-  } else if (e.fit == FitReason::kFits && !pod.IsCpuOnly()) {
+  }
+  if (e.gpus == 0 && !pod.IsCpuOnly()) {
     e.gpus = DefaultGpuChoice(spec.gpu_count, g.key.state, pod);
   }
 }
@@ -302,15 +326,16 @@ void Scheduler::ScoreGroups(int shape, const PodRequest& pod, Decision& d, int64
                             double& lo, double& hi) {
   for (int gid : live_) {
     Group& g = groups_[gid];
-    const CacheEntry& e = Evaluate<kContext>(g, shape, pod);
-    if (e.fit != FitReason::kFits) {
-      d.rejected[static_cast<int>(e.fit)] += static_cast<int>(g.members.size());
+    FitReason reason = FitReason::kFits;
+    const CacheEntry* e = Evaluate<kContext>(g, shape, pod, &reason);
+    if (e == nullptr) {
+      d.rejected[static_cast<int>(reason)] += static_cast<int>(g.members.size());
       continue;
     }
-    scratch_.push_back(Feasible{gid, e.raw, e.gpus});
+    scratch_.push_back(Feasible{gid, e->raw, e->gpus});
     feasible_nodes += static_cast<int64_t>(g.members.size());
-    lo = std::min(lo, e.raw);
-    hi = std::max(hi, e.raw);
+    lo = std::min(lo, e->raw);
+    hi = std::max(hi, e->raw);
   }
 }
 
@@ -394,12 +419,13 @@ std::vector<std::pair<int, int>> Scheduler::ScoreNodes(const PodRequest& pod,
   for (int node : nodes) {
     TESSERA_CHECK(node >= 0 && node < cluster_->size());
     Group& g = groups_[group_of_[node]];
-    const CacheEntry& e =
-        uses_context_ ? Evaluate<true>(g, shape, pod) : Evaluate<false>(g, shape, pod);
-    if (e.fit != FitReason::kFits) continue;
-    raw.emplace_back(node, e.raw);
-    lo = std::min(lo, e.raw);
-    hi = std::max(hi, e.raw);
+    FitReason reason = FitReason::kFits;
+    const CacheEntry* e = uses_context_ ? Evaluate<true>(g, shape, pod, &reason)
+                                        : Evaluate<false>(g, shape, pod, &reason);
+    if (e == nullptr) continue;
+    raw.emplace_back(node, e->raw);
+    lo = std::min(lo, e->raw);
+    hi = std::max(hi, e->raw);
   }
   const ScoreMode mode = policy_->mode();
   std::vector<std::pair<int, int>> out;

@@ -86,11 +86,11 @@ class Scheduler {
   struct KeyHash {
     size_t operator()(const Key& k) const;
   };
+  // A cached score of a fitting (group, pod shape).
   struct CacheEntry {
     int64_t context = 0;  // Policy::ContextFor under which it was computed
     double raw = 0;
     GpuSet gpus = 0;
-    FitReason fit = FitReason::kFits;
     int8_t known = 0;  // 0 = not computed yet
     uint8_t next = 0;  // in a line's first entry: the entry to replace next
   };
@@ -102,16 +102,24 @@ class Scheduler {
   struct Group {
     Key key;
     int representative = -1;
-    std::set<int> ranks;            // ranks of member nodes in node_order
-    std::vector<int> members;       // member nodes (for uniform draws)
-    int model = -1;                 // GPU model id of the members
-    std::vector<CacheEntry> cache;  // by pod shape id (kContextSlots each with a context)
+    std::set<int> ranks;       // ranks of member nodes in node_order
+    std::vector<int> members;  // member nodes (for uniform draws)
+    int model = -1;            // GPU model id of the members
+    // By pod shape id: 0 = not known yet, else (FitReason + 1) | (line + 1) << 4, the line
+    // (fitting shapes only) being the shape's slots_ entries in `lines`. Whether a shape fits
+    // does not depend on the context, so rejections cost one lookup and no context slot.
+    std::vector<uint32_t> fit;
+    std::vector<CacheEntry> lines;
     int live_pos = -1;
   };
 
   int ShapeId(const PodRequest& pod);
+  // The cached score of `pod` on `g`, or nullptr with `*reason` set when it does not fit.
   template <bool kContext>
-  const CacheEntry& Evaluate(Group& g, int shape, const PodRequest& pod);
+  const CacheEntry* Evaluate(Group& g, int shape, const PodRequest& pod, FitReason* reason);
+  CacheEntry* Fill(Group& g, CacheEntry* first, int64_t context, const PodRequest& pod);
+  // Checks whether `pod` fits the group and, if so, gives it a line: Group::fit's value.
+  uint32_t Classify(Group& g, const PodRequest& pod);
   void Compute(Group& g, CacheEntry& e, const PodRequest& pod);
   void ComputePair(Group& g, CacheEntry& e, CacheEntry& sibling, bool bit_set,
                    const PodRequest& pod);
@@ -147,6 +155,7 @@ class Scheduler {
   std::vector<Feasible> scratch_;                               // feasible groups
   const bool uses_context_;
   const int64_t paired_bit_;  // Policy::PairedContextBit, if uses_context_
+  const size_t slots_;        // cache entries per line: kContextSlots with a context, else 1
   ClusterSummary summary_;
   int64_t context_ = 0;           // the policy's current context value
   std::vector<int> models_;       // GPU model ids of the cluster (−1 for nodes without GPUs)
