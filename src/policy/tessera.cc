@@ -313,15 +313,17 @@ class TesseraPolicy final : public Policy {
     double stranded_m = 0;  // S_n over M's classes only
   };
 
-  // F_n(M) and S_n (over the first n_classes of classes_) of one node state, in one pass: what
-  // a class needs of the GPUs (how many have ≥ its milli free, and the free milli on the others)
-  // depends only on its GPU milli, so it is counted once per distinct milli, not once per
-  // class. The sums run over the classes in the same order as NodeFragmentation and
-  // ReferenceStranded with the same operands, so the results are the same bit for bit
-  // (reference_measure; tests/policy/tessera_policy_test.cc).
+  // F_n(M) and S_n (over the first n_classes of classes_: M, or all) of one node state: what a
+  // class needs of the GPUs (how many have ≥ its milli free, and the free milli on the others)
+  // depends only on its GPU milli, so it is counted once per distinct milli; the classes are
+  // then summed per bucket of equal (milli, GPU count) with prefix sums over CPU requests
+  // (BuildMeasureTables), not one by one. The same values as NodeFragmentation and
+  // ReferenceStranded up to the rounding of the sums' order; the scores are compared with
+  // reference_measure's in tests/policy/tessera_policy_test.cc.
   Measures Measure(int model_id, int64_t cpu_left, const int32_t* gpu_free, int g, bool idle,
                    size_t n_classes) const {
-    if (params_.reference_measure || thresholds_.empty() || thresholds_.size() > kMaxThresholds) {
+    if (params_.reference_measure || thresholds_.empty() || thresholds_.size() > kMaxThresholds ||
+        (n_classes != m_size_ && n_classes < classes_.size())) {
       return ReferenceMeasure(model_id, cpu_left, gpu_free, g, idle, n_classes);
     }
     Measures m;
@@ -359,42 +361,50 @@ class TesseraPolicy final : public Policy {
       above -= by_p[j + 1];
       below += free_by_p[j + 1];
     }
-    // As TargetWorkload::NodeFragmentation.
-    double frag = workload_->cpu_only_probability() * r;
-    for (const MeasureClass& c : frag_classes_) {
-      if (model_id < 0 || ((c.models >> model_id) & 1) == 0 || cpu_left < c.cpu_milli) {
-        frag += c.weight * r;
-        continue;
+    // F_n(M) = Σ_m p_m · (too_small if m fits, else r) = r · Σ p − Σ_fitting p_m · (r − too_small),
+    // where the classes that fit are, per (threshold, GPU count) of the node's model with
+    // enough GPUs fitting, those whose CPU request is at most cpu_left: a prefix of the bucket.
+    // The same as TargetWorkload::NodeFragmentation up to the order of the sums (the scores
+    // are compared with reference_measure's in tests/policy/tessera_policy_test.cc).
+    const bool known_model = model_id >= 0 && model_id < kMaxGpuModels;
+    double frag = r * frag_weight_;
+    if (known_model) {
+      for (const Bucket& b : frag_buckets_[model_id]) {
+        if (fitting[b.threshold] < b.gpu_count) continue;
+        frag -=
+            b.weight_sum[b.AtMost(cpu_left)] * (r - static_cast<double>(too_small[b.threshold]));
       }
-      frag +=
-          c.weight *
-          (fitting[c.threshold] >= c.gpu_count ? static_cast<double>(too_small[c.threshold]) : r);
     }
     m.frag = frag;
     if (!params_.cpu_stranding || idle) return m;
-    // As ReferenceStranded; the sum over M on the way.
+    // S_n(m) = r − min(U, cpu_left / cpu_m · milli_m · n_m) for a class that fits, with U the
+    // free milli on the GPUs with ≥ milli_m free, else r. In a bucket sorted by CPU request,
+    // the classes up to cpu_left · milli · n / U are held by U, the rest by CPU.
     const double cpu = static_cast<double>(cpu_left);
-    double total = 0;
-    auto add = [&](size_t from, size_t to) {
-      for (size_t k = from; k < to; ++k) {
-        const MeasureClass& c = strand_classes_[k];
-        if (c.threshold < 0 || model_id < 0 || ((c.models >> model_id) & 1) == 0 ||
-            cpu_left < c.cpu_milli || fitting[c.threshold] < c.gpu_count) {
-          total += c.weight * r;
-          continue;
+    auto usable = [&](const std::vector<Bucket>& buckets) {
+      double sum = 0;
+      for (const Bucket& b : buckets) {
+        if (fitting[b.threshold] < b.gpu_count) continue;
+        const size_t e = b.AtMost(cpu_left);
+        if (e == 0) continue;
+        const double u = static_cast<double>(free_total - too_small[b.threshold]);
+        const double split = cpu * b.gpu_request / u;  // u > 0: a fitting GPU has ≥ milli free
+        size_t s = 0;  // the classes with CPU request ≤ split, among the first e
+        if (split >= static_cast<double>(b.cpu[e - 1])) {
+          s = e;
+        } else {
+          while (static_cast<double>(b.cpu[s]) <= split) ++s;
         }
-        double usable = static_cast<double>(free_total - too_small[c.threshold]);
-        if (c.cpu_milli > 0) {  // the same operands as ReferenceStranded's, converted once
-          usable = std::min(usable, cpu / c.cpu_d * c.gpu_milli_d * c.gpu_count_d);
-        }
-        total += c.weight * (r - usable);
+        sum += u * b.weight_sum[s] +
+               cpu * b.gpu_request * (b.weight_per_cpu_sum[e] - b.weight_per_cpu_sum[s]);
       }
+      return sum;
     };
-    const size_t m_end = std::min(n_classes, m_size_);
-    add(0, m_end);
-    m.stranded_m = total;
-    add(m_end, n_classes);
-    m.stranded = total;
+    m.stranded_m = r * strand_m_weight_ - (known_model ? usable(strand_m_buckets_[model_id]) : 0);
+    m.stranded = m.stranded_m;
+    if (n_classes > m_size_) {
+      m.stranded += r * strand_x_weight_ - (known_model ? usable(strand_x_buckets_[model_id]) : 0);
+    }
     return m;
   }
 
@@ -431,19 +441,23 @@ class TesseraPolicy final : public Policy {
 
   // FGD's score (with the model pressure taken off its ΔF) first; among its ties, the
   // stranding score.
+  // A change under kNoChange milli-GPU is none: rounding of the sums must not decide which side
+  // of a quantization step (50, 500: Δ = 0) a placement falls on.
+  static constexpr double kNoChange = 1e-6;
+  static double Snap(double delta) { return std::abs(delta) < kNoChange ? 0.0 : delta; }
+
   int64_t Combine(const Measures& before, const Measures& after, bool idle, bool plentiful,
                   const PodRequest& pod, double pressure, double fill) const {
-    const auto primary = static_cast<int64_t>(
-        100.0 /
-        (1.0 + std::exp(-(before.frag - after.frag - pressure + params_.hole_fill_primary * fill) /
-                        1000.0)));
+    const double primary_delta =
+        Snap(before.frag - after.frag - pressure + params_.hole_fill_primary * fill);
+    const auto primary = static_cast<int64_t>(100.0 / (1.0 + std::exp(-primary_delta / 1000.0)));
     if (!params_.cpu_stranding) return primary;
-    double delta = before.stranded - after.stranded;
+    double delta = Snap(before.stranded - after.stranded);
     if (idle) {
       const double cost = plentiful ? params_.plentiful_open_cost : params_.sharing_open_cost;
       delta = pod.IsSharing() ? -cost : 0.0;
     }
-    delta += params_.hole_fill * fill;
+    delta = Snap(delta + params_.hole_fill * fill);
     const auto secondary = static_cast<int64_t>(static_cast<double>(kSecondaryLevels) /
                                                 (1.0 + std::exp(-delta / kSecondaryScale)));
     return primary * kSecondaryLevels + std::min(secondary, kSecondaryLevels - 1);
@@ -488,62 +502,101 @@ class TesseraPolicy final : public Policy {
     return total;
   }
 
-  // A class as Measure reads it: the index of its GPU milli in thresholds_ (−1: a class that
-  // uses no GPU), and its weight (p_m for F_n, w_m for S_n).
-  struct MeasureClass {
-    int64_t cpu_milli = 0;
-    double weight = 0;
-    ModelMask models = kAnyModel;
-    int32_t gpu_milli = 0;
-    int32_t gpu_count = 0;
-    int threshold = -1;
-    double cpu_d = 0, gpu_milli_d = 0, gpu_count_d = 0;  // the three above as doubles
+  // Measure's tables: the classes that may use one GPU model, by (GPU milli, GPU count), each
+  // bucket sorted by CPU request with the prefix sums of the weights (p_m for F_n, w_m for S_n)
+  // and of weight / CPU request.
+  struct Bucket {
+    int threshold = 0;                       // index of the classes' GPU milli in thresholds_
+    int gpu_count = 0;                       // GPUs per pod
+    double gpu_request = 0;                  // milli · count
+    std::vector<int64_t> cpu;                // CPU requests, ascending
+    std::vector<double> weight_sum;          // [i]: Σ weight of the first i classes
+    std::vector<double> weight_per_cpu_sum;  // [i]: Σ weight / cpu of the first i (cpu > 0)
+    // How many classes request at most `cpu_left` (buckets hold a few classes: a scan).
+    size_t AtMost(int64_t cpu_left) const {
+      if (cpu_left >= cpu.back()) return cpu.size();
+      size_t e = 0;
+      while (cpu[e] <= cpu_left) ++e;
+      return e;
+    }
   };
+  using ModelBuckets = std::array<std::vector<Bucket>, kMaxGpuModels>;
   static constexpr size_t kMaxThresholds = 64;  // more distinct GPU milli: ReferenceMeasure
 
   void BuildMeasureTables() {
-    auto add = [&](const TargetClass& c, double weight) {
-      MeasureClass mc{c.cpu_milli,
-                      weight,
-                      c.models,
-                      c.gpu_milli,
-                      c.gpu_count,
-                      -1,
-                      static_cast<double>(c.cpu_milli),
-                      static_cast<double>(c.gpu_milli),
-                      static_cast<double>(c.gpu_count)};
-      if (c.gpu_milli != 0 && c.gpu_count != 0) {
-        auto it = std::find(thresholds_.begin(), thresholds_.end(), c.gpu_milli);
-        mc.threshold = static_cast<int>(it - thresholds_.begin());
-        if (it == thresholds_.end()) thresholds_.push_back(c.gpu_milli);
-      }
-      return mc;
-    };
+    for (const TargetClass& c : classes_) {
+      if (c.gpu_milli != 0 && c.gpu_count != 0 &&
+          std::find(thresholds_.begin(), thresholds_.end(), c.gpu_milli) == thresholds_.end())
+        thresholds_.push_back(c.gpu_milli);
+    }
     for (const TargetClass& c : workload_->gpu_classes()) {
-      frag_classes_.push_back(add(c, c.probability));
+      if (c.gpu_milli != 0 && c.gpu_count != 0 &&
+          std::find(thresholds_.begin(), thresholds_.end(), c.gpu_milli) == thresholds_.end())
+        thresholds_.push_back(c.gpu_milli);
+    }
+    std::sort(thresholds_.begin(), thresholds_.end());
+    // Adds class c with `weight` to the buckets of every model it may use.
+    auto add = [&](ModelBuckets& tables, const TargetClass& c, double weight) {
+      if (c.gpu_milli == 0 || c.gpu_count == 0) return;  // uses no GPU: always r
+      const int t =
+          static_cast<int>(std::lower_bound(thresholds_.begin(), thresholds_.end(), c.gpu_milli) -
+                           thresholds_.begin());
+      for (int k = 0; k < kMaxGpuModels; ++k) {
+        if (((c.models >> k) & 1) == 0) continue;
+        std::vector<Bucket>& buckets = tables[k];
+        auto it = std::find_if(buckets.begin(), buckets.end(), [&](const Bucket& b) {
+          return b.threshold == t && b.gpu_count == c.gpu_count;
+        });
+        if (it == buckets.end()) {
+          buckets.push_back(
+              Bucket{t, c.gpu_count, static_cast<double>(c.gpu_milli) * c.gpu_count, {}, {0}, {0}});
+          it = buckets.end() - 1;
+        }
+        it->cpu.push_back(c.cpu_milli);
+        it->weight_sum.push_back(weight);  // sorted and summed below
+        it->weight_per_cpu_sum.push_back(c.cpu_milli > 0 ? weight / static_cast<double>(c.cpu_milli)
+                                                         : 0.0);
+      }
+    };
+    frag_weight_ = workload_->cpu_only_probability();
+    for (const TargetClass& c : workload_->gpu_classes()) {
+      frag_weight_ += c.probability;
+      add(frag_buckets_, c, c.probability);
     }
     for (size_t k = 0; k < classes_.size(); ++k) {
-      strand_classes_.push_back(add(classes_[k], weights_[k]));
+      (k < m_size_ ? strand_m_weight_ : strand_x_weight_) += weights_[k];
+      add(k < m_size_ ? strand_m_buckets_ : strand_x_buckets_, classes_[k], weights_[k]);
     }
-    // Ascending, for Measure's count.
-    std::vector<int32_t> sorted = thresholds_;
-    std::sort(sorted.begin(), sorted.end());
-    for (auto* list : {&frag_classes_, &strand_classes_}) {
-      for (MeasureClass& c : *list) {
-        if (c.threshold < 0) continue;
-        c.threshold = static_cast<int>(
-            std::lower_bound(sorted.begin(), sorted.end(), thresholds_[c.threshold]) -
-            sorted.begin());
+    for (ModelBuckets* tables : {&frag_buckets_, &strand_m_buckets_, &strand_x_buckets_}) {
+      for (std::vector<Bucket>& buckets : *tables) {
+        for (Bucket& b : buckets) {
+          // Entry i + 1 holds class i's values until here: sort by CPU, then sum up.
+          std::vector<size_t> order(b.cpu.size());
+          for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+          std::stable_sort(order.begin(), order.end(),
+                           [&](size_t x, size_t y) { return b.cpu[x] < b.cpu[y]; });
+          Bucket sorted{b.threshold, b.gpu_count, b.gpu_request, {}, {0}, {0}};
+          for (size_t i : order) {
+            sorted.cpu.push_back(b.cpu[i]);
+            sorted.weight_sum.push_back(sorted.weight_sum.back() + b.weight_sum[i + 1]);
+            sorted.weight_per_cpu_sum.push_back(sorted.weight_per_cpu_sum.back() +
+                                                b.weight_per_cpu_sum[i + 1]);
+          }
+          b = std::move(sorted);
+        }
       }
     }
-    thresholds_ = std::move(sorted);
   }
 
   const TargetWorkload* workload_;
   TesseraParams params_;
-  std::vector<int32_t> thresholds_;            // the distinct GPU milli of the classes below
-  std::vector<MeasureClass> frag_classes_;     // workload_->gpu_classes(), for F_n
-  std::vector<MeasureClass> strand_classes_;   // classes_ with weights_, for S_n
+  std::vector<int32_t> thresholds_;            // the distinct GPU milli of the classes, ascending
+  ModelBuckets frag_buckets_;                  // workload_->gpu_classes() with p_m, for F_n
+  ModelBuckets strand_m_buckets_;              // M's classes with w_m, for S_n
+  ModelBuckets strand_x_buckets_;              // the other classes of classes_ with w_m
+  double frag_weight_ = 0;                     // the cpu-only classes' p plus Σ p_m
+  double strand_m_weight_ = 0;                 // Σ w_m over M
+  double strand_x_weight_ = 0;                 // Σ w_m over the other classes
   std::vector<TargetClass> classes_;           // M plus the multi-GPU classes
   size_t m_size_ = 0;                          // classes_[0, m_size_) is M
   std::vector<double> weights_;                // w_m, by classes_ index

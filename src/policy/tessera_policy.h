@@ -49,7 +49,8 @@ struct TesseraParams {
   double pressure_step = 0.1;
   /// Tests only: evaluate F_n(M) and S_n with the plain per-class loops (TargetWorkload::
   /// NodeFragmentation and one loop over the GPUs per class) instead of the shared per-threshold
-  /// table. Same scores, bit for bit; slower.
+  /// table and per-bucket sums. Same scores (the sums' order differs, so the measures may
+  /// differ in their last bits); slower.
   bool reference_measure = false;
   /// Hole fill (docs/POLICIES.md, "Sixth round"): a sharing pod's placement is also judged by
   /// the GPU milli its GPU's hole can never use, waste(r) = r − the largest sum of the list's

@@ -339,6 +339,33 @@ void Scheduler::ScoreGroups(int shape, const PodRequest& pod, Decision& d, int64
   }
 }
 
+// ScoreGroups and the choice among the feasible groups in one pass, for ScoreMode::kInteger
+// (the score is the raw value): the highest score, then the lowest rank. Sets `best` (group
+// −1 if none fits) and d.score.
+template <bool kContext>
+void Scheduler::BestGroup(int shape, const PodRequest& pod, Decision& d, Feasible& best) {
+  int best_score = std::numeric_limits<int>::min();
+  int best_rank = std::numeric_limits<int>::max();
+  for (int gid : live_) {
+    Group& g = groups_[gid];
+    FitReason reason = FitReason::kFits;
+    const CacheEntry* e = Evaluate<kContext>(g, shape, pod, &reason);
+    if (e == nullptr) {
+      d.rejected[static_cast<int>(reason)] += static_cast<int>(g.members.size());
+      continue;
+    }
+    const int score = static_cast<int>(e->raw);
+    if (score < best_score) continue;
+    const int rank = *g.ranks.begin();
+    if (score > best_score || rank < best_rank) {
+      best_score = score;
+      best_rank = rank;
+      best = Feasible{gid, e->raw, e->gpus};
+    }
+  }
+  if (best.group >= 0) d.score = best_score;
+}
+
 void Scheduler::Observe(const PodRequest& pod) {
   if (!uses_context_) return;
   summary_.seen_gpu_milli_by_count[std::clamp(pod.gpu_count, 0, kMaxGpusPerNode)] +=
@@ -354,6 +381,16 @@ Decision Scheduler::Decide(const PodRequest& pod) {
     ProjectContext(pod);
   }
   Decision d;
+  const ScoreMode mode = policy_->mode();
+  if (mode == ScoreMode::kInteger) {  // the best raw score wins: no list of feasible groups
+    Feasible best{-1, 0, 0};
+    if (uses_context_) {
+      BestGroup<true>(shape, pod, d, best);
+    } else {
+      BestGroup<false>(shape, pod, d, best);
+    }
+    return best.group < 0 ? d : Finish(d, best, pod);
+  }
   scratch_.clear();
   int64_t feasible_nodes = 0;
   double lo = std::numeric_limits<double>::infinity();
@@ -365,7 +402,6 @@ Decision Scheduler::Decide(const PodRequest& pod) {
   }
   if (scratch_.empty()) return d;
 
-  const ScoreMode mode = policy_->mode();
   if (mode == ScoreMode::kUniformRandom) {
     int64_t k = static_cast<int64_t>(rng_.Below(static_cast<uint64_t>(feasible_nodes)));
     for (const Feasible& f : scratch_) {

@@ -35,7 +35,9 @@ struct Decision {
 /// value that concerns the group's GPU model and the pod: Policy::ContextFor), up to four
 /// such values per (group, pod shape), the oldest replaced first; so a context change
 /// recomputes only the scores it concerns, and decisions stay those of a plain loop over all
-/// nodes. A policy with a Policy::PairedContextBit is scored under both of its values at once
+/// nodes. Whether a pod shape fits a group is cached apart from the context slots. For
+/// ScoreMode::kInteger policies the best group is chosen during the scoring pass.
+/// A policy with a Policy::PairedContextBit is scored under both of its values at once
 /// (Policy::ScorePair), and both are cached. Each group also has a PolicyScratch, handed to the
 /// policy in NodeView::scratch, for values that depend only on the group's state.
 ///
@@ -117,6 +119,7 @@ class Scheduler {
   // The cached score of `pod` on `g`, or nullptr with `*reason` set when it does not fit.
   template <bool kContext>
   const CacheEntry* Evaluate(Group& g, int shape, const PodRequest& pod, FitReason* reason);
+  // Evaluate's miss with a context: computes `context`'s entry of the line at `first`.
   CacheEntry* Fill(Group& g, CacheEntry* first, int64_t context, const PodRequest& pod);
   // Checks whether `pod` fits the group and, if so, gives it a line: Group::fit's value.
   uint32_t Classify(Group& g, const PodRequest& pod);
@@ -126,6 +129,9 @@ class Scheduler {
   template <bool kContext>
   void ScoreGroups(int shape, const PodRequest& pod, Decision& d, int64_t& feasible_nodes,
                    double& lo, double& hi);
+  // ScoreGroups and the choice in one pass, for ScoreMode::kInteger policies.
+  template <bool kContext>
+  void BestGroup(int shape, const PodRequest& pod, Decision& d, Feasible& best);
   // Computes the policy's ContextFor of every GPU model of the cluster for `pod`.
   void ProjectContext(const PodRequest& pod);
   void Insert(int node);
