@@ -773,29 +773,32 @@ std::string Extender::PrioritizeJsonOf(const Pod& pod, std::span<const std::stri
   // is taken back.
   static constexpr std::string_view kHost = "{\"Host\":";
   static constexpr std::string_view kScore = ",\"Score\":";
-  static constexpr size_t kFixed = kHost.size() + kScore.size() + 20 + 2;  // score, "},"
   // "<score>}," for the scores 0..10, as four bytes and a length.
   static constexpr std::array<char[5], 11> kTail = {"0},", "1},", "2},", "3},", "4},", "5},",
                                                     "6},", "7},", "8},", "9},", "10},"};
   std::string unknown;
   std::lock_guard<std::mutex> lock(mutex_);
   const PaddedStrings& hosts = HostEntries();
-  std::string out;  // sized for the longest known entry; grown for longer unknown names
-  out.resize(2 + kCopyPad + names.size() * (hosts.max_length() + 4));
+  // Room for every candidate as a known node (its entry, a score of up to two digits, "},")
+  // and the padding: a known node needs no check. An unknown name, whose escaped form may be
+  // longer, grows the buffer so that the candidates after it keep that room.
+  const size_t room = hosts.max_length() + 4;
+  std::string out;
+  out.resize(names.size() * room + kCopyPad + 2);
   PresizedWriter w(&out);
   w.Put('[');
   bool any = false;
   ScoreCandidatesLocked(
       pod, names, names_id,
-      [&](size_t, std::string_view name, int node, int64_t score) __attribute__((always_inline)) {
+      [&](size_t i, std::string_view name, int node, int64_t score) __attribute__((always_inline)) {
+        // What the candidates after this one need (the slow paths keep it).
+        const auto after = [&] { return (names.size() - i - 1) * room + kCopyPad + 2; };
         if (node >= 0) [[likely]] {
-          const std::string_view entry = hosts[node];
-          w.Ensure(entry.size() + 4 + kCopyPad);
-          w.PutPadded(entry);
+          w.PutPadded(hosts[node]);
         } else {
           unknown.clear();
           AppendJsonString(&unknown, name);
-          w.Ensure(unknown.size() + kFixed + kCopyPad);
+          w.Ensure(kHost.size() + unknown.size() + kScore.size() + 4 + after());
           w.Put(kHost);
           w.Put(unknown);
           w.Put(kScore);
@@ -803,9 +806,10 @@ std::string Extender::PrioritizeJsonOf(const Pod& pod, std::span<const std::stri
         any = true;
         if (score >= 0 && score <= 10) [[likely]] {
           w.PutFour(kTail[score], score == 10 ? 4 : 3);
-        } else {
-          w.Put(std::to_string(score));
-          w.Put("},");
+        } else {  // not reached: scores are 0..10
+          const std::string text = std::to_string(score) + "},";
+          w.Ensure(text.size() + after());
+          w.Put(text);
         }
       });
   if (any) w.Unput();  // nothing is visited when PodToSpec rejects the pod
