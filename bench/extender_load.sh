@@ -6,11 +6,15 @@
 #   prioritize  POST /prioritize, same bodies
 #   bind        the filter -> bind cycle with unique UIDs (64 candidate nodes per filter); wrk's
 #               figures mix both verbs, the server's histogram gives bind alone
+#   healthz-1   the noise floor: GET /healthz (no work) with wrk -t1 -c1, then
+#   healthz     with the verbs' -t/-c: the machine's own tail latency next to the verbs'
+#               (an idle vCPU's wake-up shows here as it does in every verb's p99)
 # then reads the server's /metrics histogram. Prints one line per run and a table of medians.
 #
 # Usage: bench/extender_load.sh [BUILD_DIR]       (default: build)
 # Environment: DURATION (10s), RUNS (3), THREADS (2), CONNECTIONS (2; the bind load always uses
 # one connection per thread), SIZES ("1213 5000"), POLICIES ("fgd tessera"),
+# NOISE_DURATION (the healthz runs, 3s; NOISE=0 skips them),
 # OUT (/tmp/tessera-load: generated JSON and raw outputs; never committed),
 # TESSERA_DATA_DIR (../shared/data/alibaba-gpu-v2023/csv), SERVER_CPUS and CLIENT_CPUS (CPU
 # lists for `taskset -c`, e.g. 0 and 1: the server and wrk pinned apart; default: unpinned).
@@ -26,6 +30,8 @@ threads=${THREADS:-2}
 connections=${CONNECTIONS:-2}
 sizes=${SIZES:-1213 5000}
 policies=${POLICIES:-fgd tessera}
+noise=${NOISE:-1}
+noise_duration=${NOISE_DURATION:-3s}
 server_pin=()
 client_pin=()
 [ -n "${SERVER_CPUS:-}" ] && server_pin=(taskset -c "$SERVER_CPUS")
@@ -137,11 +143,20 @@ for size in $sizes; do
       "${client_pin[@]}" wrk -t"$threads" -c"$threads" -d"$duration" --latency -s "$root/bench/wrk/filter_bind.lua" \
         "$url" -- "$out/names-$size.txt" "$out/bind-pod.json" 64 >"$tag-bind.wrk"
       curl -sS -m 10 "$url/metrics" >"$tag-bind.metrics"
+      verbs="filter prioritize bind"
+      if [ "$noise" != 0 ]; then
+        "${client_pin[@]}" wrk -t1 -c1 -d"$noise_duration" --latency "$url/healthz" >"$tag-healthz-1.wrk"
+        "${client_pin[@]}" wrk -t"$threads" -c"$connections" -d"$noise_duration" --latency \
+          "$url/healthz" >"$tag-healthz.wrk"
+        cp "$tag-bind.metrics" "$tag-healthz-1.metrics"  # not timed by the server
+        cp "$tag-bind.metrics" "$tag-healthz.metrics"
+        verbs="$verbs healthz-1 healthz"
+      fi
       stop_server
-      for verb in filter prioritize bind; do
+      for verb in $verbs; do
         read -r p50 p99 rps <<<"$(wrk_figures "$tag-$verb.wrk")"
         read -r n mean sp50 sp99 <<<"$(metrics_figures "$tag-$verb.metrics" "$verb")"
-        notes=$(grep -E '^(http errors|binds:)' "$tag-$verb.wrk" | head -1)
+        notes=$(grep -E '^(http errors|binds:|Non-2xx)' "$tag-$verb.wrk" | head -1 || true)
         line=$(printf '%-5s %-8s %-10s %3s | %9s %9s %9s | %8s %9s %9s %9s | %s' "$size" "$policy" \
           "$verb" "$run" "$p50" "$p99" "$rps" "$n" "$mean" "$sp50" "$sp99" "$notes")
         echo "$line" | tee -a "$results"

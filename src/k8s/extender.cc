@@ -359,6 +359,7 @@ void PaddedStrings::Add(std::string_view s) {
   text_.resize(text_.size() - kCopyPad);  // drop the padding
   at_.push_back(static_cast<uint32_t>(text_.size()));
   len_.push_back(static_cast<uint32_t>(s.size()));
+  max_length_ = std::max(max_length_, s.size());
   text_.append(s);
   text_.append(kCopyPad, ' ');
 }
@@ -366,6 +367,7 @@ void PaddedStrings::Add(std::string_view s) {
 const PaddedStrings& Extender::QuotedNames() {
   if (quoted_names_.size() != static_cast<size_t>(cluster_->size())) {
     quoted_names_.Clear();
+    host_entries_.Clear();
     std::string quoted;
     for (int n = 0; n < cluster_->size(); ++n) {
       quoted.clear();
@@ -374,6 +376,21 @@ const PaddedStrings& Extender::QuotedNames() {
     }
   }
   return quoted_names_;
+}
+
+const PaddedStrings& Extender::HostEntries() {
+  const PaddedStrings& quoted = QuotedNames();
+  if (host_entries_.size() != quoted.size()) {
+    host_entries_.Clear();
+    std::string entry;
+    for (size_t n = 0; n < quoted.size(); ++n) {
+      entry.assign("{\"Host\":");
+      entry.append(quoted[n]);
+      entry.append(",\"Score\":");
+      host_entries_.Add(entry);
+    }
+  }
+  return host_entries_;
 }
 
 namespace {
@@ -420,6 +437,11 @@ std::string Extender::FilterCandidatesLocked(const Pod& pod, const Result<PodSpe
   int64_t cordoned = 0;
   std::array<int64_t, kNumFitReasons> rejected{};
   const std::span<const int> resolved = ResolveCandidates(names, names_id);
+  if (++group_fit_stamp_ == 0) {  // wrapped: forget every stamp
+    std::fill(group_fit_.begin(), group_fit_.end(), GroupFit{});
+    group_fit_stamp_ = 1;
+  }
+  const uint32_t stamp = group_fit_stamp_;
   for (size_t i = 0; i < names.size(); ++i) {
     const std::string_view name = names[i];
     const int node = resolved[i];
@@ -433,7 +455,16 @@ std::string Extender::FilterCandidatesLocked(const Pod& pod, const Result<PodSpe
       ++cordoned;
       continue;
     }
-    const FitReason fit = cluster_->Check(node, request);
+    // Nodes of one scheduler group (same capacity type and state) fit alike: checked once
+    // per group and request.
+    const auto group = static_cast<size_t>(scheduler_->group_of(node));
+    if (group >= group_fit_.size()) group_fit_.resize(group + 1);
+    GroupFit& memo = group_fit_[group];
+    if (memo.stamp != stamp) {
+      memo.stamp = stamp;
+      memo.fit = cluster_->Check(node, request);
+    }
+    const FitReason fit = memo.fit;
     if (fit == FitReason::kFits) {
       visit(i, name, node, Candidate::kFits, kReasonUnknown);
       continue;
@@ -510,6 +541,11 @@ class PresizedWriter {
     CopyShort(p_, s.data(), s.size());
     p_ += s.size();
   }
+  /// Puts the first `n` (at most 4) bytes of `s`; writes all four.
+  void PutFour(const char* s, size_t n) {
+    std::memcpy(p_, s, 4);
+    p_ += n;
+  }
   /// Takes back the last byte (a separator after the last item of a list).
   void Unput() { --p_; }
   /// Room for `n` more bytes.
@@ -531,21 +567,12 @@ class PresizedWriter {
 
 std::string Extender::FilterJsonOf(const Pod& pod, std::span<const std::string_view> names,
                                    uint64_t names_id, const std::vector<std::string>* nodes_json) {
-  // Each candidate is decided first (node, kind, reason) and the answer's size summed; then
-  // the answer is written section by section into one buffer of that size (plus the padding
-  // PutPadded needs). Names are copied from their JSON form made once per model
-  // (QuotedNames), reasons from theirs (QuotedReasons); only unknown names are escaped here.
-  // Each section lists its candidates by index, in request order; every item is followed by
-  // ',' and the last one is taken back.
-  struct Decided {
-    int quoted;      ///< node index into QuotedNames, or -1 - k for unknown_quoted[k]
-    uint32_t index;  ///< position in the request
-    int reason;
-  };
-  std::vector<Decided> fits;
-  std::vector<Decided> failed;
-  std::vector<Decided> unresolvable;
-  std::vector<std::string> unknown_quoted;
+  // Each candidate is decided first (node, section, reason) into one of three lists kept
+  // between requests, and the answer's size summed; then the answer is written section by
+  // section into one buffer of that size (plus the padding PutPadded needs). Names are copied
+  // from their JSON form made once per model (QuotedNames), reasons from theirs
+  // (QuotedReasons); only unknown names are escaped here. Each section lists its candidates
+  // in request order; every item is followed by ',' and the last one is taken back.
   static constexpr std::string_view kHead = "{\"Nodes\":";
   static constexpr std::string_view kItems = "{\"metadata\":{},\"items\":[";
   static constexpr std::string_view kNames = ",\"NodeNames\":[";
@@ -556,38 +583,47 @@ std::string Extender::FilterJsonOf(const Pod& pod, std::span<const std::string_v
   std::lock_guard<std::mutex> lock(mutex_);
   const PaddedStrings& quoted = QuotedNames();
   const PaddedStrings& reasons = QuotedReasons();
+  std::vector<std::string> unknown_quoted;
+  for (std::vector<Decided>* list : {&fits_, &failed_, &unresolvable_}) {
+    if (list->size() < names.size()) list->resize(names.size());
+  }
+  Decided* fits_end = fits_.data();
+  Decided* failed_end = failed_.data();
+  Decided* unresolvable_end = unresolvable_.data();
   size_t bytes = 0;  // names, reasons, nodes and their commas (one too many per section)
   const std::string error = FilterCandidatesLocked(
       pod, spec, names, names_id,
-      [&](size_t i, std::string_view name, int node, Candidate c, int reason) {
-        int q = node;
-        if (node < 0) {
-          q = -1 - static_cast<int>(unknown_quoted.size());
-          AppendJsonString(&unknown_quoted.emplace_back(), name);
-          bytes += unknown_quoted.back().size() + 1;
-        } else {
-          bytes += quoted[node].size() + 1;
-        }
-        const Decided d{q, static_cast<uint32_t>(i), reason};
-        switch (c) {
-          case Candidate::kFits:
-            if (fits.empty()) fits.reserve(names.size());
-            fits.push_back(d);
-            if (nodes_json != nullptr && i < nodes_json->size()) {
-              bytes += (*nodes_json)[i].size() + 1;
+      [&](size_t i, std::string_view name, int node, Candidate c, int reason)
+          __attribute__((always_inline)) {
+            int q = node;
+            if (node >= 0) [[likely]] {
+              bytes += quoted.length(node) + 1;
+            } else {
+              q = -1 - static_cast<int>(unknown_quoted.size());
+              AppendJsonString(&unknown_quoted.emplace_back(), name);
+              bytes += unknown_quoted.back().size() + 1;
             }
-            break;
-          case Candidate::kFailed:
-            if (failed.empty()) failed.reserve(names.size());
-            failed.push_back(d);
-            bytes += reasons[reason].size();
-            break;
-          case Candidate::kUnresolvable:
-            unresolvable.push_back(d);
-            bytes += reasons[reason].size();
-            break;
-        }
-      });
+            const Decided d{q, static_cast<uint32_t>(i), reason};
+            switch (c) {
+              case Candidate::kFits:
+                *fits_end++ = d;
+                if (nodes_json != nullptr && i < nodes_json->size()) {
+                  bytes += (*nodes_json)[i].size() + 1;
+                }
+                break;
+              case Candidate::kFailed:
+                *failed_end++ = d;
+                bytes += reasons.length(reason);
+                break;
+              case Candidate::kUnresolvable:
+                *unresolvable_end++ = d;
+                bytes += reasons.length(reason);
+                break;
+            }
+          });
+  const std::span<const Decided> fits(fits_.data(), fits_end);
+  const std::span<const Decided> failed(failed_.data(), failed_end);
+  const std::span<const Decided> unresolvable(unresolvable_.data(), unresolvable_end);
   const bool with_nodes = nodes_json != nullptr && error.empty();
   std::string error_json;
   AppendJsonString(&error_json, error);
@@ -596,7 +632,7 @@ std::string Extender::FilterJsonOf(const Pod& pod, std::span<const std::string_v
              kUnresolvable.size() + kError.size() + error_json.size() + 1 + kCopyPad);
   PresizedWriter w(&out);
   const auto name_of = [&](const Decided& d) {
-    if (d.quoted >= 0) {
+    if (d.quoted >= 0) [[likely]] {
       w.PutPadded(quoted[d.quoted]);
     } else {
       w.Put(unknown_quoted[-1 - d.quoted]);
@@ -625,15 +661,15 @@ std::string Extender::FilterJsonOf(const Pod& pod, std::span<const std::string_v
     }
     if (!fits.empty()) w.Unput();
   }
-  for (const auto* section : {&failed, &unresolvable}) {
-    w.Put(section == &failed ? kFailed : kUnresolvable);
+  for (const std::span<const Decided> section : {failed, unresolvable}) {
+    w.Put(section.data() == failed.data() ? kFailed : kUnresolvable);
     if (!error.empty()) continue;
-    for (const Decided& d : *section) {
+    for (const Decided& d : section) {
       name_of(d);
       w.PutPadded(reasons[d.reason]);
       w.Put(',');
     }
-    if (!section->empty()) w.Unput();
+    if (!section.empty()) w.Unput();
   }
   w.Put(kError);
   w.Put(error_json);
@@ -652,28 +688,59 @@ void Extender::ScoreCandidatesLocked(const Pod& pod, std::span<const std::string
   Remember(PodUid(pod), *spec, pod);
   RememberContainers(PodUid(pod), pod);
   const PodRequest request = cluster_->MakeRequest(*spec);
-  std::vector<int> nodes;
-  nodes.reserve(names.size());
+  // Nodes of one scheduler group get the same score (the scheduler scores groups, and
+  // normalises over the scores it saw, which one node per group gives alike): the first
+  // candidate of each group is scored for all of them.
   const std::span<const int> node_of = ResolveCandidates(names, names_id);  // -1 if unknown
-  for (const int node : node_of) {
-    if (node >= 0 && !unschedulable_[node]) nodes.push_back(node);
+  if (++group_fit_stamp_ == 0) {  // wrapped: forget every stamp
+    std::fill(group_fit_.begin(), group_fit_.end(), GroupFit{});
+    group_fit_stamp_ = 1;
   }
+  const uint32_t stamp = group_fit_stamp_;
   constexpr int kNoScore = std::numeric_limits<int>::min();
-  std::vector<int> score_of(cluster_->size(), kNoScore);
+  std::vector<int>& nodes = score_nodes_;         // one per group
+  std::vector<int>& group_of = candidate_group_;  // by candidate; -1: no score
+  nodes.clear();
+  group_of.resize(node_of.size());
+  for (size_t i = 0; i < node_of.size(); ++i) {
+    const int node = node_of[i];
+    int group = -1;
+    if (node >= 0 && !unschedulable_[node]) {
+      group = scheduler_->group_of(node);
+      if (static_cast<size_t>(group) >= group_fit_.size()) group_fit_.resize(group + 1);
+      GroupFit& g = group_fit_[group];
+      if (g.stamp != stamp) {
+        g.stamp = stamp;
+        g.score = kNoScore;
+        nodes.push_back(node);
+      }
+    }
+    group_of[i] = group;
+  }
+  const std::vector<std::pair<int, int>> scored = scheduler_->ScoreNodes(request, nodes);
+  for (const auto& [node, score] : scored) group_fit_[scheduler_->group_of(node)].score = score;
   int lo = 0;
   int hi = 0;
-  bool first = true;
-  for (const auto& [node, score] : scheduler_->ScoreNodes(request, nodes)) {
-    score_of[node] = score;
-    lo = first ? score : std::min(lo, score);
-    hi = first ? score : std::max(hi, score);
-    first = false;
+  for (size_t k = 0; k < scored.size(); ++k) {
+    lo = k == 0 ? scored[k].second : std::min(lo, scored[k].second);
+    hi = k == 0 ? scored[k].second : std::max(hi, scored[k].second);
+  }
+  // Integer floor of 10 * (s - lo) / (hi - lo); all equal → 10. By table for the usual
+  // ranges (scores 0..100): a division per candidate costs more than the rest of its work.
+  const auto scale = [&](int s) -> int64_t {
+    return hi > lo ? int64_t{10} * (s - lo) / (hi - lo) : 10;
+  };
+  constexpr int kTableRange = 1024;
+  const bool by_table = int64_t{hi} - lo < kTableRange;
+  std::array<int8_t, kTableRange> table;
+  if (by_table) {
+    for (int s = lo; s <= hi; ++s) table[s - lo] = static_cast<int8_t>(scale(s));
   }
   for (size_t i = 0; i < names.size(); ++i) {
     int64_t score = 0;
-    if (node_of[i] >= 0 && score_of[node_of[i]] != kNoScore) {
-      // Integer floor of 10 * (s - lo) / (hi - lo); all equal → 10.
-      score = hi > lo ? int64_t{10} * (score_of[node_of[i]] - lo) / (hi - lo) : 10;
+    if (group_of[i] >= 0) {
+      const int s = group_fit_[group_of[i]].score;
+      if (s != kNoScore) score = by_table ? table[s - lo] : scale(s);
     }
     visit(i, names[i], node_of[i], score);
   }
@@ -701,45 +768,51 @@ std::string Extender::PrioritizeJson(const ExtenderArgsRef& args) {
 std::string Extender::PrioritizeJsonOf(const Pod& pod, std::span<const std::string_view> names,
                                        uint64_t names_id) {
   // Written into a buffer sized for plain names ({"Host":"<name>","Score":10}, 24 bytes
-  // besides the name), grown where a name needs escapes.
+  // besides the name, and a comma), grown where a name needs escapes. A known node's entry up
+  // to its score is one piece (HostEntries); every entry is followed by ',' and the last one
+  // is taken back.
   static constexpr std::string_view kHost = "{\"Host\":";
   static constexpr std::string_view kScore = ",\"Score\":";
-  static constexpr size_t kFixed = 1 + kHost.size() + kScore.size() + 20 + 1;  // ",", score, "}"
-  std::string out;
-  size_t bytes = 2 + kCopyPad;
-  for (const std::string_view name : names)
-    bytes += name.size() + 2 + 1 + kHost.size() + kScore.size() + 2 + 1;
-  out.resize(bytes);
-  PresizedWriter w(&out);
-  w.Put('[');
+  // "<score>}," for the scores 0..10, as four bytes and a length.
+  static constexpr std::array<char[5], 11> kTail = {"0},", "1},", "2},", "3},", "4},", "5},",
+                                                    "6},", "7},", "8},", "9},", "10},"};
   std::string unknown;
   std::lock_guard<std::mutex> lock(mutex_);
-  const PaddedStrings& quoted = QuotedNames();
+  const PaddedStrings& hosts = HostEntries();
+  // Room for every candidate as a known node (its entry, a score of up to two digits, "},")
+  // and the padding: a known node needs no check. An unknown name, whose escaped form may be
+  // longer, grows the buffer so that the candidates after it keep that room.
+  const size_t room = hosts.max_length() + 4;
+  std::string out;
+  out.resize(names.size() * room + kCopyPad + 2);
+  PresizedWriter w(&out);
+  w.Put('[');
+  bool any = false;
   ScoreCandidatesLocked(
-      pod, names, names_id, [&](size_t i, std::string_view name, int node, int64_t score) {
-        if (node < 0) {
+      pod, names, names_id,
+      [&](size_t i, std::string_view name, int node, int64_t score) __attribute__((always_inline)) {
+        // What the candidates after this one need (the slow paths keep it).
+        const auto after = [&] { return (names.size() - i - 1) * room + kCopyPad + 2; };
+        if (node >= 0) [[likely]] {
+          w.PutPadded(hosts[node]);
+        } else {
           unknown.clear();
           AppendJsonString(&unknown, name);
+          w.Ensure(kHost.size() + unknown.size() + kScore.size() + 4 + after());
+          w.Put(kHost);
+          w.Put(unknown);
+          w.Put(kScore);
         }
-        const std::string_view json_name = node >= 0 ? quoted[node] : std::string_view(unknown);
-        w.Ensure(json_name.size() + kFixed + kCopyPad);
-        if (i > 0) w.Put(',');
-        w.Put(kHost);
-        if (node >= 0) {
-          w.PutPadded(json_name);
-        } else {
-          w.Put(json_name);
+        any = true;
+        if (score >= 0 && score <= 10) [[likely]] {
+          w.PutFour(kTail[score], score == 10 ? 4 : 3);
+        } else {  // not reached: scores are 0..10
+          const std::string text = std::to_string(score) + "},";
+          w.Ensure(text.size() + after());
+          w.Put(text);
         }
-        w.Put(kScore);
-        if (score >= 0 && score <= 9) {
-          w.Put(static_cast<char>('0' + score));
-        } else if (score == 10) {
-          w.Put("10");
-        } else {
-          w.Put(std::to_string(score));
-        }
-        w.Put('}');
       });
+  if (any) w.Unput();  // nothing is visited when PodToSpec rejects the pod
   w.Ensure(1);
   w.Put(']');
   w.Finish();

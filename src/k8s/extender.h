@@ -65,13 +65,16 @@ struct ExtenderOptions {
 inline constexpr std::array<double, 9> kRequestDurationBuckets = {
     0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.1};
 
-/// Bytes CopyShort copies at once.
-inline constexpr size_t kCopyPad = 32;
+/// Bytes CopyShort may copy at once (prioritize's `{"Host":"<name>","Score":` pieces are
+/// ~40 bytes).
+inline constexpr size_t kCopyPad = 64;
 
-/// Copies `n` bytes; up to kCopyPad of them as one fixed-size copy of kCopyPad bytes (no call):
-/// then `src` must be readable and `dst` writable for kCopyPad bytes.
+/// Copies `n` bytes; up to kCopyPad of them as one fixed-size copy of 32 or kCopyPad bytes (no
+/// call): then `src` must be readable and `dst` writable for kCopyPad bytes.
 inline void CopyShort(char* dst, const char* src, size_t n) {
-  if (n <= kCopyPad) {
+  if (n <= kCopyPad / 2) {
+    std::memcpy(dst, src, kCopyPad / 2);
+  } else if (n <= kCopyPad) {
     std::memcpy(dst, src, kCopyPad);
   } else {
     std::memcpy(dst, src, n);
@@ -86,11 +89,15 @@ class PaddedStrings {
   void Clear() { *this = PaddedStrings(); }
   size_t size() const { return at_.size(); }
   std::string_view operator[](size_t i) const { return {text_.data() + at_[i], len_[i]}; }
+  size_t length(size_t i) const { return len_[i]; }
+  /// The longest string's length (0 when empty).
+  size_t max_length() const { return max_length_; }
 
  private:
   std::string text_ = std::string(kCopyPad, ' ');
   std::vector<uint32_t> at_;
   std::vector<uint32_t> len_;
+  size_t max_length_ = 0;
 };
 
 /// The extender: a Cluster, a Policy and a Scheduler over them, and the GPU assignment of each
@@ -285,6 +292,9 @@ class Extender {
                                uint64_t names_id);
   /// The JSON string of each node's name, quotes included, by node (built once per model).
   const PaddedStrings& QuotedNames();
+  /// `{"Host":` + QuotedNames()[node] + `,"Score":`, by node: prioritize's answer entry up to
+  /// its score (built with QuotedNames).
+  const PaddedStrings& HostEntries();
   /// The node index of each candidate, -1 if unknown; valid until the next call (the caller
   /// holds the lock). A list with a non-zero `names_id` (ExtenderArgsRef: the same id is the
   /// same list) that was resolved before under the same model is not looked at again; other
@@ -341,20 +351,41 @@ class Extender {
     size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
   };
   std::unordered_map<std::string, int, NameHash, std::equal_to<>>
-      node_index_;                   // GUARDED_BY(mutex_)
-  PaddedStrings quoted_names_;       // GUARDED_BY(mutex_), by node; QuotedNames
-  std::vector<bool> unschedulable_;  // GUARDED_BY(mutex_)
-  std::vector<int> successor_;       // GUARDED_BY(mutex_), by node (ResolveCandidate)
-  int first_guess_ = -1;             // GUARDED_BY(mutex_), the first candidate's node
+      node_index_;                    // GUARDED_BY(mutex_)
+  PaddedStrings quoted_names_;        // GUARDED_BY(mutex_), by node; QuotedNames
+  PaddedStrings host_entries_;        // GUARDED_BY(mutex_), by node; HostEntries
+  std::vector<int> score_nodes_;      // GUARDED_BY(mutex_), ScoreCandidatesLocked's scratch
+  std::vector<int> candidate_group_;  // GUARDED_BY(mutex_), ScoreCandidatesLocked's scratch
+  std::vector<bool> unschedulable_;   // GUARDED_BY(mutex_)
+  std::vector<int> successor_;        // GUARDED_BY(mutex_), by node (ResolveCandidate)
+  int first_guess_ = -1;              // GUARDED_BY(mutex_), the first candidate's node
   /// Lists resolved by ResolveCandidates, by names_id (id 0: a free slot); cleared when the
   /// model's node indices change (Rebuild).
   struct ResolvedList {
     uint64_t names_id = 0;
     std::vector<int> nodes;
   };
-  std::array<ResolvedList, 4> resolved_;           // GUARDED_BY(mutex_)
-  size_t next_resolved_ = 0;                       // GUARDED_BY(mutex_)
-  std::vector<int> resolve_scratch_;               // GUARDED_BY(mutex_), lists without an id
+  std::array<ResolvedList, 4> resolved_;  // GUARDED_BY(mutex_)
+  size_t next_resolved_ = 0;              // GUARDED_BY(mutex_)
+  std::vector<int> resolve_scratch_;      // GUARDED_BY(mutex_), lists without an id
+  /// A filter candidate as FilterJsonOf lists it in its section.
+  struct Decided {
+    int quoted;      ///< node index into QuotedNames, or -1 - k for the k-th unknown name
+    uint32_t index;  ///< position in the request
+    int reason;      ///< kReason*
+  };
+  /// FilterJsonOf's sections (fits, FailedNodes, FailedAndUnresolvableNodes), kept between
+  /// requests so that their memory is not allocated each time; only the first entries count.
+  std::vector<Decided> fits_, failed_, unresolvable_;  // GUARDED_BY(mutex_)
+  /// Filter's fit, or prioritize's score, of each scheduler group (Scheduler::group_of) for
+  /// the current request: valid where `stamp` is the request's group_fit_stamp_.
+  struct GroupFit {
+    uint32_t stamp = 0;
+    FitReason fit = FitReason::kFits;
+    int score = 0;
+  };
+  std::vector<GroupFit> group_fit_;                // GUARDED_BY(mutex_), by group id
+  uint32_t group_fit_stamp_ = 0;                   // GUARDED_BY(mutex_)
   std::map<std::string, Assignment> assignments_;  // GUARDED_BY(mutex_), by pod UID
   /// Pods seen by Filter/Prioritize, by UID, for Bind; the oldest are forgotten past a cap.
   std::unordered_map<std::string, PodSpec> seen_;           // GUARDED_BY(mutex_)

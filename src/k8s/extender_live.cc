@@ -173,6 +173,7 @@ void Extender::Rebuild() {
   std::vector<std::string> models;
   node_index_.clear();
   quoted_names_.Clear();
+  host_entries_.Clear();
   for (ResolvedList& r : resolved_) r.names_id = 0;  // node indices change
   unschedulable_.clear();
   for (const auto& [name, record] : nodes_) {

@@ -310,8 +310,12 @@ class FastArgsScanner {
           std::memcmp(rest.data(), e->text.data(), e->text.size()) != 0) {
         continue;
       }
-      names->resize(e->at.size());
-      for (size_t k = 0; k < e->at.size(); ++k) (*names)[k] = rest.substr(e->at[k], e->len[k]);
+      const size_t n = e->at.size();
+      names->resize(n);
+      std::string_view* out = names->data();
+      const uint32_t* at = e->at.data();
+      const uint32_t* len = e->len.data();
+      for (size_t k = 0; k < n; ++k) out[k] = std::string_view(rest.data() + at[k], len[k]);
       i_ += e->text.size();
       *id = e->id;
       return true;

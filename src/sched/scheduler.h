@@ -74,6 +74,11 @@ class Scheduler {
   const Cluster& cluster() const { return *cluster_; }
   /// Node groups currently holding at least one node (distinct node states).
   int distinct_states() const { return static_cast<int>(live_.size()); }
+  /// The id of `node`'s group: nodes with the same id have the same capacity type and state,
+  /// so a pod fits them alike (CheckFit) and ScoreNodes scores them alike. Ids are reused once
+  /// a group empties; valid until the next Bind/Unbind. (Read-only; the extender's filter and
+  /// prioritize use it to decide one node per group.)
+  int group_of(int node) const { return group_of_[node]; }
   /// The cluster-wide summary a context-using policy sees (Policy::ContextKey).
   const ClusterSummary& summary() const { return summary_; }
   /// How often the policy's context value changed.

@@ -2,10 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -98,6 +100,68 @@ TEST(ExtenderFilterJson, PrioritizeJsonSaysWhatPrioritizeSays) {
     EXPECT_EQ((*ext)->PrioritizeJson(*args), EncodeHostPriorityList((*ext)->Prioritize(*args)))
         << body.dump();
   }
+}
+
+// Filter checks a fit once per scheduler group and prioritize scores one node per group:
+// nodes in equal states (a, a2), listed twice, between cordoned and unknown ones, must be
+// answered as if each were decided alone. Long unknown names among many known ones make
+// prioritize's presized answer grow.
+TEST(ExtenderFilterJson, NodesInEqualStatesAreAnsweredAlike) {
+  Json list = {{"items",
+                {NodeObject("a", "16", 2, "A10"), NodeObject("b", "1", 2, "A10"),
+                 NodeObject("a2", "16", 2, "A10"), NodeObject("c", "16", 1, "T4"),
+                 NodeObject("d", "16", 4, "A10", true), NodeObject("f", "16", 4, "A10")}}};
+  Result<std::unique_ptr<Extender>> ext = Extender::FromJson(list.dump(), "", {});
+  ASSERT_TRUE(ext.ok()) << ext.error().message;
+  const std::string longest(100, '"');  // 200 bytes once escaped
+  Json names = Json::array();
+  for (int i = 0; i < 40; ++i) {
+    for (const char* n : {"a", "b", "a2", "c", "d", "f", "a"}) names.push_back(n);
+    if (i % 10 == 3) names.push_back(longest + std::to_string(i));
+  }
+  size_t distinct_scores = 0;
+  for (const Json& pod : {Pod("500", 1), Pod("1000", 2), Pod("1000", 1, "T4"), Pod("1000", 4)}) {
+    const Json body = {{"Pod", pod}, {"NodeNames", names}};
+    Result<ExtenderArgs> args = DecodeExtenderArgs(body.dump());
+    ASSERT_TRUE(args.ok()) << args.error().message;
+    const std::string json = (*ext)->PrioritizeJson(*args);
+    const HostPriorityList all = (*ext)->Prioritize(*args);
+    EXPECT_EQ(json, EncodeHostPriorityList(all));
+    const ExtenderFilterResult filtered = (*ext)->Filter(*args);
+    ASSERT_TRUE(Json::accept((*ext)->FilterJson(*args)));
+    // Each node alone in a list of the same distinct nodes gets the score and the fit it
+    // got in the long list.
+    const Json alone = {{"Pod", pod}, {"NodeNames", {"a", "b", "a2", "c", "d", "f"}}};
+    Result<ExtenderArgs> few = DecodeExtenderArgs(alone.dump());
+    ASSERT_TRUE(few.ok());
+    std::map<std::string, int64_t> score_of;
+    for (const HostPriority& h : (*ext)->Prioritize(*few)) score_of[h.host] = h.score;
+    const ExtenderFilterResult filtered_few = (*ext)->Filter(*few);
+    EXPECT_EQ(score_of["a"], score_of["a2"]);
+    ASSERT_EQ(all.size(), names.size());
+    for (const HostPriority& h : all) {
+      const bool unknown = h.host.size() > 50;
+      EXPECT_EQ(h.score, unknown ? 0 : score_of[h.host]) << h.host;
+    }
+    const auto fits = [](const ExtenderFilterResult& r, const std::string& n) {
+      return std::find(r.node_names.begin(), r.node_names.end(), n) != r.node_names.end();
+    };
+    for (const char* n : {"a", "b", "a2", "c", "d", "f"}) {
+      EXPECT_EQ(fits(filtered, n), fits(filtered_few, n)) << n;
+      EXPECT_EQ(filtered.failed_nodes.count(n), filtered_few.failed_nodes.count(n)) << n;
+    }
+    EXPECT_EQ(fits(filtered, "a"), fits(filtered, "a2"));
+    // Filter decides the fit on its own path: a node it rejects has no score.
+    std::set<int64_t> scores;
+    for (const HostPriority& h : all) {
+      if (!fits(filtered, h.host)) {
+        EXPECT_EQ(h.score, 0) << h.host;
+      }
+      scores.insert(h.score);
+    }
+    distinct_scores = std::max(distinct_scores, scores.size());
+  }
+  EXPECT_GE(distinct_scores, 2u);  // some nodes fit, some do not
 }
 
 // The server's path (names as views into the body) answers byte for byte what the
