@@ -319,11 +319,11 @@ void Scheduler::Compute(Group& g, CacheEntry& e, const PodRequest& pod) {
   }
 }
 
-// Looks up (or computes) every live group's score of `pod`: counts the rejections in `d` and
-// collects the feasible groups in scratch_.
-template <bool kContext>
-void Scheduler::ScoreGroups(int shape, const PodRequest& pod, Decision& d, int64_t& feasible_nodes,
-                            double& lo, double& hi) {
+// Looks up (or computes) every live group's score of `pod`, counts the rejections in `d` and
+// calls feasible(gid, group, entry) for each group where it fits.
+template <bool kContext, typename Visit>
+[[gnu::always_inline]] inline void Scheduler::ForEachFit(int shape, const PodRequest& pod,
+                                                         Decision& d, Visit&& feasible) {
   for (int gid : live_) {
     Group& g = groups_[gid];
     FitReason reason = FitReason::kFits;
@@ -332,11 +332,20 @@ void Scheduler::ScoreGroups(int shape, const PodRequest& pod, Decision& d, int64
       d.rejected[static_cast<int>(reason)] += static_cast<int>(g.members.size());
       continue;
     }
-    scratch_.push_back(Feasible{gid, e->raw, e->gpus});
-    feasible_nodes += static_cast<int64_t>(g.members.size());
-    lo = std::min(lo, e->raw);
-    hi = std::max(hi, e->raw);
+    feasible(gid, g, *e);
   }
+}
+
+// Collects the feasible groups in scratch_.
+template <bool kContext>
+void Scheduler::ScoreGroups(int shape, const PodRequest& pod, Decision& d, int64_t& feasible_nodes,
+                            double& lo, double& hi) {
+  ForEachFit<kContext>(shape, pod, d, [&](int gid, const Group& g, const CacheEntry& e) {
+    scratch_.push_back(Feasible{gid, e.raw, e.gpus});
+    feasible_nodes += static_cast<int64_t>(g.members.size());
+    lo = std::min(lo, e.raw);
+    hi = std::max(hi, e.raw);
+  });
 }
 
 // ScoreGroups and the choice among the feasible groups in one pass, for ScoreMode::kInteger
@@ -346,23 +355,16 @@ template <bool kContext>
 void Scheduler::BestGroup(int shape, const PodRequest& pod, Decision& d, Feasible& best) {
   int best_score = std::numeric_limits<int>::min();
   int best_rank = std::numeric_limits<int>::max();
-  for (int gid : live_) {
-    Group& g = groups_[gid];
-    FitReason reason = FitReason::kFits;
-    const CacheEntry* e = Evaluate<kContext>(g, shape, pod, &reason);
-    if (e == nullptr) {
-      d.rejected[static_cast<int>(reason)] += static_cast<int>(g.members.size());
-      continue;
-    }
-    const int score = static_cast<int>(e->raw);
-    if (score < best_score) continue;
+  ForEachFit<kContext>(shape, pod, d, [&](int gid, const Group& g, const CacheEntry& e) {
+    const int score = static_cast<int>(e.raw);
+    if (score < best_score) return;
     const int rank = *g.ranks.begin();
     if (score > best_score || rank < best_rank) {
       best_score = score;
       best_rank = rank;
-      best = Feasible{gid, e->raw, e->gpus};
+      best = Feasible{gid, e.raw, e.gpus};
     }
-  }
+  });
   if (best.group >= 0) d.score = best_score;
 }
 

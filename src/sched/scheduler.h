@@ -134,6 +134,8 @@ class Scheduler {
   template <bool kContext>
   void ScoreGroups(int shape, const PodRequest& pod, Decision& d, int64_t& feasible_nodes,
                    double& lo, double& hi);
+  template <bool kContext, typename Visit>
+  void ForEachFit(int shape, const PodRequest& pod, Decision& d, Visit&& feasible);
   // ScoreGroups and the choice in one pass, for ScoreMode::kInteger policies.
   template <bool kContext>
   void BestGroup(int shape, const PodRequest& pod, Decision& d, Feasible& best);
