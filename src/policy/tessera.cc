@@ -524,17 +524,14 @@ class TesseraPolicy final : public Policy {
   static constexpr size_t kMaxThresholds = 64;  // more distinct GPU milli: ReferenceMeasure
 
   void BuildMeasureTables() {
-    for (const TargetClass& c : classes_) {
-      if (c.gpu_milli != 0 && c.gpu_count != 0 &&
-          std::find(thresholds_.begin(), thresholds_.end(), c.gpu_milli) == thresholds_.end())
-        thresholds_.push_back(c.gpu_milli);
-    }
-    for (const TargetClass& c : workload_->gpu_classes()) {
-      if (c.gpu_milli != 0 && c.gpu_count != 0 &&
-          std::find(thresholds_.begin(), thresholds_.end(), c.gpu_milli) == thresholds_.end())
-        thresholds_.push_back(c.gpu_milli);
+    for (const std::vector<TargetClass>* list :
+         {static_cast<const std::vector<TargetClass>*>(&classes_), &workload_->gpu_classes()}) {
+      for (const TargetClass& c : *list) {
+        if (c.gpu_milli != 0 && c.gpu_count != 0) thresholds_.push_back(c.gpu_milli);
+      }
     }
     std::sort(thresholds_.begin(), thresholds_.end());
+    thresholds_.erase(std::unique(thresholds_.begin(), thresholds_.end()), thresholds_.end());
     // Adds class c with `weight` to the buckets of every model it may use.
     auto add = [&](ModelBuckets& tables, const TargetClass& c, double weight) {
       if (c.gpu_milli == 0 || c.gpu_count == 0) return;  // uses no GPU: always r
