@@ -10,6 +10,9 @@
 #   healthz     with the verbs' -t/-c: the machine's own tail latency next to the verbs'
 #               (an idle vCPU's wake-up shows here as it does in every verb's p99)
 # then reads the server's /metrics histogram. Prints one line per run and a table of medians.
+# Each wrk line also gives steal%: the share of CPU time the hypervisor took from this VM's
+# vCPUs while wrk ran (/proc/stat; 0 on bare metal). A vCPU that is descheduled for a few ms
+# stalls every request it holds, so on a VM the p99 follows the steal of the run.
 #
 # Usage: bench/extender_load.sh [BUILD_DIR]       (default: build)
 # Environment: DURATION (10s), RUNS (3), THREADS (2), CONNECTIONS (2; the bind load always uses
@@ -17,7 +20,8 @@
 # NOISE_DURATION (the healthz runs, 3s; NOISE=0 skips them),
 # OUT (/tmp/tessera-load: generated JSON and raw outputs; never committed),
 # TESSERA_DATA_DIR (../shared/data/alibaba-gpu-v2023/csv), SERVER_CPUS and CLIENT_CPUS (CPU
-# lists for `taskset -c`, e.g. 0 and 1: the server and wrk pinned apart; default: unpinned).
+# lists for `taskset -c`, e.g. 0 and 1: the server and wrk pinned apart; default: unpinned),
+# SPIN_US (the server's --spin-us; default: the server's default).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$root/build}
@@ -34,6 +38,8 @@ noise=${NOISE:-1}
 noise_duration=${NOISE_DURATION:-3s}
 server_pin=()
 client_pin=()
+spin_flag=()
+[ -n "${SPIN_US:-}" ] && spin_flag=(--spin-us "$SPIN_US")
 [ -n "${SERVER_CPUS:-}" ] && server_pin=(taskset -c "$SERVER_CPUS")
 [ -n "${CLIENT_CPUS:-}" ] && client_pin=(taskset -c "$CLIENT_CPUS")
 
@@ -59,7 +65,7 @@ cat "$out/inputs.txt"
 
 echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "wrk -t$threads -c$connections -d$duration --latency; bind: -t$threads -c$threads"
-echo "server CPUs: ${SERVER_CPUS:-any}, wrk CPUs: ${CLIENT_CPUS:-any}"
+echo "server CPUs: ${SERVER_CPUS:-any}, wrk CPUs: ${CLIENT_CPUS:-any}, server --spin-us: ${SPIN_US:-default}"
 
 pid=""
 cleanup() {
@@ -69,7 +75,7 @@ trap cleanup EXIT
 
 start_server() {  # start_server SIZE POLICY LOG; sets pid and url
   "${server_pin[@]}" "$build/tessera" serve --nodes "$out/nodes-$1.json" --pods "$out/pods-$1.json" --policy "$2" \
-    --listen 127.0.0.1:0 >"$3.out" 2>"$3.err" &
+    --listen 127.0.0.1:0 "${spin_flag[@]}" >"$3.out" 2>"$3.err" &
   pid=$!
   local port=""
   for _ in $(seq 1 600); do  # up to 60 s
@@ -86,6 +92,20 @@ stop_server() {
   kill -TERM "$pid"
   wait "$pid" || { echo "extender_load: server exit $?" >&2; exit 1; }
   pid=""
+}
+
+# cpu_sample -> "steal_jiffies total_jiffies" of all CPUs (/proc/stat).
+cpu_sample() { awk '/^cpu / { print $9, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9 }' /proc/stat; }
+
+# run_wrk OUT ARGS...: wrk ARGS into OUT (pinned as asked); OUT.steal gets the steal % of the run.
+run_wrk() {
+  local file=$1 before after
+  shift
+  before=$(cpu_sample)
+  "${client_pin[@]}" wrk "$@" >"$file"
+  after=$(cpu_sample)
+  echo "$before $after" | awk '{ d = $4 - $2; printf "%.2f\n", (d > 0 ? ($3 - $1) / d * 100 : 0) }' \
+    >"$file.steal"
 }
 
 # wrk's latency figure in ms: "812.00us" -> 0.812, "1.20ms" -> 1.2, "1.01s" -> 1010.
@@ -127,8 +147,8 @@ metrics_figures() {
 
 results="$out/results.txt"
 : >"$results"
-printf '%-5s %-8s %-10s %3s | %9s %9s %9s | %8s %9s %9s %9s | %s\n' nodes policy verb run \
-  "p50_ms" "p99_ms" "req/s" "srv_n" "srv_mean" "srv_p50<=" "srv_p99<=" "notes"
+printf '%-5s %-8s %-10s %3s | %9s %9s %9s %6s | %8s %9s %9s %9s | %s\n' nodes policy verb run \
+  "p50_ms" "p99_ms" "req/s" "steal%" "srv_n" "srv_mean" "srv_p50<=" "srv_p99<=" "notes"
 for size in $sizes; do
   bodies=("$out"/filter-"$size"-*.json)
   for policy in $policies; do
@@ -136,18 +156,18 @@ for size in $sizes; do
       tag="$out/raw/$size-$policy-$run"
       start_server "$size" "$policy" "$tag"
       for verb in filter prioritize; do
-        "${client_pin[@]}" wrk -t"$threads" -c"$connections" -d"$duration" --latency \
-          -s "$root/bench/wrk/post_bodies.lua" "$url" -- "/$verb" "${bodies[@]}" >"$tag-$verb.wrk"
+        run_wrk "$tag-$verb.wrk" -t"$threads" -c"$connections" -d"$duration" --latency \
+          -s "$root/bench/wrk/post_bodies.lua" "$url" -- "/$verb" "${bodies[@]}"
         curl -sS -m 10 "$url/metrics" >"$tag-$verb.metrics"
       done
-      "${client_pin[@]}" wrk -t"$threads" -c"$threads" -d"$duration" --latency -s "$root/bench/wrk/filter_bind.lua" \
-        "$url" -- "$out/names-$size.txt" "$out/bind-pod.json" 64 >"$tag-bind.wrk"
+      run_wrk "$tag-bind.wrk" -t"$threads" -c"$threads" -d"$duration" --latency \
+        -s "$root/bench/wrk/filter_bind.lua" "$url" -- "$out/names-$size.txt" "$out/bind-pod.json" 64
       curl -sS -m 10 "$url/metrics" >"$tag-bind.metrics"
       verbs="filter prioritize bind"
       if [ "$noise" != 0 ]; then
-        "${client_pin[@]}" wrk -t1 -c1 -d"$noise_duration" --latency "$url/healthz" >"$tag-healthz-1.wrk"
-        "${client_pin[@]}" wrk -t"$threads" -c"$connections" -d"$noise_duration" --latency \
-          "$url/healthz" >"$tag-healthz.wrk"
+        run_wrk "$tag-healthz-1.wrk" -t1 -c1 -d"$noise_duration" --latency "$url/healthz"
+        run_wrk "$tag-healthz.wrk" -t"$threads" -c"$connections" -d"$noise_duration" --latency \
+          "$url/healthz"
         cp "$tag-bind.metrics" "$tag-healthz-1.metrics"  # not timed by the server
         cp "$tag-bind.metrics" "$tag-healthz.metrics"
         verbs="$verbs healthz-1 healthz"
@@ -155,10 +175,11 @@ for size in $sizes; do
       stop_server
       for verb in $verbs; do
         read -r p50 p99 rps <<<"$(wrk_figures "$tag-$verb.wrk")"
+        steal=$(cat "$tag-$verb.wrk.steal")
         read -r n mean sp50 sp99 <<<"$(metrics_figures "$tag-$verb.metrics" "$verb")"
         notes=$(grep -E '^(http errors|binds:|Non-2xx)' "$tag-$verb.wrk" | head -1 || true)
-        line=$(printf '%-5s %-8s %-10s %3s | %9s %9s %9s | %8s %9s %9s %9s | %s' "$size" "$policy" \
-          "$verb" "$run" "$p50" "$p99" "$rps" "$n" "$mean" "$sp50" "$sp99" "$notes")
+        line=$(printf '%-5s %-8s %-10s %3s | %9s %9s %9s %6s | %8s %9s %9s %9s | %s' "$size" \
+          "$policy" "$verb" "$run" "$p50" "$p99" "$rps" "$steal" "$n" "$mean" "$sp50" "$sp99" "$notes")
         echo "$line" | tee -a "$results"
       done
     done
@@ -168,8 +189,8 @@ done
 # Medians over the runs.
 echo
 echo "Medians over $runs runs (wrk: latency ms, req/s; server histogram: mean ms, p99 bucket bound ms)"
-echo "| nodes | policy | verb | p50 ms | p99 ms | req/s | server mean ms | server p99 ≤ ms |"
-echo "|---|---|---|---|---|---|---|---|"
+echo "| nodes | policy | verb | p50 ms | p99 ms | req/s | steal % | server mean ms | server p99 ≤ ms |"
+echo "|---|---|---|---|---|---|---|---|---|"
 awk -F'|' '
   function median(list,   a, n, i, j, t) {
     n = split(list, a, " ")
@@ -180,12 +201,13 @@ awk -F'|' '
     if (!(key in seen)) { seen[key] = 1; order[++nk] = key }
     split($2, w, " "); split($3, s, " ")
     p50[key] = p50[key] " " w[1]; p99[key] = p99[key] " " w[2]; rps[key] = rps[key] " " w[3]
+    steal[key] = steal[key] " " w[4]
     mean[key] = mean[key] " " s[2]; sp99[key] = sp99[key] " " s[4]
   }
   END {
     for (i = 1; i <= nk; i++) {
       key = order[i]
-      printf "| %s | %s | %s | %s | %s | %s |\n", key, median(p50[key]), median(p99[key]),
-        median(rps[key]), median(mean[key]), median(sp99[key])
+      printf "| %s | %s | %s | %s | %s | %s | %s |\n", key, median(p50[key]), median(p99[key]),
+        median(rps[key]), median(steal[key]), median(mean[key]), median(sp99[key])
     }
   }' "$results" | tee "$out/summary.md"

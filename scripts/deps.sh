@@ -7,7 +7,8 @@ packages=(
   g++ cmake ninja-build pkg-config          # toolchain
   libgtest-dev libgmock-dev libbenchmark-dev  # tests and benchmarks
   nlohmann-json3-dev libcli11-dev libyaml-cpp-dev
-  libcpp-httplib-dev                        # tessera serve's HTTP server
+  libcpp-httplib-dev                        # HTTP client (API server access, tests)
+  libboost-dev                              # Boost.Beast: tessera serve's HTTP server
   libglpk-dev                               # LP solver of tessera frag --offline
   curl                                      # a real HTTP client for the extender e2e test
   openssl                                   # certificates for the API client's TLS tests

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "util/result.h"
+#include "util/spin_lock.h"
 
 namespace CLI {
 class App;
@@ -23,6 +24,7 @@ struct ServeOptions {
   std::string listen = "127.0.0.1:8888";
   uint64_t seed = 42;
   bool log_requests = false;
+  int spin_us = kDefaultSpinMicroseconds;  ///< --spin-us (util/spin_lock.h)
   /// The flags given on the command line ("--policy", ...): they override the config file.
   std::set<std::string> given;
 };

@@ -364,31 +364,33 @@ void PaddedStrings::Add(std::string_view s) {
   text_.append(kCopyPad, ' ');
 }
 
-const PaddedStrings& Extender::QuotedNames() {
-  if (quoted_names_.size() != static_cast<size_t>(cluster_->size())) {
-    quoted_names_.Clear();
-    host_entries_.Clear();
+std::shared_ptr<const PaddedStrings> Extender::QuotedNames() {
+  if (quoted_names_ == nullptr || quoted_names_->size() != static_cast<size_t>(cluster_->size())) {
+    auto fresh = std::make_shared<PaddedStrings>();
     std::string quoted;
     for (int n = 0; n < cluster_->size(); ++n) {
       quoted.clear();
       AppendJsonString(&quoted, cluster_->spec(n).name);
-      quoted_names_.Add(quoted);
+      fresh->Add(quoted);
     }
+    quoted_names_ = std::move(fresh);
+    host_entries_.reset();
   }
   return quoted_names_;
 }
 
-const PaddedStrings& Extender::HostEntries() {
-  const PaddedStrings& quoted = QuotedNames();
-  if (host_entries_.size() != quoted.size()) {
-    host_entries_.Clear();
+std::shared_ptr<const PaddedStrings> Extender::HostEntries() {
+  const std::shared_ptr<const PaddedStrings> quoted = QuotedNames();
+  if (host_entries_ == nullptr || host_entries_->size() != quoted->size()) {
+    auto fresh = std::make_shared<PaddedStrings>();
     std::string entry;
-    for (size_t n = 0; n < quoted.size(); ++n) {
+    for (size_t n = 0; n < quoted->size(); ++n) {
       entry.assign("{\"Host\":");
-      entry.append(quoted[n]);
+      entry.append((*quoted)[n]);
       entry.append(",\"Score\":");
-      host_entries_.Add(entry);
+      fresh->Add(entry);
     }
+    host_entries_ = std::move(fresh);
   }
   return host_entries_;
 }
@@ -579,51 +581,65 @@ std::string Extender::FilterJsonOf(const Pod& pod, std::span<const std::string_v
   static constexpr std::string_view kFailed = "],\"FailedNodes\":{";
   static constexpr std::string_view kUnresolvable = "},\"FailedAndUnresolvableNodes\":{";
   static constexpr std::string_view kError = "},\"Error\":";
+  // Only deciding needs the lock: the answer is written after it is released, from this
+  // thread's section lists and the model's immutable quoted names, so that a second request
+  // waits for the decisions only.
   const Result<PodSpec> spec = PodToSpec(pod);
-  std::lock_guard<std::mutex> lock(mutex_);
-  const PaddedStrings& quoted = QuotedNames();
   const PaddedStrings& reasons = QuotedReasons();
   std::vector<std::string> unknown_quoted;
-  for (std::vector<Decided>* list : {&fits_, &failed_, &unresolvable_}) {
+  // This thread's sections (fits, FailedNodes, FailedAndUnresolvableNodes), kept between
+  // requests so that their memory is not allocated each time; only the first entries count.
+  thread_local std::vector<Decided> fits_list, failed_list, unresolvable_list;
+  for (std::vector<Decided>* list : {&fits_list, &failed_list, &unresolvable_list}) {
     if (list->size() < names.size()) list->resize(names.size());
   }
-  Decided* fits_end = fits_.data();
-  Decided* failed_end = failed_.data();
-  Decided* unresolvable_end = unresolvable_.data();
+  Decided* fits_end = fits_list.data();
+  Decided* failed_end = failed_list.data();
+  Decided* unresolvable_end = unresolvable_list.data();
   size_t bytes = 0;  // names, reasons, nodes and their commas (one too many per section)
-  const std::string error = FilterCandidatesLocked(
-      pod, spec, names, names_id,
-      [&](size_t i, std::string_view name, int node, Candidate c, int reason)
-          __attribute__((always_inline)) {
-            int q = node;
-            if (node >= 0) [[likely]] {
-              bytes += quoted.length(node) + 1;
-            } else {
-              q = -1 - static_cast<int>(unknown_quoted.size());
-              AppendJsonString(&unknown_quoted.emplace_back(), name);
-              bytes += unknown_quoted.back().size() + 1;
-            }
-            const Decided d{q, static_cast<uint32_t>(i), reason};
-            switch (c) {
-              case Candidate::kFits:
-                *fits_end++ = d;
-                if (nodes_json != nullptr && i < nodes_json->size()) {
-                  bytes += (*nodes_json)[i].size() + 1;
-                }
-                break;
-              case Candidate::kFailed:
-                *failed_end++ = d;
-                bytes += reasons.length(reason);
-                break;
-              case Candidate::kUnresolvable:
-                *unresolvable_end++ = d;
-                bytes += reasons.length(reason);
-                break;
-            }
-          });
-  const std::span<const Decided> fits(fits_.data(), fits_end);
-  const std::span<const Decided> failed(failed_.data(), failed_end);
-  const std::span<const Decided> unresolvable(unresolvable_.data(), unresolvable_end);
+  std::shared_ptr<const PaddedStrings> quoted_names;
+  std::string error;
+  {
+    LockSpinning(mutex_, std::chrono::microseconds(options_.spin_us));
+    std::lock_guard<std::mutex> lock(mutex_, std::adopt_lock);
+    EnsureModel();  // before QuotedNames: a rebuild would make its names the old model's
+    quoted_names = QuotedNames();
+    const PaddedStrings& quoted = *quoted_names;
+    error = FilterCandidatesLocked(
+        pod, spec, names, names_id,
+        [&](size_t i, std::string_view name, int node, Candidate c, int reason)
+            __attribute__((always_inline)) {
+              int q = node;
+              if (node >= 0) [[likely]] {
+                bytes += quoted.length(node) + 1;
+              } else {
+                q = -1 - static_cast<int>(unknown_quoted.size());
+                AppendJsonString(&unknown_quoted.emplace_back(), name);
+                bytes += unknown_quoted.back().size() + 1;
+              }
+              const Decided d{q, static_cast<uint32_t>(i), reason};
+              switch (c) {
+                case Candidate::kFits:
+                  *fits_end++ = d;
+                  if (nodes_json != nullptr && i < nodes_json->size()) {
+                    bytes += (*nodes_json)[i].size() + 1;
+                  }
+                  break;
+                case Candidate::kFailed:
+                  *failed_end++ = d;
+                  bytes += reasons.length(reason);
+                  break;
+                case Candidate::kUnresolvable:
+                  *unresolvable_end++ = d;
+                  bytes += reasons.length(reason);
+                  break;
+              }
+            });
+  }
+  const PaddedStrings& quoted = *quoted_names;
+  const std::span<const Decided> fits(fits_list.data(), fits_end);
+  const std::span<const Decided> failed(failed_list.data(), failed_end);
+  const std::span<const Decided> unresolvable(unresolvable_list.data(), unresolvable_end);
   const bool with_nodes = nodes_json != nullptr && error.empty();
   std::string error_json;
   AppendJsonString(&error_json, error);
@@ -776,9 +792,29 @@ std::string Extender::PrioritizeJsonOf(const Pod& pod, std::span<const std::stri
   // "<score>}," for the scores 0..10, as four bytes and a length.
   static constexpr std::array<char[5], 11> kTail = {"0},", "1},", "2},", "3},", "4},", "5},",
                                                     "6},", "7},", "8},", "9},", "10},"};
+  // Scored under the lock into this thread's list (kept between requests); written after it
+  // is released, from the model's immutable host entries.
+  struct Scored {
+    int node;
+    int score;  // 0..10
+  };
+  thread_local std::vector<Scored> scored;
+  if (scored.size() < names.size()) scored.resize(names.size());
+  Scored* scored_end = scored.data();
+  std::shared_ptr<const PaddedStrings> host_entries;
+  {
+    LockSpinning(mutex_, std::chrono::microseconds(options_.spin_us));
+    std::lock_guard<std::mutex> lock(mutex_, std::adopt_lock);
+    EnsureModel();  // before HostEntries: a rebuild would make its entries the old model's
+    host_entries = HostEntries();
+    ScoreCandidatesLocked(
+        pod, names, names_id,
+        [&](size_t, std::string_view, int node, int64_t score) __attribute__((always_inline)) {
+          *scored_end++ = Scored{node, static_cast<int>(score)};
+        });
+  }
+  const PaddedStrings& hosts = *host_entries;
   std::string unknown;
-  std::lock_guard<std::mutex> lock(mutex_);
-  const PaddedStrings& hosts = HostEntries();
   // Room for every candidate as a known node (its entry, a score of up to two digits, "},")
   // and the padding: a known node needs no check. An unknown name, whose escaped form may be
   // longer, grows the buffer so that the candidates after it keep that room.
@@ -787,32 +823,31 @@ std::string Extender::PrioritizeJsonOf(const Pod& pod, std::span<const std::stri
   out.resize(names.size() * room + kCopyPad + 2);
   PresizedWriter w(&out);
   w.Put('[');
-  bool any = false;
-  ScoreCandidatesLocked(
-      pod, names, names_id,
-      [&](size_t i, std::string_view name, int node, int64_t score) __attribute__((always_inline)) {
-        // What the candidates after this one need (the slow paths keep it).
-        const auto after = [&] { return (names.size() - i - 1) * room + kCopyPad + 2; };
-        if (node >= 0) [[likely]] {
-          w.PutPadded(hosts[node]);
-        } else {
-          unknown.clear();
-          AppendJsonString(&unknown, name);
-          w.Ensure(kHost.size() + unknown.size() + kScore.size() + 4 + after());
-          w.Put(kHost);
-          w.Put(unknown);
-          w.Put(kScore);
-        }
-        any = true;
-        if (score >= 0 && score <= 10) [[likely]] {
-          w.PutFour(kTail[score], score == 10 ? 4 : 3);
-        } else {  // not reached: scores are 0..10
-          const std::string text = std::to_string(score) + "},";
-          w.Ensure(text.size() + after());
-          w.Put(text);
-        }
-      });
-  if (any) w.Unput();  // nothing is visited when PodToSpec rejects the pod
+  // Every candidate in order, or none when PodToSpec rejected the pod.
+  const size_t count = static_cast<size_t>(scored_end - scored.data());
+  for (size_t i = 0; i < count; ++i) {
+    const auto [node, score] = scored[i];
+    // What the candidates after this one need (the slow paths keep it).
+    const auto after = [&] { return (count - i - 1) * room + kCopyPad + 2; };
+    if (node >= 0) [[likely]] {
+      w.PutPadded(hosts[node]);
+    } else {
+      unknown.clear();
+      AppendJsonString(&unknown, names[i]);
+      w.Ensure(kHost.size() + unknown.size() + kScore.size() + 4 + after());
+      w.Put(kHost);
+      w.Put(unknown);
+      w.Put(kScore);
+    }
+    if (score >= 0 && score <= 10) [[likely]] {
+      w.PutFour(kTail[score], score == 10 ? 4 : 3);
+    } else {  // not reached: scores are 0..10
+      const std::string text = std::to_string(score) + "},";
+      w.Ensure(text.size() + after());
+      w.Put(text);
+    }
+  }
+  if (count > 0) w.Unput();
   w.Ensure(1);
   w.Put(']');
   w.Finish();

@@ -29,6 +29,7 @@
 #include "sched/scheduler.h"
 #include "util/clock.h"
 #include "util/result.h"
+#include "util/spin_lock.h"
 
 namespace tessera::k8s {
 
@@ -59,6 +60,9 @@ struct LiveOptions {
 struct ExtenderOptions {
   std::string policy = "fgd";  ///< a name MakePolicy knows
   uint64_t seed = 42;          ///< drives the `random` policy's draws
+  /// Filter and prioritize keep trying the lock this long before they sleep (microseconds;
+  /// util/spin_lock.h).
+  int spin_us = kDefaultSpinMicroseconds;
 };
 
 /// Upper bounds of the request-duration histogram, in seconds (+Inf is implicit).
@@ -290,11 +294,12 @@ class Extender {
                              uint64_t names_id, Visit&& visit);
   std::string PrioritizeJsonOf(const Pod& pod, std::span<const std::string_view> names,
                                uint64_t names_id);
-  /// The JSON string of each node's name, quotes included, by node (built once per model).
-  const PaddedStrings& QuotedNames();
+  /// The JSON string of each node's name, quotes included, by node (built once per model and
+  /// never changed after: a caller may keep reading it after releasing the lock).
+  std::shared_ptr<const PaddedStrings> QuotedNames();
   /// `{"Host":` + QuotedNames()[node] + `,"Score":`, by node: prioritize's answer entry up to
-  /// its score (built with QuotedNames).
-  const PaddedStrings& HostEntries();
+  /// its score (built with QuotedNames; immutable like it).
+  std::shared_ptr<const PaddedStrings> HostEntries();
   /// The node index of each candidate, -1 if unknown; valid until the next call (the caller
   /// holds the lock). A list with a non-zero `names_id` (ExtenderArgsRef: the same id is the
   /// same list) that was resolved before under the same model is not looked at again; other
@@ -351,9 +356,9 @@ class Extender {
     size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
   };
   std::unordered_map<std::string, int, NameHash, std::equal_to<>>
-      node_index_;                    // GUARDED_BY(mutex_)
-  PaddedStrings quoted_names_;        // GUARDED_BY(mutex_), by node; QuotedNames
-  PaddedStrings host_entries_;        // GUARDED_BY(mutex_), by node; HostEntries
+      node_index_;                                     // GUARDED_BY(mutex_)
+  std::shared_ptr<const PaddedStrings> quoted_names_;  // GUARDED_BY(mutex_); QuotedNames
+  std::shared_ptr<const PaddedStrings> host_entries_;  // GUARDED_BY(mutex_); HostEntries
   std::vector<int> score_nodes_;      // GUARDED_BY(mutex_), ScoreCandidatesLocked's scratch
   std::vector<int> candidate_group_;  // GUARDED_BY(mutex_), ScoreCandidatesLocked's scratch
   std::vector<bool> unschedulable_;   // GUARDED_BY(mutex_)
@@ -374,9 +379,6 @@ class Extender {
     uint32_t index;  ///< position in the request
     int reason;      ///< kReason*
   };
-  /// FilterJsonOf's sections (fits, FailedNodes, FailedAndUnresolvableNodes), kept between
-  /// requests so that their memory is not allocated each time; only the first entries count.
-  std::vector<Decided> fits_, failed_, unresolvable_;  // GUARDED_BY(mutex_)
   /// Filter's fit, or prioritize's score, of each scheduler group (Scheduler::group_of) for
   /// the current request: valid where `stamp` is the request's group_fit_stamp_.
   struct GroupFit {

@@ -172,8 +172,8 @@ void Extender::Rebuild() {
   std::vector<NodeSpec> specs;
   std::vector<std::string> models;
   node_index_.clear();
-  quoted_names_.Clear();
-  host_entries_.Clear();
+  quoted_names_.reset();
+  host_entries_.reset();
   for (ResolvedList& r : resolved_) r.names_id = 0;  // node indices change
   unschedulable_.clear();
   for (const auto& [name, record] : nodes_) {

@@ -81,6 +81,14 @@ Status ParseServeConfig(std::string_view text, const std::string& file, ServeCon
       TESSERA_K8S_RETURN_IF_ERROR(ReadSeed(file, v, key, &config->seed));
     } else if (key == "logRequests") {
       TESSERA_K8S_RETURN_IF_ERROR(ReadBool(file, v, key, &config->log_requests));
+    } else if (key == "spinMicroseconds") {
+      uint64_t spin = 0;
+      TESSERA_K8S_RETURN_IF_ERROR(ReadSeed(file, v, key, &spin));
+      if (spin > static_cast<uint64_t>(kMaxSpinMicroseconds)) {
+        return At(file, v, key,
+                  "expected 0.." + std::to_string(kMaxSpinMicroseconds) + ", got " + v.Scalar());
+      }
+      config->spin_us = static_cast<int>(spin);
     } else if (key == "kubernetes") {
       if (v.IsNull()) continue;
       if (!v.IsMap()) return At(file, v, key, "expected a mapping, got " + Describe(v));
@@ -97,7 +105,8 @@ Status ParseServeConfig(std::string_view text, const std::string& file, ServeCon
       }
     } else {
       return At(file, entry.first, key,
-                "unknown key (known: listen, policy, seed, logRequests, kubernetes)");
+                "unknown key (known: listen, policy, seed, logRequests, spinMicroseconds, "
+                "kubernetes)");
     }
   }
   return {};

@@ -379,6 +379,36 @@ TEST(NodeNamesMemo, AnswersFollowTheClusterInApiMode) {
   EXPECT_NE(answer.find(R"("NodeNames":[])"), std::string::npos) << answer;
 }
 
+// Before the initial sync, API mode rebuilds its model lazily, inside the first request: the
+// answer must use the rebuilt model's node names (JSON filter and prioritize once read them
+// from before the rebuild).
+TEST(NodeNamesMemo, FirstRequestBeforeTheSyncSeesTheRebuiltModel) {
+  AcceptingApi api;
+  LiveOptions live;
+  live.api = &api;
+  for (const bool prioritize_first : {false, true}) {
+    Result<std::unique_ptr<Extender>> created = Extender::Create({}, live);
+    ASSERT_TRUE(created.ok()) << created.error().message;
+    Extender& ext = **created;
+    for (const char* name : {"a", "b", "c"}) {
+      Result<Node> n = DecodeNode(NodeObject(name, "16", 2, "A10"), "node");
+      ASSERT_TRUE(n.ok()) << n.error().message;
+      ASSERT_TRUE(ext.UpsertNode(*n).ok());
+    }
+    const std::string body =
+        Json{{"Pod", Pod("1000", 2)}, {"Nodes", nullptr}, {"NodeNames", {"c", "a", "z"}}}.dump();
+    ExtenderArgsRef ref;
+    ASSERT_TRUE(DecodeExtenderArgsRef(body, &ref, kDefaultMaxExtenderBodyBytes, nullptr).ok());
+    if (prioritize_first) {
+      EXPECT_EQ(ext.PrioritizeJson(ref),
+                R"([{"Host":"c","Score":10},{"Host":"a","Score":10},{"Host":"z","Score":0}])");
+    }
+    EXPECT_EQ(ext.FilterJson(ref),
+              R"({"Nodes":null,"NodeNames":["c","a"],"FailedNodes":{},)"
+              R"("FailedAndUnresolvableNodes":{"z":"unknown node"},"Error":""})");
+  }
+}
+
 // File mode: binds change the answers for a remembered list (nothing about the cluster's
 // state is cached with it).
 TEST(NodeNamesMemo, AnswersFollowBinds) {

@@ -1,7 +1,12 @@
 #include "k8s/http_server.h"
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cctype>
@@ -53,9 +58,58 @@ std::string FilterBody(const std::string& uid, int milli) {
   return body.dump();
 }
 
+/// A raw TCP connection to 127.0.0.1:port, for what an HTTP client library will not send
+/// (pipelining, broken requests, half-sent bodies). Reads time out after 5 s.
+class RawConnection {
+ public:
+  explicit RawConnection(int port) : fd_(socket(AF_INET, SOCK_STREAM, 0)) {
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<uint16_t>(port));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    timeval tv{5, 0};
+    setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    connected_ = connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+  }
+  ~RawConnection() { close(fd_); }
+  bool connected() const { return connected_; }
+  bool Send(const std::string& bytes) {
+    return send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL) ==
+           static_cast<ssize_t>(bytes.size());
+  }
+  void ShutdownWrite() { shutdown(fd_, SHUT_WR); }
+  /// Reads until `until` has been seen (from the start of what was read), the peer closes, or
+  /// the read times out; returns everything read.
+  std::string ReadUntil(const std::string& until = "") {
+    std::string got;
+    char buf[65536];
+    while (until.empty() || got.find(until) == std::string::npos) {
+      const ssize_t n = recv(fd_, buf, sizeof buf, 0);
+      if (n <= 0) break;
+      got.append(buf, static_cast<size_t>(n));
+    }
+    return got;
+  }
+
+ private:
+  int fd_;
+  bool connected_ = false;
+};
+
+size_t Count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+std::string Post(const std::string& path, const std::string& body, const std::string& extra = "") {
+  return "POST " + path + " HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n" + extra +
+         "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+}
+
 class HttpServerTest : public ::testing::Test {
  protected:
-  void StartServer(size_t max_body = kDefaultMaxExtenderBodyBytes) {
+  void StartServer(size_t max_body = kDefaultMaxExtenderBodyBytes, int spin_us = 250) {
     Result<std::unique_ptr<Extender>> e = Extender::FromJson(Nodes(), "", ExtenderOptions{});
     ASSERT_TRUE(e.ok()) << e.error().message;
     extender_ = std::move(*e);
@@ -63,6 +117,7 @@ class HttpServerTest : public ::testing::Test {
     options.host = "127.0.0.1";
     options.port = 0;
     options.max_body_bytes = max_body;
+    options.socket.spin_us = spin_us;
     server_ = std::make_unique<HttpServer>(extender_.get(), options);
     Status s = server_->Start();
     ASSERT_TRUE(s.ok()) << s.error().message;
@@ -287,6 +342,138 @@ TEST_F(HttpServerTest, ConcurrentClientsAllGet200) {
   EXPECT_EQ(ok.load(), kThreads * kRequests);
   EXPECT_EQ(bound.load(), 16);  // n2: 4 GPUs × 4 quarter-GPU pods
   EXPECT_EQ(extender_->gpu_allocated_milli(), 4000);
+}
+
+TEST_F(HttpServerTest, UnknownPathGets404AndWrongMethod405) {
+  StartServer();
+  httplib::Client c = Client();
+  auto missing = c.Get("/nope?x=1");
+  ASSERT_TRUE(missing);
+  EXPECT_EQ(missing->status, 404);
+  EXPECT_EQ(missing->body, "{\"Error\":\"no such path: /nope\"}");
+  auto wrong = c.Get("/filter");
+  ASSERT_TRUE(wrong);
+  EXPECT_EQ(wrong->status, 405);
+  EXPECT_EQ(wrong->get_header_value("Allow"), "POST");
+  EXPECT_EQ(wrong->body, "{\"Error\":\"method GET not allowed on /filter (use POST)\"}");
+  // A query string does not change the route.
+  auto health = c.Get("/healthz?verbose=1");
+  ASSERT_TRUE(health);
+  EXPECT_EQ(health->body, "ok");
+}
+
+TEST_F(HttpServerTest, PipelinedRequestsAreAnsweredInOrderOnOneConnection) {
+  StartServer();
+  RawConnection raw(server_->port());
+  ASSERT_TRUE(raw.connected());
+  // Three requests in one write; the last asks to close.
+  ASSERT_TRUE(raw.Send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n" +
+                       Post("/filter", FilterBody("u1", 500)) +
+                       "GET /readyz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"));
+  const std::string got = raw.ReadUntil();  // until the server closes
+  EXPECT_EQ(Count(got, "HTTP/1.1 200 OK"), 3u) << got;
+  const size_t ok = got.find("\r\n\r\nok");
+  const size_t names = got.find("\"NodeNames\":[\"n1\",\"n2\",\"n3\"]");
+  const size_t ready = got.find("\r\n\r\nready");
+  ASSERT_NE(ok, std::string::npos) << got;
+  ASSERT_NE(names, std::string::npos) << got;
+  ASSERT_NE(ready, std::string::npos) << got;
+  EXPECT_LT(ok, names);
+  EXPECT_LT(names, ready);
+  EXPECT_NE(got.find("Connection: close"), std::string::npos) << got;
+}
+
+TEST_F(HttpServerTest, ChunkedBodyAndExpectContinueAreUnderstood) {
+  StartServer(kDefaultMaxExtenderBodyBytes, /*spin_us=*/0);  // also: no spinning at all
+  const std::string body = FilterBody("u1", 500);
+  {
+    RawConnection raw(server_->port());
+    ASSERT_TRUE(raw.connected());
+    std::string chunked;
+    for (size_t at = 0; at < body.size(); at += 50) {
+      const std::string piece = body.substr(at, 50);
+      char size[16];
+      std::snprintf(size, sizeof size, "%zx\r\n", piece.size());
+      chunked += size + piece + "\r\n";
+    }
+    chunked += "0\r\n\r\n";
+    ASSERT_TRUE(
+        raw.Send("POST /filter HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: "
+                 "close\r\n\r\n" +
+                 chunked));
+    const std::string got = raw.ReadUntil();
+    EXPECT_EQ(got.rfind("HTTP/1.1 200 OK", 0), 0u) << got;
+    EXPECT_NE(got.find("\"NodeNames\":[\"n1\",\"n2\",\"n3\"]"), std::string::npos) << got;
+  }
+  {
+    // curl's large uploads: the headers, then the body only after "100 Continue".
+    RawConnection raw(server_->port());
+    ASSERT_TRUE(raw.connected());
+    const std::string request =
+        Post("/filter", body, "Expect: 100-continue\r\nConnection: close\r\n");
+    const size_t head = request.find("\r\n\r\n") + 4;
+    ASSERT_TRUE(raw.Send(request.substr(0, head)));
+    const std::string go_on = raw.ReadUntil("\r\n\r\n");
+    EXPECT_EQ(go_on, "HTTP/1.1 100 Continue\r\n\r\n");
+    ASSERT_TRUE(raw.Send(request.substr(head)));
+    const std::string got = raw.ReadUntil();
+    EXPECT_EQ(got.rfind("HTTP/1.1 200 OK", 0), 0u) << got;
+    EXPECT_NE(got.find("\"NodeNames\":[\"n1\",\"n2\",\"n3\"]"), std::string::npos) << got;
+  }
+}
+
+TEST_F(HttpServerTest, BrokenHttpGetsAJsonErrorAndChangesNothing) {
+  StartServer();
+  struct Case {
+    std::string bytes;
+    std::string status;
+  };
+  const std::vector<Case> cases = {
+      {"NOT HTTP AT ALL\r\n\r\n", "HTTP/1.1 400 Bad Request"},
+      {"POST /bind HTTP/1.1\r\nHost: x\r\nContent-Length: nine\r\n\r\n",
+       "HTTP/1.1 400 Bad Request"},
+      {"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Pad: " + std::string(20000, 'a') + "\r\n\r\n",
+       "HTTP/1.1 431 Request Header Fields Too Large"},
+      {"POST /bind HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999999\r\n\r\n",
+       "HTTP/1.1 413 Payload Too Large"},
+  };
+  for (const Case& k : cases) {
+    RawConnection raw(server_->port());
+    ASSERT_TRUE(raw.connected());
+    raw.Send(k.bytes);
+    const std::string got = raw.ReadUntil();  // the server answers, then closes
+    EXPECT_EQ(got.rfind(k.status, 0), 0u) << got.substr(0, 200);
+    const size_t body = got.find("\r\n\r\n");
+    ASSERT_NE(body, std::string::npos) << got.substr(0, 200);
+    Json j = Json::parse(got.substr(body + 4), nullptr, false);
+    ASSERT_TRUE(j.is_object()) << got.substr(0, 200);
+    EXPECT_TRUE(j["Error"].is_string() && !j["Error"].get<std::string>().empty());
+  }
+  {
+    // A bind whose body stops short: no answer (nobody to read it), no allocation.
+    RawConnection raw(server_->port());
+    ASSERT_TRUE(raw.connected());
+    const std::string bind = Post("/bind", EncodeExtenderBindingArgs({"p", "ml", "u1", "n2"}));
+    raw.Send(bind.substr(0, bind.size() - 10));
+    raw.ShutdownWrite();
+    EXPECT_EQ(raw.ReadUntil(), "");
+  }
+  EXPECT_EQ(extender_->gpu_allocated_milli(), 0);
+  EXPECT_EQ(extender_->bound_pods(), 0);
+  httplib::Client c = Client();
+  auto health = c.Get("/healthz");  // still serving
+  ASSERT_TRUE(health);
+  EXPECT_EQ(health->status, 200);
+}
+
+TEST_F(HttpServerTest, StopClosesIdleKeepAliveConnections) {
+  StartServer();
+  RawConnection raw(server_->port());
+  ASSERT_TRUE(raw.connected());
+  ASSERT_TRUE(raw.Send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"));
+  EXPECT_EQ(raw.ReadUntil("\r\n\r\nok").rfind("HTTP/1.1 200 OK", 0), 0u);
+  server_->Stop();                 // returns although the connection is still open and idle
+  EXPECT_EQ(raw.ReadUntil(), "");  // closed by the server, not by the 5-s read timeout
 }
 
 TEST_F(HttpServerTest, StopIsIdempotentAndPortZeroIsReal) {

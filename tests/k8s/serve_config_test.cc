@@ -14,6 +14,7 @@ listen: 0.0.0.0:8888
 policy: tessera
 seed: 7
 logRequests: true
+spinMicroseconds: 0
 kubernetes:
   inCluster: false
   kubeconfig: /etc/tessera/kubeconfig
@@ -24,6 +25,7 @@ kubernetes:
   EXPECT_EQ(c.policy, "tessera");
   EXPECT_EQ(c.seed, 7u);
   EXPECT_TRUE(c.log_requests);
+  EXPECT_EQ(c.spin_us, 0);
   EXPECT_FALSE(c.in_cluster);
   EXPECT_EQ(c.kubeconfig, "/etc/tessera/kubeconfig");
 }
@@ -35,6 +37,7 @@ TEST(ServeConfig, AbsentKeysKeepTheirValue) {
   EXPECT_TRUE(c.in_cluster);
   EXPECT_EQ(c.policy, "bestfit");
   EXPECT_EQ(c.listen, "127.0.0.1:8888");
+  EXPECT_EQ(c.spin_us, kDefaultSpinMicroseconds);
   ASSERT_TRUE(ParseServeConfig("", "f.yaml", &c).ok());
   ASSERT_TRUE(ParseServeConfig("# only a comment\n", "f.yaml", &c).ok());
 }
@@ -47,7 +50,11 @@ TEST(ServeConfig, ErrorsNameFileLineAndKey) {
   };
   EXPECT_EQ(error("listen: a:1\nport: 80\n"),
             "tessera.yaml:2: port: unknown key (known: listen, policy, seed, logRequests, "
-            "kubernetes)");
+            "spinMicroseconds, kubernetes)");
+  EXPECT_EQ(error("spinMicroseconds: 10001\n"),
+            "tessera.yaml:1: spinMicroseconds: expected 0..10000, got 10001");
+  EXPECT_EQ(error("spinMicroseconds: -5\n"),
+            "tessera.yaml:1: spinMicroseconds: expected an unsigned integer, got \"-5\"");
   EXPECT_EQ(error("kubernetes:\n  inCluster: maybe\n"),
             "tessera.yaml:2: kubernetes.inCluster: expected true or false, got \"maybe\"");
   EXPECT_EQ(error("kubernetes:\n  inCluster: \"true\"\n"),

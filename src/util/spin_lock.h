@@ -1,0 +1,35 @@
+#pragma once
+
+// Taking a contended std::mutex without going to sleep at once (the extender's hot verbs).
+// A waiter that sleeps in the kernel leaves its vCPU idle, and on a virtual machine waking it
+// costs ~0.1 ms typically and milliseconds in the tail; the extender's lock is held for
+// ~0.1-0.3 ms per filter, so a waiter that retries for about that long usually gets it
+// without a wake-up (docs/PERFORMANCE.md, "Eighth session").
+
+#include <sched.h>
+
+#include <chrono>
+#include <mutex>
+
+namespace tessera {
+
+/// `tessera serve --spin-us`'s default: how long a server thread keeps trying a socket read or
+/// the extender's lock before it sleeps (microseconds).
+inline constexpr int kDefaultSpinMicroseconds = 250;
+
+/// Locks `m`: tries without blocking for up to `spin` (yielding the core between tries, so a
+/// thread that is ready on it runs), then blocks. Unlock as usual (e.g. adopt into a
+/// lock_guard).
+inline void LockSpinning(std::mutex& m, std::chrono::microseconds spin) {
+  if (m.try_lock()) return;
+  if (spin.count() > 0) {
+    const auto deadline = std::chrono::steady_clock::now() + spin;
+    do {
+      sched_yield();
+      if (m.try_lock()) return;
+    } while (std::chrono::steady_clock::now() < deadline);
+  }
+  m.lock();
+}
+
+}  // namespace tessera
