@@ -48,7 +48,9 @@ struct HttpServerOptions {
 /// say `Connection: close`) and waits for every connection thread. Start and Stop are called
 /// from one thread; the Extender must outlive the server. The handlers are thread-safe (the
 /// Extender locks). Unknown paths get 404, known paths with another method 405, malformed
-/// HTTP 400, header blocks over 16 KiB 431 — each with a JSON {"Error":...} body.
+/// HTTP 400, header blocks over 16 KiB 431, a body that stalls for io_timeout_ms 408, more
+/// than max_connections connections 503 — each with a JSON {"Error":...} body; after an error
+/// the connection is closed (lingering, so that the client can read the answer).
 class HttpServer {
  public:
   HttpServer(Extender* extender, HttpServerOptions options);

@@ -139,6 +139,7 @@ size_t SpinSocket::Read(iovec* iov, int n, boost::system::error_code& ec) {
   for (;;) {
     const ssize_t got = recvmsg(fd_, &msg, MSG_DONTWAIT);
     if (got > 0) {
+      idle_ = false;  // a request is under way: read it whole, even when stopping
       ec = {};
       return static_cast<size_t>(got);
     }

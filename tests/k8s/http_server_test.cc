@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <cctype>
+#include <chrono>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -474,6 +475,26 @@ TEST_F(HttpServerTest, StopClosesIdleKeepAliveConnections) {
   EXPECT_EQ(raw.ReadUntil("\r\n\r\nok").rfind("HTTP/1.1 200 OK", 0), 0u);
   server_->Stop();                 // returns although the connection is still open and idle
   EXPECT_EQ(raw.ReadUntil(), "");  // closed by the server, not by the 5-s read timeout
+}
+
+TEST_F(HttpServerTest, StopAnswersARequestUnderWayThenCloses) {
+  StartServer();
+  RawConnection raw(server_->port());
+  ASSERT_TRUE(raw.connected());
+  const std::string bind = Post("/bind", EncodeExtenderBindingArgs({"p", "ml", "u1", "n2"}));
+  // The filter that lets bind know the pod, then half a bind: a request under way.
+  ASSERT_TRUE(raw.Send(Post("/filter", FilterBody("u1", 500))));
+  EXPECT_NE(raw.ReadUntil("\"Error\":\"\"}").find("HTTP/1.1 200 OK"), std::string::npos);
+  ASSERT_TRUE(raw.Send(bind.substr(0, bind.size() / 2)));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the server has read it
+  std::thread stopper([&] { server_->Stop(); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // Stop is waiting for it
+  ASSERT_TRUE(raw.Send(bind.substr(bind.size() / 2)));
+  const std::string got = raw.ReadUntil();  // answered, then closed
+  stopper.join();
+  EXPECT_EQ(got.rfind("HTTP/1.1 200 OK", 0), 0u) << got;
+  EXPECT_NE(got.find("{\"Error\":\"\"}"), std::string::npos) << got;
+  EXPECT_EQ(extender_->bound_pods(), 1);
 }
 
 TEST_F(HttpServerTest, StopIsIdempotentAndPortZeroIsReal) {
