@@ -142,6 +142,7 @@ void HttpServer::Dispatch(const Request& req, Response& res) const {
     other_method = &r;
   }
   if (other_method != nullptr) {
+    res.allow = other_method->method;
     return SetError(res, 405,
                     "method " + std::string(req.method) + " not allowed on " +
                         std::string(req.path) + " (use " + other_method->method + ")");
@@ -258,9 +259,9 @@ void HttpServer::ServeConnection(int fd) {
       }
     }
     const http::request<http::string_body>& message = parser.get();
-    const std::string_view target(message.target().data(), message.target().size());
-    const std::string_view path = target.substr(0, target.find('?'));
     if (!close_after) {
+      const std::string_view target(message.target().data(), message.target().size());
+      const std::string_view path = target.substr(0, target.find('?'));
       Request req;
       req.method = std::string_view(message.method_string().data(), message.method_string().size());
       req.path = path;
@@ -280,11 +281,7 @@ void HttpServer::ServeConnection(int fd) {
     http::response<http::string_body> out{static_cast<http::status>(res.status),
                                           message.version() == 10 ? 10u : 11u};
     out.set(http::field::content_type, res.content_type);
-    if (res.status == 405) {
-      for (const RouteEntry& r : routes_) {
-        if (r.path == path) out.set(http::field::allow, r.method);
-      }
-    }
+    if (!res.allow.empty()) out.set(http::field::allow, res.allow);
     out.keep_alive(keep);
     out.body() = std::move(res.body);
     out.prepare_payload();

@@ -76,6 +76,7 @@ class HttpServer {
     int status = 200;
     std::string content_type = "application/json";
     std::string body;
+    std::string allow;  ///< the Allow header of a 405
   };
   using Handler = std::function<void(const Request&, Response&)>;
 

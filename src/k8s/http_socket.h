@@ -94,7 +94,6 @@ class SpinSocket {
   /// the socket is closed: closing with unread bytes would reset the connection, and a reset
   /// may destroy an error answer (e.g. 413) before the client has read it.
   void LingeringClose();
-  int fd() const { return fd_; }
 
   template <class MutableBuffers>
   size_t read_some(const MutableBuffers& buffers, boost::system::error_code& ec) {
@@ -104,10 +103,7 @@ class SpinSocket {
   }
   template <class MutableBuffers>
   size_t read_some(const MutableBuffers& buffers) {
-    boost::system::error_code ec;
-    const size_t n = read_some(buffers, ec);
-    if (ec) throw boost::system::system_error(ec);
-    return n;
+    return OrThrow([&](boost::system::error_code& ec) { return read_some(buffers, ec); });
   }
   template <class ConstBuffers>
   size_t write_some(const ConstBuffers& buffers, boost::system::error_code& ec) {
@@ -117,14 +113,19 @@ class SpinSocket {
   }
   template <class ConstBuffers>
   size_t write_some(const ConstBuffers& buffers) {
-    boost::system::error_code ec;
-    const size_t n = write_some(buffers, ec);
-    if (ec) throw boost::system::system_error(ec);
-    return n;
+    return OrThrow([&](boost::system::error_code& ec) { return write_some(buffers, ec); });
   }
 
  private:
   static constexpr int kMaxIov = 16;
+  /// The throwing form of an error_code call (Beast's stream concepts ask for both).
+  template <class Call>
+  static size_t OrThrow(Call call) {
+    boost::system::error_code ec;
+    const size_t n = call(ec);
+    if (ec) throw boost::system::system_error(ec);
+    return n;
+  }
   template <class Buffers>
   static int ToIov(const Buffers& buffers, iovec* iov) {
     int n = 0;

@@ -38,8 +38,8 @@ Status ReadBool(const std::string& file, const YAML::Node& n, const std::string&
   return At(file, n, key, "expected true or false, got " + Describe(n));
 }
 
-Status ReadSeed(const std::string& file, const YAML::Node& n, const std::string& key,
-                uint64_t* out) {
+Status ReadUnsigned(const std::string& file, const YAML::Node& n, const std::string& key,
+                    uint64_t* out) {
   const std::string v = n.IsScalar() ? n.Scalar() : "";
   uint64_t value = 0;
   bool ok = n.IsScalar() && n.Tag() != "!" && !v.empty() && v.size() <= 20;
@@ -78,12 +78,12 @@ Status ParseServeConfig(std::string_view text, const std::string& file, ServeCon
     } else if (key == "policy") {
       TESSERA_K8S_RETURN_IF_ERROR(ReadString(file, v, key, &config->policy));
     } else if (key == "seed") {
-      TESSERA_K8S_RETURN_IF_ERROR(ReadSeed(file, v, key, &config->seed));
+      TESSERA_K8S_RETURN_IF_ERROR(ReadUnsigned(file, v, key, &config->seed));
     } else if (key == "logRequests") {
       TESSERA_K8S_RETURN_IF_ERROR(ReadBool(file, v, key, &config->log_requests));
     } else if (key == "spinMicroseconds") {
       uint64_t spin = 0;
-      TESSERA_K8S_RETURN_IF_ERROR(ReadSeed(file, v, key, &spin));
+      TESSERA_K8S_RETURN_IF_ERROR(ReadUnsigned(file, v, key, &spin));
       if (spin > static_cast<uint64_t>(kMaxSpinMicroseconds)) {
         return At(file, v, key,
                   "expected 0.." + std::to_string(kMaxSpinMicroseconds) + ", got " + v.Scalar());

@@ -2,9 +2,9 @@
 
 // Taking a contended std::mutex without going to sleep at once (the extender's hot verbs).
 // A waiter that sleeps in the kernel leaves its vCPU idle, and on a virtual machine waking it
-// costs ~0.1 ms typically and milliseconds in the tail; the extender's lock is held for
-// ~0.1-0.3 ms per filter, so a waiter that retries for about that long usually gets it
-// without a wake-up (docs/PERFORMANCE.md, "Eighth session").
+// costs ~0.1 ms typically and milliseconds in the tail; the extender's lock is held for a
+// fraction of a millisecond per filter (the decisions; the answer is written after), so a
+// waiter that retries for that long usually gets it without a wake-up (docs/PERFORMANCE.md, "Eighth session").
 
 #include <sched.h>
 
