@@ -174,13 +174,13 @@ sigset_t BlockStopSignals() {
 int RunServe(const ServeOptions& flags) {
   Result<ServeOptions> resolved = Resolve(flags);
   if (!resolved.ok()) {
-    std::cerr << "tessera serve: " << resolved.error().message << "\n";
+    std::cerr << "tessera serve: error: " << resolved.error().message << "\n";
     return 2;
   }
   const ServeOptions& o = *resolved;
   Result<HostPort> hp = ParseHostPort(o.listen);
   if (!hp.ok()) {
-    std::cerr << "tessera serve: " << hp.error().message << "\n";
+    std::cerr << "tessera serve: error: " << hp.error().message << "\n";
     return 2;
   }
   k8s::ExtenderOptions eo;
@@ -195,12 +195,12 @@ int RunServe(const ServeOptions& flags) {
     Result<k8s::KubeApiConfig> kc =
         o.in_cluster ? k8s::InClusterConfig() : k8s::KubeconfigConfig(o.kubeconfig);
     if (!kc.ok()) {
-      std::cerr << "tessera serve: " << kc.error().message << "\n";
+      std::cerr << "tessera serve: error: " << kc.error().message << "\n";
       return 2;
     }
     Result<std::unique_ptr<k8s::HttpKubeApi>> client = k8s::HttpKubeApi::Create(*kc);
     if (!client.ok()) {
-      std::cerr << "tessera serve: " << client.error().message << "\n";
+      std::cerr << "tessera serve: error: " << client.error().message << "\n";
       return 2;
     }
     api = std::move(*client);
@@ -208,7 +208,7 @@ int RunServe(const ServeOptions& flags) {
     lo.api = api.get();
     Result<std::unique_ptr<k8s::Extender>> e = k8s::Extender::Create(eo, lo);
     if (!e.ok()) {
-      std::cerr << "tessera serve: " << e.error().message << "\n";
+      std::cerr << "tessera serve: error: " << e.error().message << "\n";
       return 2;
     }
     extender = std::move(*e);
@@ -216,21 +216,21 @@ int RunServe(const ServeOptions& flags) {
   } else {
     Result<std::string> nodes = ReadFile(o.nodes_file);
     if (!nodes.ok()) {
-      std::cerr << "tessera serve: " << nodes.error().message << "\n";
+      std::cerr << "tessera serve: error: " << nodes.error().message << "\n";
       return 2;
     }
     std::string pods;
     if (!o.pods_file.empty()) {
       Result<std::string> text = ReadFile(o.pods_file);
       if (!text.ok()) {
-        std::cerr << "tessera serve: " << text.error().message << "\n";
+        std::cerr << "tessera serve: error: " << text.error().message << "\n";
         return 2;
       }
       pods = std::move(*text);
     }
     Result<std::unique_ptr<k8s::Extender>> e = k8s::Extender::FromJson(*nodes, pods, eo);
     if (!e.ok()) {
-      std::cerr << "tessera serve: " << e.error().message << "\n";
+      std::cerr << "tessera serve: error: " << e.error().message << "\n";
       return 2;
     }
     extender = std::move(*e);
@@ -246,7 +246,7 @@ int RunServe(const ServeOptions& flags) {
   k8s::HttpServer server(extender.get(), so);
   Status started = server.Start();
   if (!started.ok()) {
-    std::cerr << "tessera serve: " << started.error().message << "\n";
+    std::cerr << "tessera serve: error: " << started.error().message << "\n";
     return 1;
   }
   nlohmann::json f;

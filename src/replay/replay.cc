@@ -124,12 +124,15 @@ class Replay {
     for (size_t i = 0; i < pods_.size(); ++i) {
       Push(timeline_.pods[i].arrival_s, EventKind::kArrival, static_cast<int>(i));
     }
+    const int64_t every = std::max<int64_t>(1, options_.progress_every);
+    int64_t handled = 0;
     while (!events_.empty()) {
       const Event e = events_.top();
       if (e.t > horizon_) break;
       events_.pop();
       Advance(e.t);
       Handle(e);
+      if (options_.progress && ++handled % every == 0) options_.progress(now_, horizon_);
     }
     Advance(horizon_);
     if (options_.samples > 0 && next_sample_ <= options_.samples) Sample(horizon_);

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,10 @@ struct ReplayOptions {
   int samples = 500;      ///< time-series points over [0, horizon]
   uint64_t seed = 42;     ///< the node order for ties
   bool record_events = false;
+  /// Called with (virtual now, horizon) every `progress_every` events, from the thread running
+  /// the replay; empty: never. Reads no clock itself.
+  std::function<void(double now_s, double horizon_s)> progress;
+  int64_t progress_every = 16384;
 };
 
 /// Per-class figures of a replay. Waits are from arrival to the first start (seconds); a
