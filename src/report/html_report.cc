@@ -385,6 +385,10 @@ table.summary tr.ideal th, table.summary tr.ideal td { color: #57606a; font-styl
 
 }  // namespace
 
+std::string_view ReportCss() { return kStyle; }
+
+std::string_view PolicyColor(size_t index) { return kPalette[index % kPaletteSize]; }
+
 std::string HtmlEscape(std::string_view text) {
   std::string out;
   out.reserve(text.size());

@@ -129,6 +129,14 @@ std::string OfflineSectionHtml(const std::vector<RunResult>& runs,
 /// `text` with &, <, >, " and ' replaced by HTML character references.
 std::string HtmlEscape(std::string_view text);
 
+/// The style sheet of the HTML reports (cards, charts, tables), so that every report looks
+/// the same.
+std::string_view ReportCss();
+
+/// The line colours of the reports' charts, by policy index (d3 category10; they repeat after
+/// ten).
+std::string_view PolicyColor(size_t index);
+
 /// "mean±sd" with `decimals` decimals, `scale` applied to both (e.g. 100 for a ratio as %);
 /// "n/a" when cell.runs == 0.
 std::string FormatMeanSd(const SummaryCell& cell, int decimals = 2, double scale = 1.0);
