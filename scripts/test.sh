@@ -52,7 +52,7 @@ summary() {
 trap summary EXIT
 
 section "deps"
-bash scripts/deps.sh
+bash scripts/deps.sh --test
 
 section "Release build: everything, benchmarks included"
 cmake -S . -B build-test -G Ninja -DCMAKE_BUILD_TYPE=Release -DTESSERA_BENCH=ON >/dev/null

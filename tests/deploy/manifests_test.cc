@@ -157,7 +157,7 @@ TEST(DeployManifests, ExtenderDeploymentServiceAndConfig) {
   const Manifests m = Load();
   const YAML::Node deployment = Get(m, "Deployment", "tessera", "tessera");
   const YAML::Node c = Container(deployment);
-  EXPECT_EQ(c["image"].as<std::string>(""), "tessera:latest");
+  EXPECT_EQ(c["image"].as<std::string>(""), "localhost/tessera:0.1.0");  // scripts/build-image.sh
   EXPECT_EQ(c["args"].as<std::vector<std::string>>(std::vector<std::string>{}),
             (std::vector<std::string>{"serve", "--config", "/etc/tessera/tessera.yaml"}));
   EXPECT_EQ(c["ports"][0]["containerPort"].as<int>(0), 8888);
