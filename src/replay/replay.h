@@ -13,7 +13,7 @@
 
 namespace tessera {
 
-/// GPU headroom kept for the important classes (DESIGN.md, "The replay experiment"): a pod
+/// GPU headroom kept for the important classes (docs/REPLAY.md, "Headroom"): a pod
 /// of a class with priority < `min_priority` is placed only if at least `H` whole idle GPUs
 /// (GPUs with nothing on them) are left in the cluster afterwards. Pods of the protected
 /// classes may use the headroom. The idle GPUs are the holes a whole-GPU or sharing pod of a
@@ -120,8 +120,8 @@ struct ReplayResult {
   double mean_alloc_pct = 0;        ///< time-average of allocated GPU, % of capacity
 };
 
-/// Replays `timeline` on an empty cluster of `nodes` with `placement`, as DESIGN.md's
-/// replay experiment describes; see docs/REPLAY.md for the queue, preemption and headroom
+/// Replays `timeline` on an empty cluster of `nodes` with `placement`, as docs/ARCHITECTURE.md's
+/// "Definitions" describe; see docs/REPLAY.md for the queue, preemption and headroom
 /// rules. Virtual time only (no clock is read); deterministic for its inputs.
 /// `workload` (may be null) gives the fragmentation of the time series; it must be resolved
 /// against a cluster of `nodes`. Preconditions: classes non-empty, fallback valid, arrivals

@@ -13,7 +13,7 @@
 
 namespace tessera {
 
-// Reports of the inflation experiment (DESIGN.md, "The inflation experiment"): CSV files for
+// Reports of the inflation experiment (docs/ARCHITECTURE.md, "Definitions"): CSV files for
 // tools, a plain-text summary for the terminal and a self-contained HTML page for people.
 // Every function here is pure (no I/O, no globals) and safe to call from any thread.
 //

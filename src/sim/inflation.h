@@ -14,7 +14,7 @@
 
 namespace tessera {
 
-/// The inflation experiment of the FGD paper (DESIGN.md, "The inflation experiment").
+/// The inflation experiment of the FGD paper (docs/ARCHITECTURE.md, "Definitions").
 struct InflationOptions {
   /// Clones are appended until the arrived GPU request reaches this % of capacity.
   double max_arrival_pct = 130.0;
