@@ -224,6 +224,7 @@ class Replay {
     TimePoint p;
     p.t_s = t;
     p.pending = pending_by_class_;
+    p.preempting = preempting_by_class_;
     p.allocated_milli = cluster_.allocated_gpu_milli();
     p.idle_gpus = idle_gpus_;
     p.headroom_gpus = headroom_;
@@ -502,6 +503,7 @@ class Replay {
     p.node = best_node;
     p.victims = best_victims;
     nominated_[best_node]++;
+    preempting_by_class_[p.cls]++;
     stats_preemptors_[p.cls]++;
     Record(ReplayEvent::Kind::kNominate, id, best_node);
     double grace = 0;
@@ -521,6 +523,7 @@ class Replay {
     Pod& p = pods_[id];
     const int node = p.node;
     nominated_[node]--;
+    preempting_by_class_[p.cls]--;
     for (int v : p.victims) {
       Pod& q = pods_[v];
       if (q.state != State::kTerminating) continue;  // it finished on its own meanwhile
@@ -734,6 +737,7 @@ class Replay {
   std::vector<double> class_alloc_integral_ = std::vector<double>(num_classes_, 0.0);
   std::vector<int64_t> class_alloc_milli_ = std::vector<int64_t>(num_classes_, 0);
   std::vector<int> pending_by_class_ = std::vector<int>(num_classes_, 0);
+  std::vector<int> preempting_by_class_ = std::vector<int>(num_classes_, 0);
   std::vector<int> stats_preempted_ = std::vector<int>(num_classes_, 0);
   std::vector<int> stats_preemptors_ = std::vector<int>(num_classes_, 0);
   std::vector<double> gpu_hours_ = std::vector<double>(num_classes_, 0.0);

@@ -81,7 +81,8 @@ struct ClassStats {
 /// The state of the cluster at one instant.
 struct TimePoint {
   double t_s = 0;
-  std::vector<int> pending;  ///< per class
+  std::vector<int> pending;     ///< per class: in the queue
+  std::vector<int> preempting;  ///< per class: preemptors waiting out their victims' grace
   int64_t allocated_milli = 0;
   double frag_ratio = 0;  ///< Σ F_n(M) / Σ R_n (0 without a target workload)
   int64_t idle_gpus = 0;

@@ -409,7 +409,9 @@ std::string ReplayReportHtml(const ReplayReportInfo& info, const std::vector<Rep
          " pods that arrived before (the first 1 %) trickled in over the hours before. "
          "series.csv has the whole run.</p>\n";
   }
-  h += "<h3>Queue depth per class (pending pods)</h3>\n" + legend + "<div class=\"charts2\">\n";
+  h += "<h3>Queue depth per class: pods waiting for a start (in the queue, or preempting and "
+       "waiting out their victims' grace period)</h3>\n" +
+       legend + "<div class=\"charts2\">\n";
   if (!runs.empty()) {
     for (size_t c = 0; c < runs.front().classes.size(); ++c) {
       bool arrived = false;
@@ -419,13 +421,15 @@ std::string ReplayReportHtml(const ReplayReportInfo& info, const std::vector<Rep
       for (const ReplayResult& r : runs) {
         Series s{r.policy, color(r.policy)};
         for (const TimePoint& p : r.series) {
-          if (c < p.pending.size()) s.points.push_back({p.t_s / 3600, double(p.pending[c]), ""});
+          const int queued = c < p.pending.size() ? p.pending[c] : 0;
+          const int preempting = c < p.preempting.size() ? p.preempting[c] : 0;
+          s.points.push_back({p.t_s / 3600, double(queued + preempting), ""});
         }
         lines.push_back(std::move(s));
       }
       const std::string name = runs.front().classes[c].name;
       ChartSpec spec("queue-" + std::to_string(c), "Queue depth: " + name, time_label,
-                     "pending " + name + " pods", true, start_h, end_h);
+                     "waiting " + name + " pods", true, start_h, end_h);
       spec.integer_y = true;
       h += Chart(spec, lines);
     }

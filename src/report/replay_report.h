@@ -27,7 +27,9 @@ std::string ReplayTable(const std::vector<ReplayResult>& runs);
 /// lost_gpu_hours,mean_alloc_gpus — one row per run and class.
 std::string ReplayClassesCsv(const std::vector<ReplayResult>& runs);
 
-/// series.csv: policy,t_s,pending_<class>...,allocated_pct,frag_ratio,idle_gpus,headroom_gpus.
+/// series.csv: policy,t_s,pending_<class>...,preempting_<class>...,allocated_pct,frag_ratio,
+/// idle_gpus,headroom_gpus — pending: in the queue; preempting: preemptors waiting out their
+/// victims' grace period.
 std::string ReplaySeriesCsv(const std::vector<ReplayResult>& runs);
 
 /// skipped.csv: name,where,reason — the pods left out of the timeline.
