@@ -204,7 +204,7 @@ void AddFragCommand(CLI::App& app, FragOptions& o, int& exit_code) {
   cmd->add_flag("-q,--quiet", o.quiet, "No progress on stderr (warnings are still printed)");
   cmd->add_option("--progress-s", o.progress_s,
                   "Seconds between progress lines inside a long run (0: at every step of "
-                  "4096 pods)")
+                  "1024 pods)")
       ->check(CLI::Range(0.0, 1e6))
       ->capture_default_str();
   for (CLI::Option* opt : cmd->get_options()) {

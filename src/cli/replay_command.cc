@@ -221,7 +221,7 @@ void AddReplayCommand(CLI::App& app, ReplayCliOptions& o, int& exit_code) {
                   "tessera: the placement policy under the headroom")
       ->default_str(d.placement);
   cmd->add_option("--progress-s", o.progress_s,
-                  "Seconds between progress lines inside a long run (0: every 16384 events)")
+                  "Seconds between progress lines inside a long run (0: every 1024 events)")
       ->check(CLI::Range(0.0, 1e6))
       ->capture_default_str();
   for (CLI::Option* opt : cmd->get_options()) {

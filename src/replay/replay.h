@@ -55,7 +55,7 @@ struct ReplayOptions {
   /// Called with (virtual now, horizon) every `progress_every` events, from the thread running
   /// the replay; empty: never. Reads no clock itself.
   std::function<void(double now_s, double horizon_s)> progress;
-  int64_t progress_every = 16384;
+  int64_t progress_every = 1024;
 };
 
 /// Per-class figures of a replay. Waits are from arrival to the first start (seconds); a

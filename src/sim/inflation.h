@@ -23,7 +23,7 @@ struct InflationOptions {
   /// Called with (pods submitted so far, pods in the sequence) every `progress_every`
   /// submitted pods, from the thread running the experiment; empty: never.
   std::function<void(int64_t submitted, int64_t total)> progress;
-  int64_t progress_every = 4096;
+  int64_t progress_every = 1024;
 };
 
 /// The cluster when exactly `arrival_pct` % of the GPU capacity has arrived. Pods arrive

@@ -75,7 +75,7 @@ grep -qF "warning: pods like 'big0' (4 GPU x 1000 milli, cpu 1000 milli, memory 
   { fail "CSV never-fit warning:"; cat "$tmp/csv.err"; }
 echo "ok   never-fit classes named"
 
-# Progress within a run: every 4096 pods (frag) or 16384 events (replay) with --progress-s 0.
+# Progress within a run: every 1024 pods (frag) or 1024 events (replay) with --progress-s 0.
 cat >"$tmp/mid.yaml" <<'EOF'
 name: mid
 pods: 6000
@@ -87,7 +87,7 @@ classes:
 EOF
 "$TESSERA" frag --scenario "$tmp/mid.yaml" --policy fgd --seeds 1 --progress-s 0 --out "$tmp/mid" \
   >/dev/null 2>"$tmp/mid.err"
-grep -qE '^  \.\.\. fgd +seed 1 +4096 of [0-9]+ pods submitted' "$tmp/mid.err" ||
+grep -qE '^  \.\.\. fgd +seed 1 +1024 of [0-9]+ pods submitted' "$tmp/mid.err" ||
   { fail "frag: no progress line within the run:"; cat "$tmp/mid.err"; }
 "$TESSERA" replay --scenario peak-sale --policy k8s-default --progress-s 0 --samples 10 --out "$tmp/ps" \
   >/dev/null 2>"$tmp/ps.err"
