@@ -10,11 +10,11 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
-#include "k8s/cluster_cache.h"
-#include "k8s/extender.h"
-#include "k8s/http_server.h"
-#include "k8s/kube_api.h"
-#include "k8s/serve_config.h"
+#include "k8s/api/cluster_cache.h"
+#include "k8s/api/kube_api.h"
+#include "k8s/extender/extender.h"
+#include "k8s/serve/http_server.h"
+#include "k8s/serve/serve_config.h"
 #include "util/file.h"
 
 namespace tessera {

@@ -16,9 +16,9 @@
 #include <string>
 #include <vector>
 
-#include "k8s/extender.h"
-#include "k8s/http_server.h"
-#include "k8s/objects.h"
+#include "k8s/api/objects.h"
+#include "k8s/extender/extender.h"
+#include "k8s/serve/http_server.h"
 #include "policy/policy.h"
 #include "util/file.h"
 

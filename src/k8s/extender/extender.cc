@@ -1,0 +1,1132 @@
+#include "k8s/extender/extender.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <numeric>
+#include <span>
+#include <utility>
+
+#include "k8s/api/json_util.h"
+#include "k8s/api/objects.h"
+#include "k8s/extender/extender_internal.h"
+#include "k8s/extender/preemption.h"
+#include "model/fit.h"
+
+namespace tessera::k8s {
+namespace {
+
+using Json = nlohmann::json;
+
+/// Node and pod list files may be far larger than one request body.
+constexpr size_t kMaxListBytes = size_t{1} << 30;
+/// Victim sets Preempt may check in all (spread over the candidate nodes), and at least per node.
+constexpr int64_t kPreemptSubsetsPerRequest = 400000;
+constexpr int64_t kMinPreemptSubsetsPerNode = 2000;
+/// How many pods Filter/Prioritize remember for Bind (the oldest are forgotten first).
+constexpr size_t kMaxRememberedPods = 65536;
+
+/// The items of a v1 List ({"items": [...]}), a bare array, or a single object.
+Result<std::vector<const Json*>> ListItems(const Json& doc, std::string_view what) {
+  std::vector<const Json*> items;
+  if (doc.is_array()) {
+    for (const Json& item : doc) items.push_back(&item);
+    return items;
+  }
+  if (!doc.is_object()) return TypeError(what, "object or array", doc);
+  const Json* list = FindField(doc, "items");
+  if (list == nullptr) {  // a single object
+    items.push_back(&doc);
+    return items;
+  }
+  if (list->is_null()) return items;
+  if (!list->is_array()) return TypeError(PathKey(what, "items"), "array", *list);
+  for (const Json& item : *list) items.push_back(&item);
+  return items;
+}
+
+/// The path of item i for errors: "nodes: items[2]" (or "nodes: [2]" for a bare array).
+std::string ItemPath(const Json& doc, std::string_view what, size_t i) {
+  return std::string(what) + ": " + PathIndex(doc.is_array() ? "" : "items", i);
+}
+
+bool Resolvable(FitReason reason) {
+  return reason == FitReason::kCpu || reason == FitReason::kMemory || reason == FitReason::kGpu ||
+         reason == FitReason::kGpuMemory;
+}
+
+std::string PodKey(const ExtenderBindingArgs& args) {
+  return args.pod_namespace.empty() ? args.pod_name : args.pod_namespace + "/" + args.pod_name;
+}
+
+std::string FormatDouble(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.9g", v);
+  return buf;
+}
+
+/// A Prometheus label value, escaped (\\, \", \n).
+std::string LabelValue(std::string_view v) {
+  std::string out;
+  for (char c : v) {
+    if (c == '\\' || c == '"') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
+
+}  // namespace
+
+/// Parses "0-3", "1,3", "0-1,4" into a GPU set over `gpu_count` GPUs.
+Result<GpuSet> ParseGpuIndices(std::string_view text, int gpu_count) {
+  GpuSet set = 0;
+  const auto bad = [&](std::string_view why) {
+    return Error{"annotation " + std::string(kGpuIndicesAnnotation) + " " + QuoteForError(text) +
+                 ": " + std::string(why)};
+  };
+  if (text.empty()) return bad("empty");
+  while (!text.empty()) {
+    const size_t comma = text.find(',');
+    std::string_view part = text.substr(0, comma);
+    text = comma == std::string_view::npos ? std::string_view{} : text.substr(comma + 1);
+    const size_t dash = part.find('-');
+    std::string_view a = part.substr(0, dash);
+    std::string_view b = dash == std::string_view::npos ? a : part.substr(dash + 1);
+    int lo = -1;
+    int hi = -1;
+    auto r1 = std::from_chars(a.data(), a.data() + a.size(), lo);
+    auto r2 = std::from_chars(b.data(), b.data() + b.size(), hi);
+    if (a.empty() || b.empty() || r1.ec != std::errc() || r1.ptr != a.data() + a.size() ||
+        r2.ec != std::errc() || r2.ptr != b.data() + b.size()) {
+      return bad("expected GPU indices like \"0-3\" or \"1,3\"");
+    }
+    if (lo < 0 || hi < lo || hi >= gpu_count) {
+      return bad("index out of range 0.." + std::to_string(gpu_count - 1));
+    }
+    for (int i = lo; i <= hi; ++i) {
+      if (set & (GpuSet{1} << i)) return bad("index " + std::to_string(i) + " repeated");
+      set |= GpuSet{1} << i;
+    }
+  }
+  return set;
+}
+
+std::string FitExplanation(FitReason reason) {
+  std::string name(FitReasonName(reason));
+  switch (reason) {
+    case FitReason::kGpuModel:
+      return name + ": GPU model not allowed by the pod";
+    case FitReason::kGpuCount:
+      return name + ": node has fewer GPUs than the pod requests";
+    case FitReason::kCpu:
+      return name + ": not enough CPU left";
+    case FitReason::kMemory:
+      return name + ": not enough memory left";
+    case FitReason::kGpu:
+      return name + ": not enough GPU left";
+    case FitReason::kGpuMemory:
+      return name + ": not enough GPU memory left";
+    case FitReason::kFits:
+      break;
+  }
+  return name;
+}
+
+namespace {
+
+/// FitExplanation of each reason, built once (Filter answers one per rejected node).
+const std::string& CachedFitExplanation(FitReason reason) {
+  static const std::array<std::string, kNumFitReasons> table = [] {
+    std::array<std::string, kNumFitReasons> t;
+    for (int r = 0; r < kNumFitReasons; ++r) t[r] = FitExplanation(static_cast<FitReason>(r));
+    return t;
+  }();
+  return table[static_cast<int>(reason)];
+}
+
+}  // namespace
+
+/// The UID a pod is remembered by; "namespace/name" when the object carries no UID.
+std::string PodUid(const Pod& pod) {
+  if (!pod.uid.empty()) return pod.uid;
+  return pod.namespace_name.empty() ? pod.name : pod.namespace_name + "/" + pod.name;
+}
+
+Extender::~Extender() = default;
+
+Result<std::unique_ptr<Extender>> Extender::FromJson(std::string_view nodes_json,
+                                                     std::string_view pods_json,
+                                                     const ExtenderOptions& options) {
+  std::unique_ptr<Extender> ext(new Extender());
+  ext->options_ = options;
+
+  // Nodes.
+  Result<Json> nodes_doc = ParseJson(nodes_json, kMaxListBytes, "nodes");
+  if (!nodes_doc.ok()) return nodes_doc.error();
+  Result<std::vector<const Json*>> node_items = ListItems(*nodes_doc, "nodes");
+  if (!node_items.ok()) return node_items.error();
+  std::vector<NodeSpec> specs;
+  for (size_t i = 0; i < node_items->size(); ++i) {
+    const std::string path = ItemPath(*nodes_doc, "nodes", i);
+    Result<Node> node = DecodeNode(*(*node_items)[i], path);
+    if (!node.ok()) return node.error();
+    Result<NodeSpec> spec = NodeToSpec(*node);
+    if (!spec.ok()) return Error{path + ": " + spec.error().message};
+    if (spec->name.empty()) return Error{path + ": node without metadata.name"};
+    if (!ext->node_index_.emplace(spec->name, static_cast<int>(specs.size())).second) {
+      return Error{path + ": duplicate node " + QuoteForError(spec->name)};
+    }
+    ext->unschedulable_.push_back(node->unschedulable);
+    specs.push_back(std::move(*spec));
+  }
+  if (specs.empty()) return Error{"nodes: no nodes"};
+  ext->cluster_ = std::make_unique<Cluster>(std::move(specs));
+
+  // Pods: decoded first, so that M can be built before the policy and the scheduler.
+  struct Bound {
+    std::string uid;
+    std::string path;
+    PodSpec spec;
+    int node;
+    std::string indices;  // annotation value, empty = generic choice
+    bool has_indices;
+    PodMeta meta;
+  };
+  std::vector<Bound> bound;
+  std::vector<PodSpec> all_specs;
+  if (!pods_json.empty()) {
+    Result<Json> pods_doc = ParseJson(pods_json, kMaxListBytes, "pods");
+    if (!pods_doc.ok()) return pods_doc.error();
+    Result<std::vector<const Json*>> pod_items = ListItems(*pods_doc, "pods");
+    if (!pod_items.ok()) return pod_items.error();
+    for (size_t i = 0; i < pod_items->size(); ++i) {
+      const std::string path = ItemPath(*pods_doc, "pods", i);
+      Result<Pod> pod = DecodePod(*(*pod_items)[i], path);
+      if (!pod.ok()) return pod.error();
+      Result<PodSpec> spec = PodToSpec(*pod);
+      if (!spec.ok()) return spec.error();
+      all_specs.push_back(*spec);
+      if (pod->node_name.empty() || pod->phase == "Succeeded" || pod->phase == "Failed") continue;
+      auto it = ext->node_index_.find(pod->node_name);
+      if (it == ext->node_index_.end()) {
+        return Error{path + ": bound to unknown node " + QuoteForError(pod->node_name)};
+      }
+      auto ann = pod->annotations.find(std::string(kGpuIndicesAnnotation));
+      const bool has = ann != pod->annotations.end();
+      bound.push_back(Bound{PodUid(*pod), path, std::move(*spec), it->second,
+                            has ? ann->second : "", has, MetaOf(*pod)});
+    }
+  }
+
+  if (all_specs.empty()) {
+    TargetClass whole_gpu;
+    whole_gpu.gpu_milli = kMilliPerGpu;
+    whole_gpu.gpu_count = 1;
+    whole_gpu.probability = 1;
+    whole_gpu.count = 1;
+    ext->workload_ = std::make_unique<TargetWorkload>(TargetWorkload::FromClasses({whole_gpu}));
+  } else {
+    ext->workload_ = std::make_unique<TargetWorkload>(TargetWorkload::FromPods(all_specs));
+  }
+  ext->workload_->Resolve(*ext->cluster_);
+  PolicyContext context;
+  context.workload = ext->workload_.get();
+  ext->policy_ = MakePolicy(options.policy, context);
+  if (ext->policy_ == nullptr) {
+    std::string known;
+    for (const std::string& n : PolicyNames()) known += (known.empty() ? "" : ", ") + n;
+    return Error{"unknown policy " + QuoteForError(options.policy) + " (known: " + known + ")"};
+  }
+  std::vector<int> order(ext->cluster_->size());
+  std::iota(order.begin(), order.end(), 0);
+  ext->scheduler_ =
+      std::make_unique<Scheduler>(ext->cluster_.get(), ext->policy_.get(), order, options.seed);
+
+  for (Bound& b : bound) {
+    const PodRequest request = ext->cluster_->MakeRequest(b.spec);
+    const FitReason fit = ext->cluster_->Check(b.node, request);
+    const std::string where = b.path + " (" + b.spec.name + ")";
+    if (fit != FitReason::kFits) {
+      return Error{where + ": does not fit node " + ext->cluster_->spec(b.node).name + ": " +
+                   FitExplanation(fit)};
+    }
+    GpuSet gpus = 0;
+    if (!request.IsCpuOnly()) {
+      if (b.has_indices) {
+        Result<GpuSet> set = ParseGpuIndices(b.indices, ext->cluster_->spec(b.node).gpu_count);
+        if (!set.ok()) return Error{where + ": " + set.error().message};
+        gpus = *set;
+        int count = 0;
+        for (int i = 0; i < kMaxGpusPerNode; ++i) {
+          if (!(gpus & (GpuSet{1} << i))) continue;
+          ++count;
+          if (!GpuHasRoom(ext->cluster_->state(b.node), i, request)) {
+            return Error{where + ": GPU " + std::to_string(i) + " of node " +
+                         ext->cluster_->spec(b.node).name + " has no room left for it"};
+          }
+        }
+        if (count != request.gpu_count) {
+          return Error{where + ": annotation " + std::string(kGpuIndicesAnnotation) + " names " +
+                       std::to_string(count) + " GPUs, the pod requests " +
+                       std::to_string(request.gpu_count)};
+        }
+      } else {
+        gpus = DefaultGpuChoice(ext->cluster_->spec(b.node).gpu_count, ext->cluster_->state(b.node),
+                                request);
+      }
+    }
+    if (ext->assignments_.count(b.uid)) return Error{where + ": duplicate pod UID " + b.uid};
+    ext->scheduler_->Bind(b.node, request, gpus);
+    ext->assignments_.emplace(b.uid,
+                              Assignment{b.spec.name, b.node, request, gpus, std::move(b.meta)});
+  }
+  return ext;
+}
+
+Extender::PodMeta Extender::MetaOf(const Pod& pod) {
+  return PodMeta{pod.namespace_name, pod.name, pod.priority, pod.labels};
+}
+
+void Extender::Remember(const std::string& uid, const PodSpec& spec, const Pod& pod) {
+  seen_meta_.insert_or_assign(uid, MetaOf(pod));
+  auto [it, inserted] = seen_.insert_or_assign(uid, spec);
+  if (!inserted) return;
+  // The engine counts each pod it is asked about once (Scheduler::Decide); here that is the
+  // first sighting of its UID, so that context-using policies see the same history.
+  if (scheduler_) scheduler_->Observe(cluster_->MakeRequest(spec));
+  seen_order_.push_back(uid);
+  while (seen_order_.size() > kMaxRememberedPods) {
+    seen_.erase(seen_order_.front());
+    seen_meta_.erase(seen_order_.front());
+    container_gpus_.erase(seen_order_.front());
+    seen_order_.pop_front();
+  }
+}
+
+GpuSet Extender::ChooseGpus(int node, const PodRequest& request) const {
+  if (request.IsCpuOnly()) return 0;
+  const NodeSpec& spec = cluster_->spec(node);
+  const NodeState& state = cluster_->state(node);
+  GpuSet gpus = 0;
+  if (policy_->mode() != ScoreMode::kUniformRandom) {
+    gpus = policy_->Score(NodeView{spec, cluster_->model_id(node), state}, request).gpus;
+  }
+  if (gpus == 0) gpus = DefaultGpuChoice(spec.gpu_count, state, request);
+  return gpus;
+}
+
+int Extender::ResolveCandidate(int previous, std::string_view name) {
+  if (successor_.size() != static_cast<size_t>(cluster_->size())) {
+    successor_.assign(cluster_->size(), -1);
+  }
+  int& guess = previous >= 0 ? successor_[previous] : first_guess_;
+  if (guess >= 0 && guess < cluster_->size() && cluster_->spec(guess).name == name) return guess;
+  auto it = node_index_.find(name);
+  const int node = it == node_index_.end() ? -1 : it->second;
+  if (node >= 0) guess = node;
+  return node;
+}
+
+std::span<const int> Extender::ResolveCandidates(std::span<const std::string_view> names,
+                                                 uint64_t names_id) {
+  std::vector<int>* nodes = &resolve_scratch_;
+  if (names_id != 0) {
+    for (const ResolvedList& r : resolved_) {
+      if (r.names_id == names_id) return r.nodes;
+    }
+    ResolvedList& slot = resolved_[next_resolved_];
+    next_resolved_ = (next_resolved_ + 1) % resolved_.size();
+    slot.names_id = names_id;
+    nodes = &slot.nodes;
+  }
+  nodes->resize(names.size());
+  int previous = -1;
+  for (size_t i = 0; i < names.size(); ++i) {
+    const int node = ResolveCandidate(previous, names[i]);
+    (*nodes)[i] = node;
+    if (node >= 0) previous = node;
+  }
+  return *nodes;
+}
+
+void PaddedStrings::Add(std::string_view s) {
+  text_.resize(text_.size() - kCopyPad);  // drop the padding
+  at_.push_back(static_cast<uint32_t>(text_.size()));
+  len_.push_back(static_cast<uint32_t>(s.size()));
+  max_length_ = std::max(max_length_, s.size());
+  text_.append(s);
+  text_.append(kCopyPad, ' ');
+}
+
+std::shared_ptr<const PaddedStrings> Extender::QuotedNames() {
+  if (quoted_names_ == nullptr || quoted_names_->size() != static_cast<size_t>(cluster_->size())) {
+    auto fresh = std::make_shared<PaddedStrings>();
+    std::string quoted;
+    for (int n = 0; n < cluster_->size(); ++n) {
+      quoted.clear();
+      AppendJsonString(&quoted, cluster_->spec(n).name);
+      fresh->Add(quoted);
+    }
+    quoted_names_ = std::move(fresh);
+    host_entries_.reset();
+  }
+  return quoted_names_;
+}
+
+std::shared_ptr<const PaddedStrings> Extender::HostEntries() {
+  const std::shared_ptr<const PaddedStrings> quoted = QuotedNames();
+  if (host_entries_ == nullptr || host_entries_->size() != quoted->size()) {
+    auto fresh = std::make_shared<PaddedStrings>();
+    std::string entry;
+    for (size_t n = 0; n < quoted->size(); ++n) {
+      entry.assign("{\"Host\":");
+      entry.append((*quoted)[n]);
+      entry.append(",\"Score\":");
+      fresh->Add(entry);
+    }
+    host_entries_ = std::move(fresh);
+  }
+  return host_entries_;
+}
+
+namespace {
+
+/// The reason text of Extender::kReason* codes.
+const std::string& ReasonText(int reason) {
+  static const std::string kUnknown = "unknown node";
+  static const std::string kCordoned = "unschedulable: node is cordoned";
+  if (reason == 0) return kUnknown;
+  if (reason == 1) return kCordoned;
+  return CachedFitExplanation(static_cast<FitReason>(reason - 2));
+}
+
+/// ':' and the JSON string of each reason, built once: a failure entry's value.
+const PaddedStrings& QuotedReasons() {
+  static const PaddedStrings table = [] {
+    PaddedStrings t;
+    for (int r = 0; r < 2 + kNumFitReasons; ++r) {
+      std::string quoted = ":";
+      AppendJsonString(&quoted, ReasonText(r));
+      t.Add(quoted);
+    }
+    return t;
+  }();
+  return table;
+}
+
+}  // namespace
+
+template <typename Visit>
+std::string Extender::FilterCandidatesLocked(const Pod& pod, const Result<PodSpec>& spec,
+                                             std::span<const std::string_view> names,
+                                             uint64_t names_id, Visit&& visit) {
+  EnsureModel();
+  ExpireAssumedLocked();
+  if (!spec.ok()) {
+    ++rejections_["bad-pod"];
+    return spec.error().message;
+  }
+  Remember(PodUid(pod), *spec, pod);
+  RememberContainers(PodUid(pod), pod);
+  const PodRequest request = cluster_->MakeRequest(*spec);
+  int64_t unknown = 0;
+  int64_t cordoned = 0;
+  std::array<int64_t, kNumFitReasons> rejected{};
+  const std::span<const int> resolved = ResolveCandidates(names, names_id);
+  if (++group_fit_stamp_ == 0) {  // wrapped: forget every stamp
+    std::fill(group_fit_.begin(), group_fit_.end(), GroupFit{});
+    group_fit_stamp_ = 1;
+  }
+  const uint32_t stamp = group_fit_stamp_;
+  for (size_t i = 0; i < names.size(); ++i) {
+    const std::string_view name = names[i];
+    const int node = resolved[i];
+    if (node < 0) {
+      visit(i, name, node, Candidate::kUnresolvable, kReasonUnknown);
+      ++unknown;
+      continue;
+    }
+    if (unschedulable_[node]) {
+      visit(i, name, node, Candidate::kUnresolvable, kReasonCordoned);
+      ++cordoned;
+      continue;
+    }
+    // Nodes of one scheduler group (same capacity type and state) fit alike: checked once
+    // per group and request.
+    const auto group = static_cast<size_t>(scheduler_->group_of(node));
+    if (group >= group_fit_.size()) group_fit_.resize(group + 1);
+    GroupFit& memo = group_fit_[group];
+    if (memo.stamp != stamp) {
+      memo.stamp = stamp;
+      memo.fit = cluster_->Check(node, request);
+    }
+    const FitReason fit = memo.fit;
+    if (fit == FitReason::kFits) {
+      visit(i, name, node, Candidate::kFits, kReasonUnknown);
+      continue;
+    }
+    ++rejected[static_cast<int>(fit)];
+    visit(i, name, node, Resolvable(fit) ? Candidate::kFailed : Candidate::kUnresolvable,
+          kReasonFit + static_cast<int>(fit));
+  }
+  if (unknown > 0) rejections_["unknown-node"] += unknown;
+  if (cordoned > 0) rejections_["unschedulable"] += cordoned;
+  for (int r = 0; r < kNumFitReasons; ++r) {
+    if (rejected[r] > 0) {
+      rejections_[std::string(FitReasonName(static_cast<FitReason>(r)))] += rejected[r];
+    }
+  }
+  return {};
+}
+
+ExtenderFilterResult Extender::Filter(const ExtenderArgs& args) {
+  ExtenderFilterResult result;
+  // Candidates come from Nodes only when NodeNames is absent; then answer in Nodes as well.
+  if (args.nodes.has_value() && !args.node_names.has_value()) result.nodes_json.emplace();
+  const std::vector<std::string_view> names = args.CandidateNameViews();
+  const Result<PodSpec> spec = PodToSpec(args.pod);
+  std::lock_guard<std::mutex> lock(mutex_);
+  result.error = FilterCandidatesLocked(
+      args.pod, spec, names, 0, [&](size_t i, std::string_view name, int, Candidate c, int reason) {
+        switch (c) {
+          case Candidate::kFits:
+            result.node_names.emplace_back(name);
+            if (result.nodes_json && i < args.nodes_json.size()) {
+              result.nodes_json->push_back(args.nodes_json[i]);
+            }
+            break;
+          case Candidate::kFailed:
+            result.failed_nodes.emplace(name, ReasonText(reason));
+            break;
+          case Candidate::kUnresolvable:
+            result.failed_and_unresolvable_nodes.emplace(name, ReasonText(reason));
+            break;
+        }
+      });
+  if (!result.error.empty()) result.nodes_json.reset();
+  return result;
+}
+
+std::string Extender::FilterJson(const ExtenderArgs& args) {
+  const bool with_nodes = args.nodes.has_value() && !args.node_names.has_value();
+  return FilterJsonOf(args.pod, args.CandidateNameViews(), 0,
+                      with_nodes ? &args.nodes_json : nullptr);
+}
+
+std::string Extender::FilterJson(const ExtenderArgsRef& args) {
+  const bool with_nodes = args.args.nodes.has_value() && !args.has_node_names;
+  return FilterJsonOf(args.args.pod, args.names, args.names_id,
+                      with_nodes ? &args.args.nodes_json : nullptr);
+}
+
+namespace {
+
+/// Appends to a buffer sized in advance: no capacity checks, no calls per piece. Ensure
+/// grows the buffer where a size is only known piece by piece.
+class PresizedWriter {
+ public:
+  explicit PresizedWriter(std::string* out) : out_(out), p_(out->data()) {}
+  void Put(std::string_view s) {
+    std::memcpy(p_, s.data(), s.size());
+    p_ += s.size();
+  }
+  void Put(char c) { *p_++ = c; }
+  /// Put for a string of a PaddedStrings: no call for short ones. The buffer needs kCopyPad
+  /// bytes of room past the string.
+  void PutPadded(std::string_view s) {
+    CopyShort(p_, s.data(), s.size());
+    p_ += s.size();
+  }
+  /// Puts the first `n` (at most 4) bytes of `s`; writes all four.
+  void PutFour(const char* s, size_t n) {
+    std::memcpy(p_, s, 4);
+    p_ += n;
+  }
+  /// Takes back the last byte (a separator after the last item of a list).
+  void Unput() { --p_; }
+  /// Room for `n` more bytes.
+  void Ensure(size_t n) {
+    const size_t at = static_cast<size_t>(p_ - out_->data());
+    if (at + n <= out_->size()) return;
+    out_->resize(std::max(out_->size() * 2, at + n));
+    p_ = out_->data() + at;
+  }
+  /// Cuts the buffer to what was written.
+  void Finish() { out_->resize(static_cast<size_t>(p_ - out_->data())); }
+
+ private:
+  std::string* out_;
+  char* p_;
+};
+
+}  // namespace
+
+std::string Extender::FilterJsonOf(const Pod& pod, std::span<const std::string_view> names,
+                                   uint64_t names_id, const std::vector<std::string>* nodes_json) {
+  // Each candidate is decided first (node, section, reason) into one of three lists kept
+  // between requests, and the answer's size summed; then the answer is written section by
+  // section into one buffer of that size (plus the padding PutPadded needs). Names are copied
+  // from their JSON form made once per model (QuotedNames), reasons from theirs
+  // (QuotedReasons); only unknown names are escaped here. Each section lists its candidates
+  // in request order; every item is followed by ',' and the last one is taken back.
+  static constexpr std::string_view kHead = "{\"Nodes\":";
+  static constexpr std::string_view kItems = "{\"metadata\":{},\"items\":[";
+  static constexpr std::string_view kNames = ",\"NodeNames\":[";
+  static constexpr std::string_view kFailed = "],\"FailedNodes\":{";
+  static constexpr std::string_view kUnresolvable = "},\"FailedAndUnresolvableNodes\":{";
+  static constexpr std::string_view kError = "},\"Error\":";
+  // Only deciding needs the lock: the answer is written after it is released, from this
+  // thread's section lists and the model's immutable quoted names, so that a second request
+  // waits for the decisions only.
+  const Result<PodSpec> spec = PodToSpec(pod);
+  const PaddedStrings& reasons = QuotedReasons();
+  std::vector<std::string> unknown_quoted;
+  // This thread's sections (fits, FailedNodes, FailedAndUnresolvableNodes), kept between
+  // requests so that their memory is not allocated each time; only the first entries count.
+  thread_local std::vector<Decided> fits_list, failed_list, unresolvable_list;
+  for (std::vector<Decided>* list : {&fits_list, &failed_list, &unresolvable_list}) {
+    if (list->size() < names.size()) list->resize(names.size());
+  }
+  Decided* fits_end = fits_list.data();
+  Decided* failed_end = failed_list.data();
+  Decided* unresolvable_end = unresolvable_list.data();
+  size_t bytes = 0;  // names, reasons, nodes and their commas (one too many per section)
+  std::shared_ptr<const PaddedStrings> quoted_names;
+  std::string error;
+  {
+    LockSpinning(mutex_, std::chrono::microseconds(options_.spin_us));
+    std::lock_guard<std::mutex> lock(mutex_, std::adopt_lock);
+    EnsureModel();  // before QuotedNames: a rebuild would make its names the old model's
+    quoted_names = QuotedNames();
+    const PaddedStrings& quoted = *quoted_names;
+    error = FilterCandidatesLocked(
+        pod, spec, names, names_id,
+        [&](size_t i, std::string_view name, int node, Candidate c, int reason)
+            __attribute__((always_inline)) {
+              int q = node;
+              if (node >= 0) [[likely]] {
+                bytes += quoted.length(node) + 1;
+              } else {
+                q = -1 - static_cast<int>(unknown_quoted.size());
+                AppendJsonString(&unknown_quoted.emplace_back(), name);
+                bytes += unknown_quoted.back().size() + 1;
+              }
+              const Decided d{q, static_cast<uint32_t>(i), reason};
+              switch (c) {
+                case Candidate::kFits:
+                  *fits_end++ = d;
+                  if (nodes_json != nullptr && i < nodes_json->size()) {
+                    bytes += (*nodes_json)[i].size() + 1;
+                  }
+                  break;
+                case Candidate::kFailed:
+                  *failed_end++ = d;
+                  bytes += reasons.length(reason);
+                  break;
+                case Candidate::kUnresolvable:
+                  *unresolvable_end++ = d;
+                  bytes += reasons.length(reason);
+                  break;
+              }
+            });
+  }
+  const PaddedStrings& quoted = *quoted_names;
+  const std::span<const Decided> fits(fits_list.data(), fits_end);
+  const std::span<const Decided> failed(failed_list.data(), failed_end);
+  const std::span<const Decided> unresolvable(unresolvable_list.data(), unresolvable_end);
+  const bool with_nodes = nodes_json != nullptr && error.empty();
+  std::string error_json;
+  AppendJsonString(&error_json, error);
+  std::string out;
+  out.resize(bytes + kHead.size() + kItems.size() + 2 + 4 + kNames.size() + kFailed.size() +
+             kUnresolvable.size() + kError.size() + error_json.size() + 1 + kCopyPad);
+  PresizedWriter w(&out);
+  const auto name_of = [&](const Decided& d) {
+    if (d.quoted >= 0) [[likely]] {
+      w.PutPadded(quoted[d.quoted]);
+    } else {
+      w.Put(unknown_quoted[-1 - d.quoted]);
+    }
+  };
+  w.Put(kHead);
+  if (with_nodes) {
+    w.Put(kItems);
+    bool any = false;
+    for (const Decided& d : fits) {
+      if (d.index >= nodes_json->size()) continue;
+      w.Put((*nodes_json)[d.index]);
+      w.Put(',');
+      any = true;
+    }
+    if (any) w.Unput();
+    w.Put("]}");
+  } else {
+    w.Put("null");
+  }
+  w.Put(kNames);
+  if (error.empty()) {
+    for (const Decided& d : fits) {
+      name_of(d);
+      w.Put(',');
+    }
+    if (!fits.empty()) w.Unput();
+  }
+  for (const std::span<const Decided> section : {failed, unresolvable}) {
+    w.Put(section.data() == failed.data() ? kFailed : kUnresolvable);
+    if (!error.empty()) continue;
+    for (const Decided& d : section) {
+      name_of(d);
+      w.PutPadded(reasons[d.reason]);
+      w.Put(',');
+    }
+    if (!section.empty()) w.Unput();
+  }
+  w.Put(kError);
+  w.Put(error_json);
+  w.Put('}');
+  w.Finish();
+  return out;
+}
+
+template <typename Visit>
+void Extender::ScoreCandidatesLocked(const Pod& pod, std::span<const std::string_view> names,
+                                     uint64_t names_id, Visit&& visit) {
+  Result<PodSpec> spec = PodToSpec(pod);
+  if (!spec.ok()) return;
+  EnsureModel();
+  ExpireAssumedLocked();
+  Remember(PodUid(pod), *spec, pod);
+  RememberContainers(PodUid(pod), pod);
+  const PodRequest request = cluster_->MakeRequest(*spec);
+  // Nodes of one scheduler group get the same score (the scheduler scores groups, and
+  // normalises over the scores it saw, which one node per group gives alike): the first
+  // candidate of each group is scored for all of them.
+  const std::span<const int> node_of = ResolveCandidates(names, names_id);  // -1 if unknown
+  if (++group_fit_stamp_ == 0) {  // wrapped: forget every stamp
+    std::fill(group_fit_.begin(), group_fit_.end(), GroupFit{});
+    group_fit_stamp_ = 1;
+  }
+  const uint32_t stamp = group_fit_stamp_;
+  constexpr int kNoScore = std::numeric_limits<int>::min();
+  std::vector<int>& nodes = score_nodes_;         // one per group
+  std::vector<int>& group_of = candidate_group_;  // by candidate; -1: no score
+  nodes.clear();
+  group_of.resize(node_of.size());
+  for (size_t i = 0; i < node_of.size(); ++i) {
+    const int node = node_of[i];
+    int group = -1;
+    if (node >= 0 && !unschedulable_[node]) {
+      group = scheduler_->group_of(node);
+      if (static_cast<size_t>(group) >= group_fit_.size()) group_fit_.resize(group + 1);
+      GroupFit& g = group_fit_[group];
+      if (g.stamp != stamp) {
+        g.stamp = stamp;
+        g.score = kNoScore;
+        nodes.push_back(node);
+      }
+    }
+    group_of[i] = group;
+  }
+  const std::vector<std::pair<int, int>> scored = scheduler_->ScoreNodes(request, nodes);
+  for (const auto& [node, score] : scored) group_fit_[scheduler_->group_of(node)].score = score;
+  int lo = 0;
+  int hi = 0;
+  for (size_t k = 0; k < scored.size(); ++k) {
+    lo = k == 0 ? scored[k].second : std::min(lo, scored[k].second);
+    hi = k == 0 ? scored[k].second : std::max(hi, scored[k].second);
+  }
+  // Integer floor of 10 * (s - lo) / (hi - lo); all equal → 10. By table for the usual
+  // ranges (scores 0..100): a division per candidate costs more than the rest of its work.
+  const auto scale = [&](int s) -> int64_t {
+    return hi > lo ? int64_t{10} * (s - lo) / (hi - lo) : 10;
+  };
+  constexpr int kTableRange = 1024;
+  const bool by_table = int64_t{hi} - lo < kTableRange;
+  std::array<int8_t, kTableRange> table;
+  if (by_table) {
+    for (int s = lo; s <= hi; ++s) table[s - lo] = static_cast<int8_t>(scale(s));
+  }
+  for (size_t i = 0; i < names.size(); ++i) {
+    int64_t score = 0;
+    if (group_of[i] >= 0) {
+      const int s = group_fit_[group_of[i]].score;
+      if (s != kNoScore) score = by_table ? table[s - lo] : scale(s);
+    }
+    visit(i, names[i], node_of[i], score);
+  }
+}
+
+HostPriorityList Extender::Prioritize(const ExtenderArgs& args) {
+  HostPriorityList list;
+  const std::vector<std::string_view> names = args.CandidateNameViews();
+  list.reserve(names.size());
+  std::lock_guard<std::mutex> lock(mutex_);
+  ScoreCandidatesLocked(args.pod, names, 0, [&](size_t, std::string_view name, int, int64_t score) {
+    list.push_back(HostPriority{std::string(name), score});
+  });
+  return list;
+}
+
+std::string Extender::PrioritizeJson(const ExtenderArgs& args) {
+  return PrioritizeJsonOf(args.pod, args.CandidateNameViews(), 0);
+}
+
+std::string Extender::PrioritizeJson(const ExtenderArgsRef& args) {
+  return PrioritizeJsonOf(args.args.pod, args.names, args.names_id);
+}
+
+std::string Extender::PrioritizeJsonOf(const Pod& pod, std::span<const std::string_view> names,
+                                       uint64_t names_id) {
+  // Written into a buffer sized for plain names ({"Host":"<name>","Score":10}, 24 bytes
+  // besides the name, and a comma), grown where a name needs escapes. A known node's entry up
+  // to its score is one piece (HostEntries); every entry is followed by ',' and the last one
+  // is taken back.
+  static constexpr std::string_view kHost = "{\"Host\":";
+  static constexpr std::string_view kScore = ",\"Score\":";
+  // "<score>}," for the scores 0..10, as four bytes and a length.
+  static constexpr std::array<char[5], 11> kTail = {"0},", "1},", "2},", "3},", "4},", "5},",
+                                                    "6},", "7},", "8},", "9},", "10},"};
+  // Scored under the lock into this thread's list (kept between requests); written after it
+  // is released, from the model's immutable host entries.
+  struct Scored {
+    int node;
+    int score;  // 0..10
+  };
+  thread_local std::vector<Scored> scored;
+  if (scored.size() < names.size()) scored.resize(names.size());
+  Scored* scored_end = scored.data();
+  std::shared_ptr<const PaddedStrings> host_entries;
+  {
+    LockSpinning(mutex_, std::chrono::microseconds(options_.spin_us));
+    std::lock_guard<std::mutex> lock(mutex_, std::adopt_lock);
+    EnsureModel();  // before HostEntries: a rebuild would make its entries the old model's
+    host_entries = HostEntries();
+    ScoreCandidatesLocked(
+        pod, names, names_id,
+        [&](size_t, std::string_view, int node, int64_t score) __attribute__((always_inline)) {
+          *scored_end++ = Scored{node, static_cast<int>(score)};
+        });
+  }
+  const PaddedStrings& hosts = *host_entries;
+  std::string unknown;
+  // Room for every candidate as a known node (its entry, a score of up to two digits, "},")
+  // and the padding: a known node needs no check. An unknown name, whose escaped form may be
+  // longer, grows the buffer so that the candidates after it keep that room.
+  const size_t room = hosts.max_length() + 4;
+  std::string out;
+  out.resize(names.size() * room + kCopyPad + 2);
+  PresizedWriter w(&out);
+  w.Put('[');
+  // Every candidate in order, or none when PodToSpec rejected the pod.
+  const size_t count = static_cast<size_t>(scored_end - scored.data());
+  for (size_t i = 0; i < count; ++i) {
+    const auto [node, score] = scored[i];
+    // What the candidates after this one need (the slow paths keep it).
+    const auto after = [&] { return (count - i - 1) * room + kCopyPad + 2; };
+    if (node >= 0) [[likely]] {
+      w.PutPadded(hosts[node]);
+    } else {
+      unknown.clear();
+      AppendJsonString(&unknown, names[i]);
+      w.Ensure(kHost.size() + unknown.size() + kScore.size() + 4 + after());
+      w.Put(kHost);
+      w.Put(unknown);
+      w.Put(kScore);
+    }
+    if (score >= 0 && score <= 10) [[likely]] {
+      w.PutFour(kTail[score], score == 10 ? 4 : 3);
+    } else {  // not reached: scores are 0..10
+      const std::string text = std::to_string(score) + "},";
+      w.Ensure(text.size() + after());
+      w.Put(text);
+    }
+  }
+  if (count > 0) w.Unput();
+  w.Ensure(1);
+  w.Put(']');
+  w.Finish();
+  return out;
+}
+
+ExtenderBindingResult Extender::Bind(const ExtenderBindingArgs& args) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (api_mode_) return BindThroughApi(args, lock);
+  BindAllocation allocation;
+  std::string error = BindLocked(args, PodKey(args), false, 0, &allocation);
+  if (error.empty() && allocation.allocated) ++pods_bound_total_;
+  return {std::move(error)};
+}
+
+std::string Extender::BindLocked(const ExtenderBindingArgs& args, const std::string& pod_key,
+                                 bool assumed, double expires, BindAllocation* out) {
+  const std::string& uid = args.pod_uid;
+  auto done = assignments_.find(uid);
+  if (done != assignments_.end()) {
+    const std::string& bound_to = cluster_->spec(done->second.node).name;
+    if (bound_to == args.node) return {};
+    return "pod " + pod_key + " (UID " + uid + ") is already bound to node " + bound_to;
+  }
+  auto seen = seen_.find(uid);
+  if (seen == seen_.end()) {
+    return "unknown pod " + pod_key + " (UID " + uid +
+           "): no filter or prioritize request seen for it";
+  }
+  auto node_it = node_index_.find(args.node);
+  if (node_it == node_index_.end()) return "unknown node " + QuoteForError(args.node);
+  out->node = node_it->second;
+  out->request = cluster_->MakeRequest(seen->second);
+  const FitReason fit = cluster_->Check(out->node, out->request);
+  if (fit != FitReason::kFits) return "does not fit: " + FitExplanation(fit);
+  out->gpus = ChooseGpus(out->node, out->request);
+  scheduler_->Bind(out->node, out->request, out->gpus);
+  assignments_.emplace(uid, Assignment{seen->second.name, out->node, out->request, out->gpus,
+                                       SeenMeta(uid), assumed, expires});
+  out->allocated = true;
+  return {};
+}
+
+Extender::PodMeta Extender::SeenMeta(const std::string& uid) const {
+  auto it = seen_meta_.find(uid);
+  return it == seen_meta_.end() ? PodMeta{} : it->second;
+}
+
+bool Extender::Unbind(const std::string& uid) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = assignments_.find(uid);
+  if (it == assignments_.end()) return false;
+  scheduler_->Unbind(it->second.node, it->second.request, it->second.gpus);
+  assignments_.erase(it);
+  assumed_.erase(uid);
+  return true;
+}
+
+ExtenderPreemptionResult Extender::Preempt(const ExtenderPreemptionArgs& args) {
+  ExtenderPreemptionResult result;
+  Result<PodSpec> spec = PodToSpec(args.pod);
+  if (!spec.ok()) return result;  // a pod the engine cannot model: no node is offered
+  const std::string preemptor_uid = PodUid(args.pod);
+
+  // Candidate nodes and the victims the scheduler proposed on each (by UID; with labels and
+  // priority when it sent whole pods).
+  std::map<std::string, std::vector<VictimCandidate>> proposed;
+  if (args.node_name_to_meta_victims) {
+    for (const auto& [node, meta] : *args.node_name_to_meta_victims) {
+      std::vector<VictimCandidate>& list = proposed[node];
+      for (const std::string& uid : meta.pod_uids) {
+        VictimCandidate c;
+        c.uid = uid;
+        list.push_back(std::move(c));
+      }
+    }
+  }
+  if (args.node_name_to_victims) {
+    for (const auto& [node, victims] : *args.node_name_to_victims) {
+      std::vector<VictimCandidate>& list = proposed[node];
+      for (const Pod& pod : victims.pods) {
+        VictimCandidate c;
+        c.uid = PodUid(pod);
+        c.namespace_name = pod.namespace_name;
+        c.name = pod.name;
+        c.priority = pod.priority;
+        c.labels = pod.labels;
+        list.push_back(std::move(c));
+      }
+    }
+  }
+
+  std::lock_guard<std::mutex> lock(mutex_);
+  const PodRequest request = cluster_->MakeRequest(*spec);
+  // The modelled pods on each candidate node, in one pass over the assignments.
+  std::unordered_map<int, PreemptionNode> nodes;
+  for (const auto& [name, unused] : proposed) {
+    auto it = node_index_.find(name);
+    if (it == node_index_.end() || unschedulable_[it->second]) continue;
+    PreemptionNode& pn = nodes[it->second];
+    pn.gpu_count = cluster_->spec(it->second).gpu_count;
+    pn.model_id = cluster_->model_id(it->second);
+    pn.state = cluster_->state(it->second);
+  }
+  const auto candidate = [](const std::string& uid, const Assignment& a) {
+    VictimCandidate c;
+    c.uid = uid;
+    c.namespace_name = a.meta.namespace_name;
+    c.name = a.meta.name;
+    c.priority = a.meta.priority;
+    c.labels = a.meta.labels;
+    c.modelled = true;
+    c.request = a.request;
+    c.gpus = a.gpus;
+    return c;
+  };
+  for (const auto& [uid, a] : assignments_) {
+    auto it = nodes.find(a.node);
+    if (it != nodes.end() && uid != preemptor_uid) it->second.pods.push_back(candidate(uid, a));
+  }
+  // The exhaustive search shares one budget per request, so that a long candidate list stays
+  // well inside kube-scheduler's httpTimeout (about a microsecond per victim set checked).
+  PreemptionOptions search;
+  search.max_subsets = std::clamp<int64_t>(
+      kPreemptSubsetsPerRequest / static_cast<int64_t>(std::max<size_t>(nodes.size(), 1)),
+      kMinPreemptSubsetsPerNode, search.max_subsets);
+  for (auto& [name, required] : proposed) {
+    auto idx = node_index_.find(name);
+    if (idx == node_index_.end()) continue;
+    auto pn = nodes.find(idx->second);
+    if (pn == nodes.end()) continue;
+    // A proposed victim the model holds on this node frees what the model says it holds.
+    for (VictimCandidate& r : required) {
+      auto a = assignments_.find(r.uid);
+      if (a != assignments_.end() && a->second.node == idx->second) r = candidate(r.uid, a->second);
+    }
+    std::optional<VictimSet> chosen =
+        SelectVictims(pn->second, required, request, args.pod.priority, pdbs_, search);
+    if (!chosen) continue;
+    ++preempt_nodes_total_;
+    preempt_victims_total_ += static_cast<int64_t>(chosen->uids.size());
+    result.node_name_to_meta_victims[name] =
+        MetaVictims{std::move(chosen->uids), chosen->num_pdb_violations};
+  }
+  return result;
+}
+
+void Extender::SetDisruptionBudgets(std::vector<PodDisruptionBudget> pdbs) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  pdbs_ = std::move(pdbs);
+}
+
+void Extender::RecordRequest(std::string_view verb, double seconds) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = verbs_.find(verb);
+  if (it == verbs_.end()) it = verbs_.emplace(std::string(verb), VerbStats{}).first;
+  VerbStats& v = it->second;
+  ++v.count;
+  v.sum_seconds += seconds;
+  for (size_t b = 0; b < kRequestDurationBuckets.size(); ++b) {
+    if (seconds <= kRequestDurationBuckets[b]) {
+      ++v.buckets[b];
+      break;
+    }
+  }
+}
+
+std::string Extender::StateJson() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  nlohmann::ordered_json j;
+  j["policy"] = options_.policy;
+  j["gpu_capacity_milli"] = cluster_->total_gpu_milli();
+  j["gpu_allocated_milli"] = cluster_->allocated_gpu_milli();
+  nlohmann::ordered_json nodes = nlohmann::ordered_json::array();
+  for (int n = 0; n < cluster_->size(); ++n) {
+    const NodeSpec& s = cluster_->spec(n);
+    const NodeState& st = cluster_->state(n);
+    nlohmann::ordered_json node;
+    node["name"] = s.name;
+    node["gpu_model"] = s.gpu_model;
+    node["gpu_count"] = s.gpu_count;
+    node["unschedulable"] = static_cast<bool>(unschedulable_[n]);
+    node["cpu_left_milli"] = st.cpu_left;
+    node["memory_left_mib"] = st.memory_left;
+    nlohmann::ordered_json free = nlohmann::ordered_json::array();
+    for (int g = 0; g < s.gpu_count; ++g) free.push_back(st.gpu_free[g]);
+    node["gpu_free_milli"] = std::move(free);
+    nodes.push_back(std::move(node));
+  }
+  j["nodes"] = std::move(nodes);
+  nlohmann::ordered_json assignments = nlohmann::ordered_json::array();
+  for (const auto& [uid, a] : assignments_) {
+    nlohmann::ordered_json e;
+    e["uid"] = uid;
+    e["pod"] = a.pod;
+    e["node"] = cluster_->spec(a.node).name;
+    nlohmann::ordered_json gpus = nlohmann::ordered_json::array();
+    for (int g = 0; g < kMaxGpusPerNode; ++g) {
+      if (a.gpus & (GpuSet{1} << g)) gpus.push_back(g);
+    }
+    e["gpus"] = std::move(gpus);
+    e["gpu_milli"] = a.request.IsCpuOnly() ? 0 : a.request.gpu_milli;
+    assignments.push_back(std::move(e));
+  }
+  j["assignments"] = std::move(assignments);
+  return DumpJson(j);
+}
+
+std::string Extender::MetricsText() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::string out;
+  out += "# HELP tessera_requests_total Extender HTTP requests, by verb.\n";
+  out += "# TYPE tessera_requests_total counter\n";
+  for (const auto& [verb, v] : verbs_) {
+    out += "tessera_requests_total{verb=\"" + LabelValue(verb) + "\"} " + std::to_string(v.count) +
+           "\n";
+  }
+  out += "# HELP tessera_request_duration_seconds Time to answer an extender request.\n";
+  out += "# TYPE tessera_request_duration_seconds histogram\n";
+  for (const auto& [verb, v] : verbs_) {
+    const std::string label = "verb=\"" + LabelValue(verb) + "\"";
+    int64_t cumulative = 0;
+    for (size_t b = 0; b < kRequestDurationBuckets.size(); ++b) {
+      cumulative += v.buckets[b];
+      out += "tessera_request_duration_seconds_bucket{" + label + ",le=\"" +
+             FormatDouble(kRequestDurationBuckets[b]) + "\"} " + std::to_string(cumulative) + "\n";
+    }
+    out += "tessera_request_duration_seconds_bucket{" + label + ",le=\"+Inf\"} " +
+           std::to_string(v.count) + "\n";
+    out +=
+        "tessera_request_duration_seconds_sum{" + label + "} " + FormatDouble(v.sum_seconds) + "\n";
+    out +=
+        "tessera_request_duration_seconds_count{" + label + "} " + std::to_string(v.count) + "\n";
+  }
+  out += "# HELP tessera_pods_bound_total Pods bound by this extender.\n";
+  out += "# TYPE tessera_pods_bound_total counter\n";
+  out += "tessera_pods_bound_total " + std::to_string(pods_bound_total_) + "\n";
+  out += "# HELP tessera_preemption_nodes_total Candidate nodes offered to preemption.\n";
+  out += "# TYPE tessera_preemption_nodes_total counter\n";
+  out += "tessera_preemption_nodes_total " + std::to_string(preempt_nodes_total_) + "\n";
+  out += "# HELP tessera_preemption_victims_total Victims proposed, summed over offered nodes.\n";
+  out += "# TYPE tessera_preemption_victims_total counter\n";
+  out += "tessera_preemption_victims_total " + std::to_string(preempt_victims_total_) + "\n";
+  out += "# HELP tessera_filter_rejections_total Candidate nodes rejected by filter, by reason.\n";
+  out += "# TYPE tessera_filter_rejections_total counter\n";
+  for (const auto& [reason, count] : rejections_) {
+    out += "tessera_filter_rejections_total{reason=\"" + LabelValue(reason) + "\"} " +
+           std::to_string(count) + "\n";
+  }
+  out += "# HELP tessera_gpu_allocated_milli GPU allocated in the cluster model, milli-GPU.\n";
+  out += "# TYPE tessera_gpu_allocated_milli gauge\n";
+  out += "tessera_gpu_allocated_milli " + std::to_string(cluster_->allocated_gpu_milli()) + "\n";
+  out += "# HELP tessera_gpu_capacity_milli GPU capacity of the cluster model, milli-GPU.\n";
+  out += "# TYPE tessera_gpu_capacity_milli gauge\n";
+  out += "tessera_gpu_capacity_milli " + std::to_string(cluster_->total_gpu_milli()) + "\n";
+  out += "# HELP tessera_node_gpu_free_milli Free GPU on each node, milli-GPU.\n";
+  out += "# TYPE tessera_node_gpu_free_milli gauge\n";
+  for (int n = 0; n < cluster_->size(); ++n) {
+    int64_t free = 0;
+    for (int g = 0; g < cluster_->spec(n).gpu_count; ++g) free += cluster_->state(n).gpu_free[g];
+    out += "tessera_node_gpu_free_milli{node=\"" + LabelValue(cluster_->spec(n).name) + "\"} " +
+           std::to_string(free) + "\n";
+  }
+  return out;
+}
+
+int64_t Extender::gpu_allocated_milli() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return cluster_->allocated_gpu_milli();
+}
+
+int64_t Extender::gpu_capacity_milli() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return cluster_->total_gpu_milli();
+}
+
+int Extender::bound_pods() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return static_cast<int>(assignments_.size());
+}
+
+}  // namespace tessera::k8s
