@@ -9,6 +9,7 @@ packages=(
   nlohmann-json3-dev libcli11-dev libyaml-cpp-dev
   libcpp-httplib-dev                        # HTTP client (API server access, tests)
   libboost-dev                              # Boost.Beast: tessera serve's HTTP server
+  prometheus-cpp-dev                        # tessera serve's metrics (core library)
   libglpk-dev                               # LP solver of tessera frag --offline
   curl                                      # a real HTTP client for the extender e2e test
   openssl                                   # certificates for the API client's TLS tests

@@ -12,6 +12,7 @@
 
 #include "k8s/api/cluster_cache.h"
 #include "k8s/api/kube_api.h"
+#include "k8s/api/log.h"
 #include "k8s/extender/extender.h"
 #include "k8s/serve/http_server.h"
 #include "k8s/serve/serve_config.h"
@@ -235,6 +236,11 @@ int RunServe(const ServeOptions& flags) {
     }
     extender = std::move(*e);
     mode = "files";
+    for (const std::string& w : extender->warnings()) {
+      nlohmann::json f;
+      f["warning"] = w;
+      k8s::LogJson("warn", "pod not applied as given", f.dump());
+    }
   }
 
   sigset_t stop_signals = BlockStopSignals();

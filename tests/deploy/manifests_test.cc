@@ -18,6 +18,7 @@
 
 #include "k8s/api/objects.h"
 #include "k8s/extender/extender.h"
+#include "k8s/extender/translate.h"
 #include "k8s/serve/http_server.h"
 #include "policy/policy.h"
 #include "util/file.h"

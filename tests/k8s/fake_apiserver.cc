@@ -23,7 +23,7 @@ void Reply(httplib::Response& res, int code, const std::string& reason,
 }
 
 std::string ResourceOf(const std::string& path) {
-  if (path == "/apis/policy/v1/poddisruptionbudgets") return "poddisruptionbudgets";
+  if (path.rfind("/apis/policy/", 0) == 0) return "poddisruptionbudgets";
   return path == "/api/v1/nodes" ? "nodes" : "pods";
 }
 
@@ -156,6 +156,12 @@ void FakeApiServer::HoldWatches(bool hold) {
   changed_.notify_all();
 }
 
+void FakeApiServer::HoldLists(bool hold) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  hold_lists_ = hold;
+  changed_.notify_all();
+}
+
 void FakeApiServer::DropWatches() {
   std::lock_guard<std::mutex> lock(mutex_);
   ++drop_generation_;
@@ -199,6 +205,9 @@ void FakeApiServer::Route() {
     } else if (req.has_param("limit")) {
       line += "?limit=" + req.get_param_value("limit");
       if (req.has_param("continue")) line += "&continue=" + req.get_param_value("continue");
+      if (req.has_param("fieldSelector")) {
+        line += "&fieldSelector=" + req.get_param_value("fieldSelector");
+      }
     }
     std::lock_guard<std::mutex> lock(mutex_);
     requests_.push_back(line);
@@ -278,12 +287,27 @@ void FakeApiServer::Route() {
       return;
     }
     const std::string after = req.get_param_value("continue");
-    std::lock_guard<std::mutex> lock(mutex_);
+    // The only field selector served: spec.nodeName=NAME, on pods.
+    std::string on_node;
+    bool by_node = false;
+    if (req.has_param("fieldSelector")) {
+      const std::string selector = req.get_param_value("fieldSelector");
+      constexpr std::string_view kNodeName = "spec.nodeName=";
+      if (resource != "pods" || selector.rfind(kNodeName, 0) != 0) {
+        Reply(res, 400, "BadRequest", "unsupported field selector: " + selector);
+        return;
+      }
+      on_node = selector.substr(kNodeName.size());
+      by_node = true;
+    }
+    std::unique_lock<std::mutex> lock(mutex_);
+    changed_.wait(lock, [this] { return !hold_lists_ || stopping_; });
     Json items = Json::array();
     std::string next;
     const auto& objects = objects_[resource];
     for (auto it = after.empty() ? objects.begin() : objects.upper_bound(after);
          it != objects.end(); ++it) {
+      if (by_node && it->second["spec"].value("nodeName", "") != on_node) continue;
       if (limit > 0 && items.size() == limit) {
         next = std::prev(it)->first;
         break;
@@ -300,6 +324,7 @@ void FakeApiServer::Route() {
   s.Get("/api/v1/nodes", list_or_watch);
   s.Get("/api/v1/pods", list_or_watch);
   s.Get("/apis/policy/v1/poddisruptionbudgets", list_or_watch);
+  s.Get("/apis/policy/v1beta1/poddisruptionbudgets", list_or_watch);
 
   s.Patch(R"(/api/v1/namespaces/([^/]+)/pods/([^/]+))",
           [this](const httplib::Request& req, httplib::Response& res) {
@@ -367,6 +392,14 @@ void FakeApiServer::Route() {
              return;
            }
            pod["spec"]["nodeName"] = b["target"]["name"];
+           // As the API server's binding storage does: the Binding's annotations land on the
+           // pod in the same write.
+           if (b.contains("metadata") && b["metadata"].contains("annotations") &&
+               b["metadata"]["annotations"].is_object()) {
+             for (auto& [k, v] : b["metadata"]["annotations"].items()) {
+               pod["metadata"]["annotations"][k] = v;
+             }
+           }
            Change("pods", "MODIFIED", &pod);
            it->second = pod;
            res.status = 201;

@@ -316,10 +316,10 @@ std::unique_ptr<httplib::Client> HttpKubeApi::NewClient(int read_timeout_seconds
   return cli;
 }
 
-ApiStatus HttpKubeApi::List(const std::string& path, int limit, const std::string& continue_token,
-                            ListPage* page) {
-  std::string query = path + "?limit=" + std::to_string(limit);
-  if (!continue_token.empty()) query += "&continue=" + Escape(continue_token);
+ApiStatus HttpKubeApi::List(const std::string& path, const ListOptions& options, ListPage* page) {
+  std::string query = path + "?limit=" + std::to_string(options.limit);
+  if (!options.continue_token.empty()) query += "&continue=" + Escape(options.continue_token);
+  if (!options.field_selector.empty()) query += "&fieldSelector=" + Escape(options.field_selector);
   const std::string url = Url(query);
   auto cli = NewClient(config_.read_timeout_seconds);
   httplib::Result res = cli->Get(base_path_ + query, {{"Accept", "application/json"}});
@@ -350,7 +350,8 @@ ApiStatus HttpKubeApi::List(const std::string& path, int limit, const std::strin
 
 ApiStatus HttpKubeApi::Watch(const std::string& path, const std::string& resource_version,
                              int timeout_seconds,
-                             const std::function<bool(std::string_view line)>& on_event) {
+                             const std::function<bool(std::string_view line)>& on_event,
+                             const std::function<void()>& on_open) {
   const std::string query =
       path + "?watch=true&allowWatchBookmarks=true&resourceVersion=" + Escape(resource_version) +
       "&timeoutSeconds=" + std::to_string(timeout_seconds);
@@ -370,6 +371,7 @@ ApiStatus HttpKubeApi::Watch(const std::string& path, const std::string& resourc
       base_path_ + query, {{"Accept", "application/json"}},
       [&](const httplib::Response& r) {
         status_code = r.status;
+        if (status_code == 200 && on_open) on_open();
         return true;
       },
       [&](const char* data, size_t n) {
@@ -424,28 +426,19 @@ void HttpKubeApi::CancelWatches() {
   for (httplib::Client* c : watches_) c->stop();
 }
 
-ApiStatus HttpKubeApi::PatchPodAnnotations(const std::string& namespace_name,
-                                           const std::string& name, const std::string& uid,
-                                           const std::map<std::string, std::string>& annotations) {
-  nlohmann::ordered_json patch;
-  if (!uid.empty()) patch["metadata"]["uid"] = uid;
-  patch["metadata"]["annotations"] = nlohmann::ordered_json::object();
-  for (const auto& [k, v] : annotations) patch["metadata"]["annotations"][k] = v;
-  const std::string path = PodPath(namespace_name, name);
-  auto cli = NewClient(config_.read_timeout_seconds);
-  httplib::Result res = cli->Patch(base_path_ + path, {{"Accept", "application/json"}},
-                                   DumpJson(patch), "application/merge-patch+json");
-  return Check("PATCH", Url(path), res);
-}
-
 ApiStatus HttpKubeApi::BindPod(const std::string& namespace_name, const std::string& name,
-                               const std::string& uid, const std::string& node) {
+                               const std::string& uid, const std::string& node,
+                               const std::map<std::string, std::string>& annotations) {
   nlohmann::ordered_json b;
   b["apiVersion"] = "v1";
   b["kind"] = "Binding";
   b["metadata"]["name"] = name;
   b["metadata"]["namespace"] = namespace_name;
   if (!uid.empty()) b["metadata"]["uid"] = uid;
+  if (!annotations.empty()) {
+    nlohmann::ordered_json& a = b["metadata"]["annotations"];
+    for (const auto& [k, v] : annotations) a[k] = v;
+  }
   b["target"]["apiVersion"] = "v1";
   b["target"]["kind"] = "Node";
   b["target"]["name"] = node;

@@ -1,8 +1,9 @@
 #pragma once
 
 // The subset of the Kubernetes REST API that `tessera serve` uses, behind a small interface:
-// list a collection page by page, watch it from a resourceVersion, merge-patch a pod's
-// annotations, create a pod's binding. HttpKubeApi speaks it over cpp-httplib (http for tests,
+// list a collection page by page (optionally by field selector), watch it from a
+// resourceVersion, create a pod's binding (with the annotations the API server copies onto the
+// pod). HttpKubeApi speaks it over cpp-httplib (http for tests,
 // https with a CA and a bearer token or a client certificate in a cluster); the configuration
 // comes from the in-cluster service account or from a kubeconfig file.
 
@@ -45,33 +46,40 @@ struct ListPage {
   std::string continue_token;
 };
 
+/// What a List asks for.
+struct ListOptions {
+  int limit = 500;             ///< items per page; 0 asks for everything at once
+  std::string continue_token;  ///< the previous page's metadata.continue ("" for the first)
+  std::string field_selector;  ///< e.g. "spec.nodeName=n1" ("" = none)
+};
+
 /// The Kubernetes API as Tessera uses it. Paths are collection paths such as "/api/v1/nodes"
 /// and "/api/v1/pods". Implementations are thread-safe: calls may run concurrently.
 class KubeApi {
  public:
   virtual ~KubeApi() = default;
-  /// GET path?limit=N[&continue=T]. A `limit` of 0 asks for everything at once.
-  virtual ApiStatus List(const std::string& path, int limit, const std::string& continue_token,
-                         ListPage* page) = 0;
+  /// GET path?limit=N[&continue=T][&fieldSelector=S]. A list without a resourceVersion is a
+  /// consistent read: it reflects every write the API server acknowledged before it.
+  virtual ApiStatus List(const std::string& path, const ListOptions& options, ListPage* page) = 0;
   /// GET path?watch=true&resourceVersion=RV&allowWatchBookmarks=true&timeoutSeconds=T and
-  /// calls `on_event` with each event line ({"type":..., "object":...}) as it arrives. Returns
-  /// ok when the server ended the stream, when `on_event` returned false, or when
-  /// CancelWatches was called; an error when the request failed or the stream was cut.
+  /// calls `on_open` (when set) once the server has answered 200, then `on_event` with each
+  /// event line ({"type":..., "object":...}) as it arrives. Returns ok when the server ended
+  /// the stream, when `on_event` returned false, or when CancelWatches was called; an error
+  /// when the request failed or the stream was cut.
   virtual ApiStatus Watch(const std::string& path, const std::string& resource_version,
                           int timeout_seconds,
-                          const std::function<bool(std::string_view line)>& on_event) = 0;
+                          const std::function<bool(std::string_view line)>& on_event,
+                          const std::function<void()>& on_open) = 0;
   /// Makes every Watch in progress return soon (at shutdown).
   virtual void CancelWatches() = 0;
-  /// PATCH /api/v1/namespaces/NS/pods/NAME with a JSON merge patch setting `annotations`;
-  /// `uid`, when not empty, is sent as metadata.uid so that a pod recreated under the same
-  /// name is not patched.
-  virtual ApiStatus PatchPodAnnotations(const std::string& namespace_name, const std::string& name,
-                                        const std::string& uid,
-                                        const std::map<std::string, std::string>& annotations) = 0;
-  /// POST /api/v1/namespaces/NS/pods/NAME/binding with a v1 Binding to `node` (metadata.uid =
-  /// `uid` when not empty, which the API server checks).
+  /// POST /api/v1/namespaces/NS/pods/NAME/binding with a v1 Binding to `node`: metadata.uid =
+  /// `uid` when not empty (the API server checks it, so that a pod recreated under the same
+  /// name is not bound), and metadata.annotations = `annotations`, which the API server copies
+  /// onto the pod in the same write as spec.nodeName: the pod is never bound without them,
+  /// and a failed Binding leaves nothing behind.
   virtual ApiStatus BindPod(const std::string& namespace_name, const std::string& name,
-                            const std::string& uid, const std::string& node) = 0;
+                            const std::string& uid, const std::string& node,
+                            const std::map<std::string, std::string>& annotations) = 0;
 };
 
 /// How to reach the API server.
@@ -123,16 +131,14 @@ class HttpKubeApi final : public KubeApi {
   HttpKubeApi(const HttpKubeApi&) = delete;
   HttpKubeApi& operator=(const HttpKubeApi&) = delete;
 
-  ApiStatus List(const std::string& path, int limit, const std::string& continue_token,
-                 ListPage* page) override;
+  ApiStatus List(const std::string& path, const ListOptions& options, ListPage* page) override;
   ApiStatus Watch(const std::string& path, const std::string& resource_version, int timeout_seconds,
-                  const std::function<bool(std::string_view line)>& on_event) override;
+                  const std::function<bool(std::string_view line)>& on_event,
+                  const std::function<void()>& on_open) override;
   void CancelWatches() override;
-  ApiStatus PatchPodAnnotations(const std::string& namespace_name, const std::string& name,
-                                const std::string& uid,
-                                const std::map<std::string, std::string>& annotations) override;
   ApiStatus BindPod(const std::string& namespace_name, const std::string& name,
-                    const std::string& uid, const std::string& node) override;
+                    const std::string& uid, const std::string& node,
+                    const std::map<std::string, std::string>& annotations) override;
 
   const KubeApiConfig& config() const { return config_; }
 

@@ -1,9 +1,10 @@
 #pragma once
 
-// Kubernetes Pod and Node objects as Tessera reads them, and their translation into the
-// engine's PodSpec / NodeSpec. Decoding is boundary code for untrusted JSON: every error names
-// the JSON path ("Pod.spec.containers[1].resources.requests.memory: bad quantity \"12Zi\" ...")
-// and nothing throws. All functions are pure and thread-safe.
+// Kubernetes Pod and Node objects as Tessera reads them (core/v1, the fields it uses). Decoding
+// is boundary code for untrusted JSON: every error names the JSON path
+// ("Pod.spec.containers[1].resources.requests.memory: bad quantity \"12Zi\" ...") and nothing
+// throws. All functions are pure and thread-safe. The translation into the engine's PodSpec /
+// NodeSpec is in k8s/extender/translate.h.
 
 #include <cstdint>
 #include <map>
@@ -13,8 +14,6 @@
 #include <vector>
 
 #include "k8s/api/quantity.h"
-#include "model/node.h"
-#include "model/pod.h"
 #include "util/result.h"
 
 namespace tessera::k8s {
@@ -34,7 +33,6 @@ inline constexpr std::string_view kGpuMemoryLabel = "tessera.io/gpu-memory";  //
 inline constexpr std::string_view kClassKey = "tessera.io/class";             ///< pod label or ann.
 inline constexpr std::string_view kNvidiaProductLabel = "nvidia.com/gpu.product";  ///< GFD
 inline constexpr std::string_view kNvidiaMemoryLabel = "nvidia.com/gpu.memory";    ///< GFD, MiB
-inline constexpr std::string_view kHamiRegisterAnnotation = "hami.io/node-nvidia-register";
 
 /// Resource amounts by resource name ("cpu", "memory", "nvidia.com/gpu"), exact.
 using ResourceList = std::map<std::string, Quantity>;
@@ -79,22 +77,6 @@ struct Pod {
   ResourceList requests;
 };
 
-/// One GPU as HAMi's device plugin registers it in the node annotation
-/// `hami.io/node-nvidia-register`.
-struct HamiDevice {
-  std::string uuid;         ///< e.g. "GPU-00552014-5c87-89ac-b1a6-7b53aa24b0ec"
-  int32_t split_count = 0;  ///< how many pods may share it
-  int64_t memory_mib = 0;   ///< device memory limit (after HAMi's memory scaling)
-  int32_t cores = 0;        ///< core limit in percent (100 = the whole GPU)
-  std::string type;         ///< e.g. "NVIDIA-Tesla V100-PCIE-32GB"
-  int32_t numa = 0;
-  bool healthy = false;
-  int32_t index = 0;  ///< device index on the node (position in the list when not given)
-  std::string mode;   ///< "hami-core", "mig" or "mps" ("hami-core" when not given)
-
-  bool operator==(const HamiDevice&) const = default;
-};
-
 /// A Kubernetes Node (core/v1), the fields Tessera uses.
 struct Node {
   std::string json_path;  ///< where it was decoded, for error messages ("Node")
@@ -121,47 +103,5 @@ Result<Node> DecodeNode(const nlohmann::json& j, std::string_view path);
 Result<Pod> ParsePodJson(std::string_view text);
 /// Parses JSON text holding one Node (at most 16 MiB); errors start with "Node".
 Result<Node> ParseNodeJson(std::string_view text);
-
-/// Parses HAMi's register annotation. Two encodings exist:
-///  - the documented one (HAMi docs/develop/protocol.md): devices separated by ':' (a trailing
-///    ':' is usual), each "UUID,splitCount,memMiB,cores,type,numa,healthy" (7 fields) or the
-///    newer 9 fields "...,healthy,index,mode";
-///  - a JSON array written by recent HAMi releases:
-///    [{"id","index","count","devmem","devcore","type","numa","mode","health"}], absent
-///    fields being zero/false (Go omitempty).
-/// Errors name the device and field. Pure; thread-safe.
-Result<std::vector<HamiDevice>> ParseHamiNodeRegister(std::string_view value);
-
-/// The engine's view of a pod (units: milli-CPU, MiB, milli-GPU):
-///  - name "namespace/name"; cpu_milli and memory_mib from the effective "cpu"/"memory"
-///    requests (milli rounded up, MiB rounded down);
-///  - GPUs per container, first family present: tessera.io/gpu (count; 1 when only a per-GPU
-///    resource is given), tessera.io/gpu-milli (default 1000), tessera.io/gpu-memory (MiB);
-///    else HAMi's nvidia.com/gpu (count; 1 when only gpumem/gpucores is given),
-///    nvidia.com/gpucores (percent; milli = 10 x cores; absent or 0 = 1000, a whole GPU),
-///    nvidia.com/gpumem (MiB). One GPU container gives the pod's request; several are allowed
-///    only when all take whole GPUs (count by Kubernetes' effective-request rule);
-///  - gpu_spec from annotation tessera.io/gpu-model ("A|B", blanks trimmed);
-///  - qos from label, else annotation, tessera.io/class, else the Kubernetes QoS class.
-/// Errors: CPU/memory beyond kMaxCpuMilli/kMaxMemoryMib, more than kMaxGpusPerNode GPUs,
-/// per-GPU milli outside 1..1000, gpucores outside 0..100, GPU memory beyond
-/// kMaxGpuMemoryMib, a fractional GPU on a multi-GPU pod, per-GPU resources with a zero count,
-/// nvidia.com/gpumem-percentage (unsupported), several containers sharing GPUs.
-Result<PodSpec> PodToSpec(const Pod& pod);
-
-/// The engine's view of a node:
-///  - cpu_milli / memory_mib from status.allocatable (absent = 0);
-///  - gpu_count from allocatable tessera.io/gpu, else the healthy devices of HAMi's register
-///    annotation (HAMi's allocatable nvidia.com/gpu counts shares, not GPUs), else allocatable
-///    nvidia.com/gpu;
-///  - gpu_model from label tessera.io/gpu-model, else label nvidia.com/gpu.product, else the
-///    HAMi device type (all healthy devices must agree);
-///  - gpu_memory_mib from label tessera.io/gpu-memory (MiB), else the smallest HAMi device
-///    memory, else label nvidia.com/gpu.memory (MiB), else KnownGpuMemoryMib(model), else 0;
-///  - a node without GPUs has an empty model and 0 GPU memory.
-/// GPU index i of the NodeSpec is the i-th healthy HAMi device in annotation order. Errors:
-/// bad quantities or labels, values beyond the model's bounds, more than kMaxGpusPerNode GPUs,
-/// a malformed register annotation, mixed device types.
-Result<NodeSpec> NodeToSpec(const Node& node);
 
 }  // namespace tessera::k8s

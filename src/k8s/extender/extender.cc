@@ -1,5 +1,8 @@
 #include "k8s/extender/extender.h"
 
+#include <prometheus/metric_family.h>
+#include <prometheus/text_serializer.h>
+
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
@@ -12,7 +15,9 @@
 #include "k8s/api/json_util.h"
 #include "k8s/api/objects.h"
 #include "k8s/extender/extender_internal.h"
+#include "k8s/extender/metrics.h"
 #include "k8s/extender/preemption.h"
+#include "k8s/extender/translate.h"
 #include "model/fit.h"
 
 namespace tessera::k8s {
@@ -25,8 +30,8 @@ constexpr size_t kMaxListBytes = size_t{1} << 30;
 /// Victim sets Preempt may check in all (spread over the candidate nodes), and at least per node.
 constexpr int64_t kPreemptSubsetsPerRequest = 400000;
 constexpr int64_t kMinPreemptSubsetsPerNode = 2000;
-/// How many pods Filter/Prioritize remember for Bind (the oldest are forgotten first).
-constexpr size_t kMaxRememberedPods = 65536;
+/// How many pods' filter passes Bind can check (the oldest are forgotten first).
+constexpr size_t kFilterPasses = 4096;
 
 /// The items of a v1 List ({"items": [...]}), a bare array, or a single object.
 Result<std::vector<const Json*>> ListItems(const Json& doc, std::string_view what) {
@@ -52,33 +57,11 @@ std::string ItemPath(const Json& doc, std::string_view what, size_t i) {
   return std::string(what) + ": " + PathIndex(doc.is_array() ? "" : "items", i);
 }
 
+bool Ended(std::string_view phase) { return phase == "Succeeded" || phase == "Failed"; }
+
 bool Resolvable(FitReason reason) {
   return reason == FitReason::kCpu || reason == FitReason::kMemory || reason == FitReason::kGpu ||
          reason == FitReason::kGpuMemory;
-}
-
-std::string PodKey(const ExtenderBindingArgs& args) {
-  return args.pod_namespace.empty() ? args.pod_name : args.pod_namespace + "/" + args.pod_name;
-}
-
-std::string FormatDouble(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%.9g", v);
-  return buf;
-}
-
-/// A Prometheus label value, escaped (\\, \", \n).
-std::string LabelValue(std::string_view v) {
-  std::string out;
-  for (char c : v) {
-    if (c == '\\' || c == '"') out += '\\';
-    if (c == '\n') {
-      out += "\\n";
-      continue;
-    }
-    out += c;
-  }
-  return out;
 }
 
 }  // namespace
@@ -115,6 +98,23 @@ Result<GpuSet> ParseGpuIndices(std::string_view text, int gpu_count) {
     }
   }
   return set;
+}
+
+std::string FormatGpuIndices(GpuSet gpus) {
+  std::string out;
+  for (int i = 0; i < kMaxGpusPerNode;) {
+    if (!(gpus & (GpuSet{1} << i))) {
+      ++i;
+      continue;
+    }
+    int j = i;
+    while (j + 1 < kMaxGpusPerNode && (gpus & (GpuSet{1} << (j + 1)))) ++j;
+    if (!out.empty()) out += ',';
+    out += std::to_string(i);
+    if (j > i) out += "-" + std::to_string(j);
+    i = j + 1;
+  }
+  return out;
 }
 
 std::string FitExplanation(FitReason reason) {
@@ -158,20 +158,34 @@ std::string PodUid(const Pod& pod) {
   return pod.namespace_name.empty() ? pod.name : pod.namespace_name + "/" + pod.name;
 }
 
+Extender::Extender(const ExtenderOptions& options)
+    : options_(options), metrics_(std::make_unique<Metrics>()) {
+  filter_passes_.resize(kFilterPasses);
+}
+
 Extender::~Extender() = default;
 
 Result<std::unique_ptr<Extender>> Extender::FromJson(std::string_view nodes_json,
                                                      std::string_view pods_json,
                                                      const ExtenderOptions& options) {
-  std::unique_ptr<Extender> ext(new Extender());
-  ext->options_ = options;
+  std::unique_ptr<Extender> ext(new Extender(options));
+  {
+    PolicyContext probe_context;
+    TargetWorkload probe = TargetWorkload::FromClasses({});
+    probe_context.workload = &probe;
+    if (MakePolicy(options.policy, probe_context) == nullptr) {
+      std::string known;
+      for (const std::string& n : PolicyNames()) known += (known.empty() ? "" : ", ") + n;
+      return Error{"unknown policy " + QuoteForError(options.policy) + " (known: " + known + ")"};
+    }
+  }
 
   // Nodes.
   Result<Json> nodes_doc = ParseJson(nodes_json, kMaxListBytes, "nodes");
   if (!nodes_doc.ok()) return nodes_doc.error();
   Result<std::vector<const Json*>> node_items = ListItems(*nodes_doc, "nodes");
   if (!node_items.ok()) return node_items.error();
-  std::vector<NodeSpec> specs;
+  std::set<std::string> names;
   for (size_t i = 0; i < node_items->size(); ++i) {
     const std::string path = ItemPath(*nodes_doc, "nodes", i);
     Result<Node> node = DecodeNode(*(*node_items)[i], path);
@@ -179,146 +193,73 @@ Result<std::unique_ptr<Extender>> Extender::FromJson(std::string_view nodes_json
     Result<NodeSpec> spec = NodeToSpec(*node);
     if (!spec.ok()) return Error{path + ": " + spec.error().message};
     if (spec->name.empty()) return Error{path + ": node without metadata.name"};
-    if (!ext->node_index_.emplace(spec->name, static_cast<int>(specs.size())).second) {
+    if (!names.insert(spec->name).second) {
       return Error{path + ": duplicate node " + QuoteForError(spec->name)};
     }
-    ext->unschedulable_.push_back(node->unschedulable);
-    specs.push_back(std::move(*spec));
+    Status s = ext->UpsertNode(*node);
+    if (!s.ok()) return Error{path + ": " + s.error().message};
   }
-  if (specs.empty()) return Error{"nodes: no nodes"};
-  ext->cluster_ = std::make_unique<Cluster>(std::move(specs));
+  if (names.empty()) return Error{"nodes: no nodes"};
 
-  // Pods: decoded first, so that M can be built before the policy and the scheduler.
-  struct Bound {
-    std::string uid;
-    std::string path;
-    PodSpec spec;
-    int node;
-    std::string indices;  // annotation value, empty = generic choice
-    bool has_indices;
-    PodMeta meta;
-  };
-  std::vector<Bound> bound;
-  std::vector<PodSpec> all_specs;
+  // Pods: accounted as the API's would be (fail closed); what is not applied as given is a
+  // warning that names the item.
   if (!pods_json.empty()) {
     Result<Json> pods_doc = ParseJson(pods_json, kMaxListBytes, "pods");
     if (!pods_doc.ok()) return pods_doc.error();
     Result<std::vector<const Json*>> pod_items = ListItems(*pods_doc, "pods");
     if (!pod_items.ok()) return pod_items.error();
+    std::set<std::string> uids;
+    std::map<std::string, std::string> path_of;  // UID → item path, for the warnings
     for (size_t i = 0; i < pod_items->size(); ++i) {
       const std::string path = ItemPath(*pods_doc, "pods", i);
-      Result<Pod> pod = DecodePod(*(*pod_items)[i], path);
-      if (!pod.ok()) return pod.error();
-      Result<PodSpec> spec = PodToSpec(*pod);
-      if (!spec.ok()) return spec.error();
-      all_specs.push_back(*spec);
-      if (pod->node_name.empty() || pod->phase == "Succeeded" || pod->phase == "Failed") continue;
-      auto it = ext->node_index_.find(pod->node_name);
-      if (it == ext->node_index_.end()) {
-        return Error{path + ": bound to unknown node " + QuoteForError(pod->node_name)};
+      const Json& item = *(*pod_items)[i];
+      Result<Pod> pod = DecodePod(item, path);
+      const PodIdentity id = ReadPodIdentity(item);
+      const std::string uid = pod.ok() ? PodUid(*pod) : id.uid;
+      if (!uid.empty() && !uids.insert(uid).second) {
+        return Error{path + ": duplicate pod UID " + uid};
       }
-      auto ann = pod->annotations.find(std::string(kGpuIndicesAnnotation));
-      const bool has = ann != pod->annotations.end();
-      bound.push_back(Bound{PodUid(*pod), path, std::move(*spec), it->second,
-                            has ? ann->second : "", has, MetaOf(*pod)});
-    }
-  }
-
-  if (all_specs.empty()) {
-    TargetClass whole_gpu;
-    whole_gpu.gpu_milli = kMilliPerGpu;
-    whole_gpu.gpu_count = 1;
-    whole_gpu.probability = 1;
-    whole_gpu.count = 1;
-    ext->workload_ = std::make_unique<TargetWorkload>(TargetWorkload::FromClasses({whole_gpu}));
-  } else {
-    ext->workload_ = std::make_unique<TargetWorkload>(TargetWorkload::FromPods(all_specs));
-  }
-  ext->workload_->Resolve(*ext->cluster_);
-  PolicyContext context;
-  context.workload = ext->workload_.get();
-  ext->policy_ = MakePolicy(options.policy, context);
-  if (ext->policy_ == nullptr) {
-    std::string known;
-    for (const std::string& n : PolicyNames()) known += (known.empty() ? "" : ", ") + n;
-    return Error{"unknown policy " + QuoteForError(options.policy) + " (known: " + known + ")"};
-  }
-  std::vector<int> order(ext->cluster_->size());
-  std::iota(order.begin(), order.end(), 0);
-  ext->scheduler_ =
-      std::make_unique<Scheduler>(ext->cluster_.get(), ext->policy_.get(), order, options.seed);
-
-  for (Bound& b : bound) {
-    const PodRequest request = ext->cluster_->MakeRequest(b.spec);
-    const FitReason fit = ext->cluster_->Check(b.node, request);
-    const std::string where = b.path + " (" + b.spec.name + ")";
-    if (fit != FitReason::kFits) {
-      return Error{where + ": does not fit node " + ext->cluster_->spec(b.node).name + ": " +
-                   FitExplanation(fit)};
-    }
-    GpuSet gpus = 0;
-    if (!request.IsCpuOnly()) {
-      if (b.has_indices) {
-        Result<GpuSet> set = ParseGpuIndices(b.indices, ext->cluster_->spec(b.node).gpu_count);
-        if (!set.ok()) return Error{where + ": " + set.error().message};
-        gpus = *set;
-        int count = 0;
-        for (int i = 0; i < kMaxGpusPerNode; ++i) {
-          if (!(gpus & (GpuSet{1} << i))) continue;
-          ++count;
-          if (!GpuHasRoom(ext->cluster_->state(b.node), i, request)) {
-            return Error{where + ": GPU " + std::to_string(i) + " of node " +
-                         ext->cluster_->spec(b.node).name + " has no room left for it"};
-          }
-        }
-        if (count != request.gpu_count) {
-          return Error{where + ": annotation " + std::string(kGpuIndicesAnnotation) + " names " +
-                       std::to_string(count) + " GPUs, the pod requests " +
-                       std::to_string(request.gpu_count)};
-        }
-      } else {
-        gpus = DefaultGpuChoice(ext->cluster_->spec(b.node).gpu_count, ext->cluster_->state(b.node),
-                                request);
+      if (!pod.ok()) {
+        if (uid.empty()) return pod.error();
+        path_of[uid] = path;
+        ext->UndecodablePod(id, pod.error().message);
+        continue;
+      }
+      path_of[uid] = path + " (" + pod->namespace_name + "/" + pod->name + ")";
+      (void)ext->UpsertPod(*pod);  // what is not applied as given is listed below
+      if (!pod->node_name.empty() && !names.count(pod->node_name) && !Ended(pod->phase)) {
+        ext->warnings_.push_back(path_of[uid] + ": bound to unknown node " +
+                                 QuoteForError(pod->node_name) + " (ignored)");
       }
     }
-    if (ext->assignments_.count(b.uid)) return Error{where + ": duplicate pod UID " + b.uid};
-    ext->scheduler_->Bind(b.node, request, gpus);
-    ext->assignments_.emplace(b.uid,
-                              Assignment{b.spec.name, b.node, request, gpus, std::move(b.meta)});
+    std::lock_guard<std::mutex> lock(ext->mutex_);
+    ext->loaded_ = true;
+    ext->Rebuild();
+    for (size_t n = 0; n < ext->unaccounted_.size(); ++n) {
+      for (const auto& [uid, why] : ext->unaccounted_[n]) {
+        ext->warnings_.push_back(path_of[uid] + " on node " + ext->cluster_->spec(n).name + ": " +
+                                 why);
+      }
+    }
+    return ext;
   }
+  std::lock_guard<std::mutex> lock(ext->mutex_);
+  ext->loaded_ = true;
+  ext->Rebuild();
   return ext;
 }
 
-Extender::PodMeta Extender::MetaOf(const Pod& pod) {
-  return PodMeta{pod.namespace_name, pod.name, pod.priority, pod.labels};
-}
-
-void Extender::Remember(const std::string& uid, const PodSpec& spec, const Pod& pod) {
-  seen_meta_.insert_or_assign(uid, MetaOf(pod));
-  auto [it, inserted] = seen_.insert_or_assign(uid, spec);
-  if (!inserted) return;
-  // The engine counts each pod it is asked about once (Scheduler::Decide); here that is the
-  // first sighting of its UID, so that context-using policies see the same history.
-  if (scheduler_) scheduler_->Observe(cluster_->MakeRequest(spec));
-  seen_order_.push_back(uid);
-  while (seen_order_.size() > kMaxRememberedPods) {
-    seen_.erase(seen_order_.front());
-    seen_meta_.erase(seen_order_.front());
-    container_gpus_.erase(seen_order_.front());
-    seen_order_.pop_front();
+void Extender::SeeLocked(const Pod& pod, const PodSpec& spec) {
+  PodRecord r = RecordOf(pod, nullptr);
+  r.spec = spec;
+  r.node.clear();
+  const PodRecord* known = pods_.Find(PodUid(pod));
+  if (known != nullptr && known->phase == PodPhase::kBound) return;
+  if (pods_.See(PodUid(pod), std::move(r)) && scheduler_) {
+    // The engine counts each pod it is asked about once (Scheduler::Decide); here that is the
+    // first sighting of its UID, so that context-using policies see the same history.
+    scheduler_->Observe(cluster_->MakeRequest(spec));
   }
-}
-
-GpuSet Extender::ChooseGpus(int node, const PodRequest& request) const {
-  if (request.IsCpuOnly()) return 0;
-  const NodeSpec& spec = cluster_->spec(node);
-  const NodeState& state = cluster_->state(node);
-  GpuSet gpus = 0;
-  if (policy_->mode() != ScoreMode::kUniformRandom) {
-    gpus = policy_->Score(NodeView{spec, cluster_->model_id(node), state}, request).gpus;
-  }
-  if (gpus == 0) gpus = DefaultGpuChoice(spec.gpu_count, state, request);
-  return gpus;
 }
 
 int Extender::ResolveCandidate(int previous, std::string_view name) {
@@ -395,22 +336,28 @@ std::shared_ptr<const PaddedStrings> Extender::HostEntries() {
   return host_entries_;
 }
 
-namespace {
+namespace {}  // namespace
 
-/// The reason text of Extender::kReason* codes.
-const std::string& ReasonText(int reason) {
-  static const std::string kUnknown = "unknown node";
-  static const std::string kCordoned = "unschedulable: node is cordoned";
-  if (reason == 0) return kUnknown;
-  if (reason == 1) return kCordoned;
-  return CachedFitExplanation(static_cast<FitReason>(reason - 2));
+const std::string& Extender::ReasonText(int reason) {
+  static const std::array<std::string, kReasonFit> kTexts = {
+      "unknown node",
+      "unschedulable: node is cordoned",
+      "not-synced: Tessera is not in sync with the Kubernetes API (see its /readyz); no GPU "
+      "is offered until it is",
+      "blocked: a pod bound to this node cannot be fully accounted for (see Tessera's /state)",
+      "gpu-model: node has no GPUs",
+      "gpu-memory: every GPU of the node has less memory than the pod requests per GPU",
+      "device-plugin: node does not offer tessera.io/gpu, which the pod requests",
+      "device-plugin: node does not offer nvidia.com/gpu, which the pod requests",
+  };
+  if (reason < kReasonFit) return kTexts[reason];
+  return CachedFitExplanation(static_cast<FitReason>(reason - kReasonFit));
 }
 
-/// ':' and the JSON string of each reason, built once: a failure entry's value.
-const PaddedStrings& QuotedReasons() {
+const PaddedStrings& Extender::QuotedReasons() {
   static const PaddedStrings table = [] {
     PaddedStrings t;
-    for (int r = 0; r < 2 + kNumFitReasons; ++r) {
+    for (int r = 0; r < kReasonFit + kNumFitReasons; ++r) {
       std::string quoted = ":";
       AppendJsonString(&quoted, ReasonText(r));
       t.Add(quoted);
@@ -420,25 +367,30 @@ const PaddedStrings& QuotedReasons() {
   return table;
 }
 
-}  // namespace
+namespace {}  // namespace
 
 template <typename Visit>
 std::string Extender::FilterCandidatesLocked(const Pod& pod, const Result<PodSpec>& spec,
                                              std::span<const std::string_view> names,
                                              uint64_t names_id, Visit&& visit) {
   EnsureModel();
-  ExpireAssumedLocked();
   if (!spec.ok()) {
-    ++rejections_["bad-pod"];
+    metrics_->bad_pods->Increment();
     return spec.error().message;
   }
-  Remember(PodUid(pod), *spec, pod);
-  RememberContainers(PodUid(pod), pod);
-  const PodRequest request = cluster_->MakeRequest(*spec);
-  int64_t unknown = 0;
-  int64_t cordoned = 0;
-  std::array<int64_t, kNumFitReasons> rejected{};
   const std::span<const int> resolved = ResolveCandidates(names, names_id);
+  if (!GateLocked().empty()) {
+    for (size_t i = 0; i < names.size(); ++i) {
+      visit(i, names[i], resolved[i], Candidate::kUnresolvable, kReasonNotSynced);
+    }
+    metrics_->rejections[kReasonNotSynced]->Increment(static_cast<double>(names.size()));
+    return {};
+  }
+  SeeLocked(pod, *spec);
+  const PodRequest request = cluster_->MakeRequest(*spec);
+  const uint8_t families = PodGpuFamilies(pod);
+  std::vector<uint64_t>* passed = BeginFilterPass(PodUid(pod));
+  std::array<int64_t, kReasonFit + kNumFitReasons> rejected{};
   if (++group_fit_stamp_ == 0) {  // wrapped: forget every stamp
     std::fill(group_fit_.begin(), group_fit_.end(), GroupFit{});
     group_fit_stamp_ = 1;
@@ -447,40 +399,49 @@ std::string Extender::FilterCandidatesLocked(const Pod& pod, const Result<PodSpe
   for (size_t i = 0; i < names.size(); ++i) {
     const std::string_view name = names[i];
     const int node = resolved[i];
+    int reason = kReasonFit;
     if (node < 0) {
-      visit(i, name, node, Candidate::kUnresolvable, kReasonUnknown);
-      ++unknown;
-      continue;
+      reason = kReasonUnknown;
+    } else if (unschedulable_[node]) {
+      reason = kReasonCordoned;
+    } else if (!blocked_[node].empty()) {
+      reason = kReasonBlocked;
+    } else if ((families & ~families_[node]) != 0) {
+      reason = (families & kTesseraFamily) && !(families_[node] & kTesseraFamily)
+                   ? kReasonTesseraFamily
+                   : kReasonNvidiaFamily;
+    } else {
+      // Nodes of one scheduler group (same capacity type and state) fit alike: checked once
+      // per group and request.
+      const auto group = static_cast<size_t>(scheduler_->group_of(node));
+      if (group >= group_fit_.size()) group_fit_.resize(group + 1);
+      GroupFit& memo = group_fit_[group];
+      if (memo.stamp != stamp) {
+        memo.stamp = stamp;
+        const FitReason fit = cluster_->Check(node, request);
+        const NodeSpec& ns = cluster_->spec(node);
+        memo.reason = kReasonFit + static_cast<int>(fit);
+        if (fit == FitReason::kGpuModel && ns.gpu_count == 0) {
+          memo.reason = kReasonNoGpus;
+        } else if (fit == FitReason::kGpuMemory && ns.gpu_memory_mib > 0 &&
+                   request.gpu_memory_mib > ns.gpu_memory_mib) {
+          memo.reason = kReasonGpuMemoryCapacity;
+        }
+      }
+      reason = memo.reason;
     }
-    if (unschedulable_[node]) {
-      visit(i, name, node, Candidate::kUnresolvable, kReasonCordoned);
-      ++cordoned;
-      continue;
-    }
-    // Nodes of one scheduler group (same capacity type and state) fit alike: checked once
-    // per group and request.
-    const auto group = static_cast<size_t>(scheduler_->group_of(node));
-    if (group >= group_fit_.size()) group_fit_.resize(group + 1);
-    GroupFit& memo = group_fit_[group];
-    if (memo.stamp != stamp) {
-      memo.stamp = stamp;
-      memo.fit = cluster_->Check(node, request);
-    }
-    const FitReason fit = memo.fit;
-    if (fit == FitReason::kFits) {
+    if (reason == kReasonFit) {  // kReasonFit + FitReason::kFits
+      if (passed != nullptr) (*passed)[node >> 6] |= uint64_t{1} << (node & 63);
       visit(i, name, node, Candidate::kFits, kReasonUnknown);
       continue;
     }
-    ++rejected[static_cast<int>(fit)];
-    visit(i, name, node, Resolvable(fit) ? Candidate::kFailed : Candidate::kUnresolvable,
-          kReasonFit + static_cast<int>(fit));
+    ++rejected[reason];
+    const bool resolvable =
+        reason >= kReasonFit && Resolvable(static_cast<FitReason>(reason - kReasonFit));
+    visit(i, name, node, resolvable ? Candidate::kFailed : Candidate::kUnresolvable, reason);
   }
-  if (unknown > 0) rejections_["unknown-node"] += unknown;
-  if (cordoned > 0) rejections_["unschedulable"] += cordoned;
-  for (int r = 0; r < kNumFitReasons; ++r) {
-    if (rejected[r] > 0) {
-      rejections_[std::string(FitReasonName(static_cast<FitReason>(r)))] += rejected[r];
-    }
+  for (int r = 0; r < kReasonFit + kNumFitReasons; ++r) {
+    if (rejected[r] > 0) metrics_->rejections[r]->Increment(static_cast<double>(rejected[r]));
   }
   return {};
 }
@@ -700,14 +661,17 @@ void Extender::ScoreCandidatesLocked(const Pod& pod, std::span<const std::string
   Result<PodSpec> spec = PodToSpec(pod);
   if (!spec.ok()) return;
   EnsureModel();
-  ExpireAssumedLocked();
-  Remember(PodUid(pod), *spec, pod);
-  RememberContainers(PodUid(pod), pod);
+  const std::span<const int> node_of = ResolveCandidates(names, names_id);  // -1 if unknown
+  if (!GateLocked().empty()) {
+    for (size_t i = 0; i < names.size(); ++i) visit(i, names[i], node_of[i], 0);
+    return;
+  }
+  SeeLocked(pod, *spec);
   const PodRequest request = cluster_->MakeRequest(*spec);
+  const uint8_t families = PodGpuFamilies(pod);
   // Nodes of one scheduler group get the same score (the scheduler scores groups, and
   // normalises over the scores it saw, which one node per group gives alike): the first
   // candidate of each group is scored for all of them.
-  const std::span<const int> node_of = ResolveCandidates(names, names_id);  // -1 if unknown
   if (++group_fit_stamp_ == 0) {  // wrapped: forget every stamp
     std::fill(group_fit_.begin(), group_fit_.end(), GroupFit{});
     group_fit_stamp_ = 1;
@@ -721,7 +685,8 @@ void Extender::ScoreCandidatesLocked(const Pod& pod, std::span<const std::string
   for (size_t i = 0; i < node_of.size(); ++i) {
     const int node = node_of[i];
     int group = -1;
-    if (node >= 0 && !unschedulable_[node]) {
+    if (node >= 0 && !unschedulable_[node] && blocked_[node].empty() &&
+        (families & ~families_[node]) == 0) {
       group = scheduler_->group_of(node);
       if (static_cast<size_t>(group) >= group_fit_.size()) group_fit_.resize(group + 1);
       GroupFit& g = group_fit_[group];
@@ -854,58 +819,6 @@ std::string Extender::PrioritizeJsonOf(const Pod& pod, std::span<const std::stri
   return out;
 }
 
-ExtenderBindingResult Extender::Bind(const ExtenderBindingArgs& args) {
-  std::unique_lock<std::mutex> lock(mutex_);
-  if (api_mode_) return BindThroughApi(args, lock);
-  BindAllocation allocation;
-  std::string error = BindLocked(args, PodKey(args), false, 0, &allocation);
-  if (error.empty() && allocation.allocated) ++pods_bound_total_;
-  return {std::move(error)};
-}
-
-std::string Extender::BindLocked(const ExtenderBindingArgs& args, const std::string& pod_key,
-                                 bool assumed, double expires, BindAllocation* out) {
-  const std::string& uid = args.pod_uid;
-  auto done = assignments_.find(uid);
-  if (done != assignments_.end()) {
-    const std::string& bound_to = cluster_->spec(done->second.node).name;
-    if (bound_to == args.node) return {};
-    return "pod " + pod_key + " (UID " + uid + ") is already bound to node " + bound_to;
-  }
-  auto seen = seen_.find(uid);
-  if (seen == seen_.end()) {
-    return "unknown pod " + pod_key + " (UID " + uid +
-           "): no filter or prioritize request seen for it";
-  }
-  auto node_it = node_index_.find(args.node);
-  if (node_it == node_index_.end()) return "unknown node " + QuoteForError(args.node);
-  out->node = node_it->second;
-  out->request = cluster_->MakeRequest(seen->second);
-  const FitReason fit = cluster_->Check(out->node, out->request);
-  if (fit != FitReason::kFits) return "does not fit: " + FitExplanation(fit);
-  out->gpus = ChooseGpus(out->node, out->request);
-  scheduler_->Bind(out->node, out->request, out->gpus);
-  assignments_.emplace(uid, Assignment{seen->second.name, out->node, out->request, out->gpus,
-                                       SeenMeta(uid), assumed, expires});
-  out->allocated = true;
-  return {};
-}
-
-Extender::PodMeta Extender::SeenMeta(const std::string& uid) const {
-  auto it = seen_meta_.find(uid);
-  return it == seen_meta_.end() ? PodMeta{} : it->second;
-}
-
-bool Extender::Unbind(const std::string& uid) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  auto it = assignments_.find(uid);
-  if (it == assignments_.end()) return false;
-  scheduler_->Unbind(it->second.node, it->second.request, it->second.gpus);
-  assignments_.erase(it);
-  assumed_.erase(uid);
-  return true;
-}
-
 ExtenderPreemptionResult Extender::Preempt(const ExtenderPreemptionArgs& args) {
   ExtenderPreemptionResult result;
   Result<PodSpec> spec = PodToSpec(args.pod);
@@ -941,24 +854,30 @@ ExtenderPreemptionResult Extender::Preempt(const ExtenderPreemptionArgs& args) {
   }
 
   std::lock_guard<std::mutex> lock(mutex_);
+  EnsureModel();
+  if (!GateLocked().empty()) return result;  // nothing is offered out of sync
   const PodRequest request = cluster_->MakeRequest(*spec);
   // The modelled pods on each candidate node, in one pass over the assignments.
   std::unordered_map<int, PreemptionNode> nodes;
   for (const auto& [name, unused] : proposed) {
     auto it = node_index_.find(name);
-    if (it == node_index_.end() || unschedulable_[it->second]) continue;
+    if (it == node_index_.end() || unschedulable_[it->second] || !blocked_[it->second].empty()) {
+      continue;
+    }
     PreemptionNode& pn = nodes[it->second];
     pn.gpu_count = cluster_->spec(it->second).gpu_count;
     pn.model_id = cluster_->model_id(it->second);
     pn.state = cluster_->state(it->second);
   }
-  const auto candidate = [](const std::string& uid, const Assignment& a) {
+  const auto candidate = [this](const std::string& uid, const Assignment& a) {
     VictimCandidate c;
     c.uid = uid;
-    c.namespace_name = a.meta.namespace_name;
-    c.name = a.meta.name;
-    c.priority = a.meta.priority;
-    c.labels = a.meta.labels;
+    if (const PodRecord* r = pods_.Find(uid)) {
+      c.namespace_name = r->meta.namespace_name;
+      c.name = r->meta.name;
+      c.priority = r->meta.priority;
+      c.labels = r->meta.labels;
+    }
     c.modelled = true;
     c.request = a.request;
     c.gpus = a.gpus;
@@ -986,9 +905,11 @@ ExtenderPreemptionResult Extender::Preempt(const ExtenderPreemptionArgs& args) {
     }
     std::optional<VictimSet> chosen =
         SelectVictims(pn->second, required, request, args.pod.priority, pdbs_, search);
-    if (!chosen) continue;
-    ++preempt_nodes_total_;
-    preempt_victims_total_ += static_cast<int64_t>(chosen->uids.size());
+    // kube-scheduler fails the whole preemption on a node without victims ("expected at least
+    // one victim pod on node"): a node where the pod fits already is not offered.
+    if (!chosen || chosen->uids.empty()) continue;
+    metrics_->preempt_nodes->Increment();
+    metrics_->preempt_victims->Increment(static_cast<double>(chosen->uids.size()));
     result.node_name_to_meta_victims[name] =
         MetaVictims{std::move(chosen->uids), chosen->num_pdb_violations};
   }
@@ -1000,28 +921,167 @@ void Extender::SetDisruptionBudgets(std::vector<PodDisruptionBudget> pdbs) {
   pdbs_ = std::move(pdbs);
 }
 
-void Extender::RecordRequest(std::string_view verb, double seconds) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  auto it = verbs_.find(verb);
-  if (it == verbs_.end()) it = verbs_.emplace(std::string(verb), VerbStats{}).first;
-  VerbStats& v = it->second;
-  ++v.count;
-  v.sum_seconds += seconds;
-  for (size_t b = 0; b < kRequestDurationBuckets.size(); ++b) {
-    if (seconds <= kRequestDurationBuckets[b]) {
-      ++v.buckets[b];
-      break;
-    }
+Extender::Metrics::Metrics() {
+  auto& requests = prometheus::BuildCounter()
+                       .Name("tessera_requests_total")
+                       .Help("Extender HTTP requests, by verb.")
+                       .Register(registry);
+  auto& durations = prometheus::BuildHistogram()
+                        .Name("tessera_request_duration_seconds")
+                        .Help(
+                            "Time to answer an extender request, by verb (bind includes its "
+                            "API calls).")
+                        .Register(registry);
+  const prometheus::Histogram::BucketBoundaries buckets(kRequestDurationBuckets.begin(),
+                                                        kRequestDurationBuckets.end());
+  for (const char* verb : {"filter", "prioritize", "preempt", "bind", "other"}) {
+    verbs[verb] = Verb{&requests.Add({{"verb", verb}}), &durations.Add({{"verb", verb}}, buckets)};
   }
+  auto& bind_family = prometheus::BuildCounter()
+                          .Name("tessera_binds_total")
+                          .Help(
+                              "Bind requests by outcome: ok, rejected (does not fit, unknown "
+                              "pod or node, blocked node), refused (filter did not pass the "
+                              "node), not-synced, error (the API server refused), unknown (no "
+                              "answer from the API server; the GPUs stay reserved).")
+                          .Register(registry);
+  for (const char* result : {"ok", "rejected", "refused", "not-synced", "error", "unknown"}) {
+    binds[result] = &bind_family.Add({{"result", result}});
+  }
+  pods_bound = &prometheus::BuildCounter()
+                    .Name("tessera_pods_bound_total")
+                    .Help("Pods bound by this extender.")
+                    .Register(registry)
+                    .Add({});
+  auto& rejected = prometheus::BuildCounter()
+                       .Name("tessera_filter_rejections_total")
+                       .Help("Candidate nodes rejected by filter, by reason.")
+                       .Register(registry);
+  static constexpr std::array<const char*, kReasonFit> kNames = {
+      "unknown-node", "unschedulable",       "not-synced",    "blocked",
+      "no-gpus",      "gpu-memory-capacity", "device-plugin", "device-plugin"};
+  for (int r = 0; r < kReasonFit + kNumFitReasons; ++r) {
+    const std::string name =
+        r < kReasonFit ? kNames[r]
+                       : std::string(FitReasonName(static_cast<FitReason>(r - kReasonFit)));
+    rejections[r] = &rejected.Add({{"reason", name}});
+  }
+  bad_pods = &rejected.Add({{"reason", "bad-pod"}});
+  preempt_nodes = &prometheus::BuildCounter()
+                       .Name("tessera_preemption_nodes_total")
+                       .Help("Candidate nodes offered to preemption (each with victims).")
+                       .Register(registry)
+                       .Add({});
+  preempt_victims = &prometheus::BuildCounter()
+                         .Name("tessera_preemption_victims_total")
+                         .Help("Victims proposed, summed over offered nodes.")
+                         .Register(registry)
+                         .Add({});
+}
+
+void Extender::Metrics::Request(std::string_view verb, double seconds) {
+  auto it = verbs.find(verb);
+  if (it == verbs.end()) it = verbs.find("other");
+  it->second.count->Increment();
+  it->second.duration->Observe(seconds);
+}
+
+void Extender::Metrics::Bind(std::string_view result) {
+  auto it = binds.find(result);
+  if (it != binds.end()) it->second->Increment();
+  if (result == "ok") pods_bound->Increment();
+}
+
+void Extender::RecordRequest(std::string_view verb, double seconds) {
+  metrics_->Request(verb, seconds);
+}
+
+namespace {
+
+/// A gauge family with one sample per label set.
+prometheus::MetricFamily GaugeFamily(std::string name, std::string help) {
+  prometheus::MetricFamily f;
+  f.name = std::move(name);
+  f.help = std::move(help);
+  f.type = prometheus::MetricType::Gauge;
+  return f;
+}
+
+void AddGauge(prometheus::MetricFamily* f, double value, prometheus::Labels labels = {}) {
+  prometheus::ClientMetric m;
+  for (auto& [k, v] : labels) m.label.push_back({k, v});
+  m.gauge.value = value;
+  f->metric.push_back(std::move(m));
+}
+
+}  // namespace
+
+std::vector<prometheus::MetricFamily> Extender::CollectMetrics() const {
+  std::vector<prometheus::MetricFamily> out = metrics_->registry.Collect();
+  std::lock_guard<std::mutex> lock(mutex_);
+  prometheus::MetricFamily synced =
+      GaugeFamily("tessera_synced",
+                  "1 while the extender is in sync with the Kubernetes API and answers, else 0 "
+                  "(file mode: always 1).");
+  AddGauge(&synced, GateLocked().empty() ? 1 : 0);
+  out.push_back(std::move(synced));
+  prometheus::MetricFamily assumed = GaugeFamily(
+      "tessera_assumed_pods", "Pods bound by this extender that the API has not shown bound yet.");
+  AddGauge(&assumed, pods_.assumed());
+  out.push_back(std::move(assumed));
+  int blocked = 0;
+  size_t unaccounted = 0;
+  for (size_t n = 0; n < blocked_.size(); ++n) {
+    blocked += blocked_[n].empty() ? 0 : 1;
+    unaccounted += unaccounted_[n].size();
+  }
+  prometheus::MetricFamily nodes_blocked =
+      GaugeFamily("tessera_nodes_blocked",
+                  "Nodes that take no GPU pod because a pod bound to them cannot be fully "
+                  "accounted for (see /state).");
+  AddGauge(&nodes_blocked, blocked);
+  out.push_back(std::move(nodes_blocked));
+  prometheus::MetricFamily pods_unaccounted = GaugeFamily(
+      "tessera_pods_fail_closed",
+      "Bound pods counted without knowing all of their request (estimated as whole GPUs, "
+      "unreadable, or not placed beside the others).");
+  AddGauge(&pods_unaccounted, static_cast<double>(unaccounted));
+  out.push_back(std::move(pods_unaccounted));
+  prometheus::MetricFamily allocated =
+      GaugeFamily("tessera_gpu_allocated_milli", "GPU allocated in the cluster model, milli-GPU.");
+  AddGauge(&allocated, static_cast<double>(cluster_->allocated_gpu_milli()));
+  out.push_back(std::move(allocated));
+  prometheus::MetricFamily capacity =
+      GaugeFamily("tessera_gpu_capacity_milli", "GPU capacity of the cluster model, milli-GPU.");
+  AddGauge(&capacity, static_cast<double>(cluster_->total_gpu_milli()));
+  out.push_back(std::move(capacity));
+  prometheus::MetricFamily node_free =
+      GaugeFamily("tessera_node_gpu_free_milli", "Free GPU on each node, milli-GPU.");
+  for (int n = 0; n < cluster_->size(); ++n) {
+    int64_t free = 0;
+    for (int g = 0; g < cluster_->spec(n).gpu_count; ++g) free += cluster_->state(n).gpu_free[g];
+    AddGauge(&node_free, static_cast<double>(free), {{"node", cluster_->spec(n).name}});
+  }
+  out.push_back(std::move(node_free));
+  return out;
+}
+
+std::string Extender::MetricsText() const {
+  return prometheus::TextSerializer().Serialize(CollectMetrics());
 }
 
 std::string Extender::StateJson() const {
   std::lock_guard<std::mutex> lock(mutex_);
   nlohmann::ordered_json j;
   j["policy"] = options_.policy;
+  j["mode"] = api_mode_ ? "api" : "files";
+  const std::string gate = GateLocked();
+  j["synced"] = gate.empty();
+  j["sync_reason"] = gate;
   j["gpu_capacity_milli"] = cluster_->total_gpu_milli();
   j["gpu_allocated_milli"] = cluster_->allocated_gpu_milli();
   nlohmann::ordered_json nodes = nlohmann::ordered_json::array();
+  nlohmann::ordered_json unaccounted = nlohmann::ordered_json::array();
   for (int n = 0; n < cluster_->size(); ++n) {
     const NodeSpec& s = cluster_->spec(n);
     const NodeState& st = cluster_->state(n);
@@ -1030,16 +1090,25 @@ std::string Extender::StateJson() const {
     node["gpu_model"] = s.gpu_model;
     node["gpu_count"] = s.gpu_count;
     node["unschedulable"] = static_cast<bool>(unschedulable_[n]);
+    node["blocked"] = blocked_[n];
     node["cpu_left_milli"] = st.cpu_left;
     node["memory_left_mib"] = st.memory_left;
     nlohmann::ordered_json free = nlohmann::ordered_json::array();
     for (int g = 0; g < s.gpu_count; ++g) free.push_back(st.gpu_free[g]);
     node["gpu_free_milli"] = std::move(free);
     nodes.push_back(std::move(node));
+    for (const auto& [uid, why] : unaccounted_[n]) {
+      const PodRecord* r = pods_.Find(uid);
+      unaccounted.push_back(
+          {{"uid", uid}, {"pod", r ? r->key : ""}, {"node", s.name}, {"why", why}});
+    }
   }
   j["nodes"] = std::move(nodes);
+  static constexpr std::array<const char*, 4> kSources = {"annotation", "tessera", "guess",
+                                                          "estimate"};
   nlohmann::ordered_json assignments = nlohmann::ordered_json::array();
   for (const auto& [uid, a] : assignments_) {
+    const PodRecord* r = pods_.Find(uid);
     nlohmann::ordered_json e;
     e["uid"] = uid;
     e["pod"] = a.pod;
@@ -1050,68 +1119,13 @@ std::string Extender::StateJson() const {
     }
     e["gpus"] = std::move(gpus);
     e["gpu_milli"] = a.request.IsCpuOnly() ? 0 : a.request.gpu_milli;
+    e["state"] = r != nullptr && r->phase == PodPhase::kAssumed ? "assumed" : "confirmed";
+    e["gpus_from"] = kSources[static_cast<int>(a.source)];
     assignments.push_back(std::move(e));
   }
   j["assignments"] = std::move(assignments);
+  j["unaccounted"] = std::move(unaccounted);
   return DumpJson(j);
-}
-
-std::string Extender::MetricsText() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  std::string out;
-  out += "# HELP tessera_requests_total Extender HTTP requests, by verb.\n";
-  out += "# TYPE tessera_requests_total counter\n";
-  for (const auto& [verb, v] : verbs_) {
-    out += "tessera_requests_total{verb=\"" + LabelValue(verb) + "\"} " + std::to_string(v.count) +
-           "\n";
-  }
-  out += "# HELP tessera_request_duration_seconds Time to answer an extender request.\n";
-  out += "# TYPE tessera_request_duration_seconds histogram\n";
-  for (const auto& [verb, v] : verbs_) {
-    const std::string label = "verb=\"" + LabelValue(verb) + "\"";
-    int64_t cumulative = 0;
-    for (size_t b = 0; b < kRequestDurationBuckets.size(); ++b) {
-      cumulative += v.buckets[b];
-      out += "tessera_request_duration_seconds_bucket{" + label + ",le=\"" +
-             FormatDouble(kRequestDurationBuckets[b]) + "\"} " + std::to_string(cumulative) + "\n";
-    }
-    out += "tessera_request_duration_seconds_bucket{" + label + ",le=\"+Inf\"} " +
-           std::to_string(v.count) + "\n";
-    out +=
-        "tessera_request_duration_seconds_sum{" + label + "} " + FormatDouble(v.sum_seconds) + "\n";
-    out +=
-        "tessera_request_duration_seconds_count{" + label + "} " + std::to_string(v.count) + "\n";
-  }
-  out += "# HELP tessera_pods_bound_total Pods bound by this extender.\n";
-  out += "# TYPE tessera_pods_bound_total counter\n";
-  out += "tessera_pods_bound_total " + std::to_string(pods_bound_total_) + "\n";
-  out += "# HELP tessera_preemption_nodes_total Candidate nodes offered to preemption.\n";
-  out += "# TYPE tessera_preemption_nodes_total counter\n";
-  out += "tessera_preemption_nodes_total " + std::to_string(preempt_nodes_total_) + "\n";
-  out += "# HELP tessera_preemption_victims_total Victims proposed, summed over offered nodes.\n";
-  out += "# TYPE tessera_preemption_victims_total counter\n";
-  out += "tessera_preemption_victims_total " + std::to_string(preempt_victims_total_) + "\n";
-  out += "# HELP tessera_filter_rejections_total Candidate nodes rejected by filter, by reason.\n";
-  out += "# TYPE tessera_filter_rejections_total counter\n";
-  for (const auto& [reason, count] : rejections_) {
-    out += "tessera_filter_rejections_total{reason=\"" + LabelValue(reason) + "\"} " +
-           std::to_string(count) + "\n";
-  }
-  out += "# HELP tessera_gpu_allocated_milli GPU allocated in the cluster model, milli-GPU.\n";
-  out += "# TYPE tessera_gpu_allocated_milli gauge\n";
-  out += "tessera_gpu_allocated_milli " + std::to_string(cluster_->allocated_gpu_milli()) + "\n";
-  out += "# HELP tessera_gpu_capacity_milli GPU capacity of the cluster model, milli-GPU.\n";
-  out += "# TYPE tessera_gpu_capacity_milli gauge\n";
-  out += "tessera_gpu_capacity_milli " + std::to_string(cluster_->total_gpu_milli()) + "\n";
-  out += "# HELP tessera_node_gpu_free_milli Free GPU on each node, milli-GPU.\n";
-  out += "# TYPE tessera_node_gpu_free_milli gauge\n";
-  for (int n = 0; n < cluster_->size(); ++n) {
-    int64_t free = 0;
-    for (int g = 0; g < cluster_->spec(n).gpu_count; ++g) free += cluster_->state(n).gpu_free[g];
-    out += "tessera_node_gpu_free_milli{node=\"" + LabelValue(cluster_->spec(n).name) + "\"} " +
-           std::to_string(free) + "\n";
-  }
-  return out;
 }
 
 int64_t Extender::gpu_allocated_milli() const {

@@ -1,7 +1,8 @@
 #pragma once
 
-// The kube-scheduler extender's logic, without HTTP: filter, prioritize and bind GPU pods on a
-// cluster model held in memory (see docs/EXTENDER.md, "tessera serve").
+// The kube-scheduler extender's logic, without HTTP: filter, prioritize, preempt and bind GPU
+// pods on a cluster model held in memory and kept as the API's objects say (see
+// docs/EXTENDER.md, "tessera serve").
 
 #include <array>
 #include <condition_variable>
@@ -20,10 +21,14 @@
 #include <vector>
 
 #include "frag/target_workload.h"
+#include "k8s/api/cluster_events.h"
 #include "k8s/api/disruption_budget.h"
 #include "k8s/api/kube_api.h"
 #include "k8s/api/objects.h"
 #include "k8s/extender/extender_protocol.h"
+#include "k8s/extender/pod_state.h"
+#include "k8s/extender/translate.h"
+#include "k8s/hami/register.h"
 #include "model/cluster.h"
 #include "policy/policy.h"
 #include "sched/scheduler.h"
@@ -31,29 +36,24 @@
 #include "util/result.h"
 #include "util/spin_lock.h"
 
+namespace prometheus {
+struct MetricFamily;
+}
+
 namespace tessera::k8s {
 
 /// The pod annotation that carries a bound pod's GPU indices on its node: "0-3", "1,3",
-/// "0-1,4" (ranges inclusive). Read when the cluster is loaded.
+/// "0-1,4" (ranges inclusive). Written with the Binding; read from every bound pod.
 inline constexpr std::string_view kGpuIndicesAnnotation = "tessera.io/gpu-indices";
-// HAMi's pod annotations (docs/develop/protocol.md of HAMi), written by Bind in API mode so
-// that HAMi's device plugin enforces the assignment.
-inline constexpr std::string_view kHamiDevicesToAllocate = "hami.io/vgpu-devices-to-allocate";
-/// The same value; HAMi's own scheduler counts a pod's devices from it.
-inline constexpr std::string_view kHamiDevicesAllocated = "hami.io/vgpu-devices-allocated";
-/// Unix seconds; HAMi's device plugin only picks up pods that carry it.
-inline constexpr std::string_view kHamiBindTime = "hami.io/bind-time";
-inline constexpr std::string_view kHamiVgpuNode = "hami.io/vgpu-node";
-inline constexpr std::string_view kHamiVgpuTime = "hami.io/vgpu-time";
-inline constexpr std::string_view kHamiBindPhase = "hami.io/bind-phase";
 
 /// What an API-mode Extender needs besides ExtenderOptions.
 struct LiveOptions {
-  KubeApi* api = nullptr;        ///< not owned; must outlive the Extender
-  const Clock* clock = nullptr;  ///< not owned; the system clock when null
-  /// How long a pod bound through the API stays "assumed" (allocated in the model) without the
-  /// watch showing it bound, before its allocation is dropped.
-  double assume_ttl_seconds = 30;
+  KubeApi* api = nullptr;  ///< not owned; must outlive the Extender
+  /// Before a bind, read the target node's pods from the API (a consistent list by field
+  /// selector) and count every pod it shows bound there that the watch has not delivered yet:
+  /// a lagging or stalled watch, another scheduler's binds, or the previous leader's, can then
+  /// not make this extender hand out a GPU that is taken.
+  bool read_node_before_bind = true;
 };
 
 /// Options of an Extender.
@@ -63,11 +63,17 @@ struct ExtenderOptions {
   /// Filter and prioritize keep trying the lock this long before they sleep (microseconds;
   /// util/spin_lock.h).
   int spin_us = kDefaultSpinMicroseconds;
+  /// Bind only a pod to a node that this extender's own filter passed for that pod UID at most
+  /// this many seconds before (0: no such check). A second wall behind kube-scheduler: a client
+  /// that reaches the port cannot place a pending pod past the scheduler's filters.
+  double filter_pass_seconds = 600;
+  const Clock* clock = nullptr;  ///< not owned; the system clock when null
 };
 
-/// Upper bounds of the request-duration histogram, in seconds (+Inf is implicit).
-inline constexpr std::array<double, 9> kRequestDurationBuckets = {
-    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.1};
+/// Upper bounds of the request-duration histogram, in seconds (+Inf is implicit); binds wait
+/// for the API server, so the buckets reach seconds.
+inline constexpr std::array<double, 15> kRequestDurationBuckets = {
+    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10};
 
 /// Bytes CopyShort may copy at once (prioritize's `{"Host":"<name>","Score":` pieces are
 /// ~40 bytes).
@@ -104,49 +110,59 @@ class PaddedStrings {
   size_t max_length_ = 0;
 };
 
-/// The extender: a Cluster, a Policy and a Scheduler over them, and the GPU assignment of each
-/// pod it bound (or found bound at load), by pod UID.
+/// The extender: a Cluster, a Policy and a Scheduler over them, and every pod it knows with its
+/// state (k8s/extender/pod_state.h: seen → assumed → bound → released).
 ///
-/// Two modes. File mode (FromJson): the cluster is loaded once and Bind only updates the
-/// model; nodes keep the order of the node list, which is also the tie order of the policy
-/// (ties go to the node listed first). API mode (Create): a ClusterCache feeds nodes and pods
-/// from the API (Upsert*/Delete*), nodes are in name order, and Bind writes the assignment
-/// through the API (annotations, then the Binding), assuming the allocation until the watch
-/// confirms it. The modes do not mix.
+/// The model is a function of the objects: each node's allocations are placed from the pods
+/// bound (or assumed) on it, facts first — pods whose GPUs the API's objects name
+/// (tessera.io/gpu-indices, HAMi's vgpu-devices-allocated) and this extender's own binds, in
+/// UID order — then the pods without GPU indices, in UID order, on the generic choice. A node
+/// is placed again whenever one of its pods changes, so the result does not depend on the
+/// order events came in. Fail closed: a bound pod always occupies its node; when its request
+/// does not decode, it counts as whole GPUs (FailClosedSpec); when nothing of it can be read,
+/// or it cannot be placed beside the others (its GPUs are taken, the node shrank), the node is
+/// *blocked*: filter refuses every GPU pod there with a reason, /state lists why, and
+/// tessera_nodes_blocked counts it.
 ///
-/// Target workload M (fgd, tessera): built from the loaded pods (TargetWorkload::FromPods);
-/// with no pods at all, a single class of one whole GPU (no CPU) with probability 1, so that
-/// fgd prefers placements that keep whole GPUs free.
+/// Two modes. File mode (FromJson): the objects come from kubectl JSON once, Bind only updates
+/// the model, nodes keep the order of the node list (the policy's tie order). API mode
+/// (Create): a ClusterCache feeds the objects (this class is its ClusterEventSink), nodes are
+/// in name order, and Bind writes the Binding, GPU annotations included, through the API.
+/// In API mode every verb refuses until the cache is in sync (initial lists applied, no watch
+/// known broken, no relist under way): filter fails every candidate with a reason naming the
+/// sync state, bind answers an error and writes nothing, preempt offers no node.
+///
+/// Target workload M (fgd, tessera): built from the bound pods when the model is rebuilt (file
+/// mode: from every pod of the file); with no pods at all, a single class of one whole GPU.
 ///
 /// Thread-safe: every public method takes `mutex_`; all members below it are
 /// GUARDED_BY(mutex_). Bind never over-allocates: it re-checks the fit under the lock.
-class Extender {
+class Extender final : public ClusterEventSink {
  public:
   /// Loads the nodes from `nodes_json` (a v1 NodeList as `kubectl get nodes -o json` prints
   /// it; a single Node or a bare array is accepted too) and, when `pods_json` is not empty,
-  /// the pods bound to them (a v1 PodList; pods with spec.nodeName set, not Succeeded/Failed).
-  /// A bound pod's GPUs come from annotation tessera.io/gpu-indices, else the generic choice
-  /// (DefaultGpuChoice). Errors name the item ("nodes: items[2].status.allocatable.cpu: ..."),
-  /// including a bound pod that does not fit its node or names an unknown node.
+  /// the pods (a v1 PodList). Pods are accounted as in API mode (bound, not ended: occupy
+  /// their node, fail closed); what could not be applied as given is listed in warnings().
+  /// Errors name the item ("nodes: items[2].status.allocatable.cpu: ..."): malformed JSON, a
+  /// node that does not decode, duplicate nodes or pod UIDs, no nodes.
   static Result<std::unique_ptr<Extender>> FromJson(std::string_view nodes_json,
                                                     std::string_view pods_json,
                                                     const ExtenderOptions& options);
-  /// An Extender in API mode: no nodes or pods yet; the ClusterCache feeds them through
-  /// UpsertNode/DeleteNode/UpsertPod/DeletePod and calls MarkSynced once its initial lists
-  /// are in. Bind then writes the assignment through `live.api` (see Bind). Nodes are kept in
-  /// name order, which is the policy's tie order. Error: unknown policy.
+  /// An Extender in API mode: no nodes or pods yet; not ready until the ClusterCache that feeds
+  /// it reports the first sync. Error: unknown policy, no API client.
   static Result<std::unique_ptr<Extender>> Create(const ExtenderOptions& options,
                                                   const LiveOptions& live);
   Extender(const Extender&) = delete;
   Extender& operator=(const Extender&) = delete;
-  ~Extender();
+  ~Extender() override;
 
-  /// Decides every candidate (NodeNames, else the names of Nodes): fits → NodeNames; unknown
-  /// node → FailedAndUnresolvableNodes "unknown node"; not enough cpu/memory/gpu/gpu-memory
-  /// left → FailedNodes (preemption may help); GPU model or GPU count → FailedAndUnresolvable.
-  /// Reasons read "<filter>: <explanation>". A pod that PodToSpec rejects gets Error set and
-  /// no node. Remembers the pod by UID for a later Bind. When the request carried full Nodes,
-  /// the answer returns the passing ones in Nodes as well.
+  /// Decides every candidate (NodeNames, else the names of Nodes): fits → NodeNames. Rejected,
+  /// with "<filter>: <explanation>": not enough cpu/memory/gpu/gpu-memory left → FailedNodes
+  /// (preemption may help); unknown, cordoned or blocked node, GPU model or count, no GPUs, GPUs
+  /// with less memory than the pod asks per GPU, a node without the pod's device plugin
+  /// resources → FailedAndUnresolvableNodes. Not in sync: every candidate unresolvable. A pod
+  /// PodToSpec rejects gets Error set and no node. Remembers the pod (seen) and the nodes it
+  /// passed, for Bind. When the request carried full Nodes, the passing ones come back in Nodes.
   ExtenderFilterResult Filter(const ExtenderArgs& args);
   /// Filter, answered as the JSON body of EncodeExtenderFilterResult, written as the candidates
   /// are decided (no maps built: the HTTP path of large clusters). The failure maps list the
@@ -157,124 +173,125 @@ class Extender {
   std::string FilterJson(const ExtenderArgsRef& args);
   /// Scores each candidate: feasible nodes get the policy's score (Scheduler::ScoreNodes),
   /// mapped to 0..10 by min–max over the feasible candidates, rounded down (all equal → 10);
-  /// unknown or infeasible candidates get 0. A pod PodToSpec rejects gets an empty list.
-  /// Remembers the pod by UID for a later Bind.
+  /// unknown, blocked or infeasible candidates get 0, and every candidate while not in sync. A
+  /// pod PodToSpec rejects gets an empty list. Remembers the pod (seen).
   HostPriorityList Prioritize(const ExtenderArgs& args);
   /// Prioritize, answered as the JSON body of EncodeHostPriorityList (no list built).
   std::string PrioritizeJson(const ExtenderArgs& args);
   /// PrioritizeJson for a body decoded by DecodeExtenderArgsRef. Same answer, byte for byte.
   std::string PrioritizeJson(const ExtenderArgsRef& args);
-  /// Binds the pod last seen by Filter/Prioritize with this UID to `args.node`: re-checks the
-  /// fit, picks GPUs by the policy's choice on that node, allocates. Idempotent per UID: the
-  /// same UID on the same node again succeeds without allocating; on another node it is an
-  /// error. A pod that no longer fits gets "does not fit: <reason>" and nothing changes.
-  /// API mode: the allocation is "assumed"; then, without holding the lock, the pod's
-  /// annotations are patched (tessera.io/gpu-indices; with HAMi's register on the node also
-  /// hami.io/vgpu-devices-to-allocate and -allocated, vgpu-node, vgpu-time, bind-time,
-  /// bind-phase=allocating) and only
-  /// then the Binding is created. Any API failure rolls the allocation back and is answered
-  /// in Error. A concurrent Bind of the same UID waits for the first one.
+  /// Binds the pod with this UID to `args.node`. Refused (an error, nothing written, nothing
+  /// allocated): not in sync; a UID no filter saw; a node that this extender's filter did not
+  /// pass for this UID within filter_pass_seconds; an unknown or blocked node; a pod that no
+  /// longer fits ("does not fit: <reason>"). Idempotent per UID: bound or assumed on that node
+  /// again succeeds without allocating; on another node it is an error.
+  /// API mode: reads the node's pods from the API first (LiveOptions::read_node_before_bind),
+  /// picks GPUs by the policy, assumes the pod, then — without holding the lock — creates the
+  /// Binding with the GPU annotations (tessera.io/gpu-indices; with HAMi's register on the node
+  /// also HAMi's, see k8s/hami/annotations.h), which the API server writes onto the pod with
+  /// spec.nodeName. A Binding the API server rejects un-assumes the pod; one whose outcome is
+  /// unknown (no answer) keeps it assumed until the API shows the truth, and a retry of the
+  /// same bind finds out. A concurrent Bind of the same UID waits for the first one.
   ExtenderBindingResult Bind(const ExtenderBindingArgs& args);
-  /// Releases the allocation of the pod with `uid` (the pod was deleted). False if unknown.
+  /// File mode: releases the pod with `uid` (it was deleted). False if it held nothing.
   bool Unbind(const std::string& uid);
 
-  /// Chooses preemption victims (k8s/preemption.h, SelectVictims) on each candidate node of
-  /// NodeNameToMetaVictims and NodeNameToVictims, among the pods of the model on that node
-  /// (bound by Bind or loaded), with their recorded priority and labels and the budgets of
-  /// SetDisruptionBudgets. Victims the scheduler sent are kept; victims are added when they do
-  /// not free enough. Unknown or cordoned nodes, and nodes where no victim set makes the pod
-  /// fit, are left out; a pod PodToSpec rejects gets no node. Changes no allocation: the
-  /// victims are released when their deletion is seen (Unbind).
+  /// Chooses preemption victims (k8s/extender/preemption.h, SelectVictims) on each candidate
+  /// node of NodeNameToMetaVictims and NodeNameToVictims, among the pods of the model on that
+  /// node, with their priority and labels and the budgets of SetDisruptionBudgets. Victims the
+  /// scheduler sent are kept; victims are added when they do not free enough. Only nodes with
+  /// at least one victim are answered: unknown, cordoned or blocked nodes, nodes where the pod
+  /// fits without victims and nodes where no victim set makes it fit are left out; nothing
+  /// while not in sync; a pod PodToSpec rejects gets no node. Changes no allocation.
   ExtenderPreemptionResult Preempt(const ExtenderPreemptionArgs& args);
-  /// Replaces the PodDisruptionBudgets that Preempt counts violations against.
-  void SetDisruptionBudgets(std::vector<PodDisruptionBudget> pdbs);
-  // API mode (Create). The model is rebuilt lazily (before the next call that reads it) when
-  // the set of nodes or a node's capacity changes; a rebuild re-applies every bound pod and
-  // every assumed one, and rebuilds fgd's target workload M from the bound pods.
 
-  /// Adds or updates a node from its API object. Error (node left as it was): NodeToSpec
-  /// rejects it, or it has no name.
-  Status UpsertNode(const Node& node);
-  /// Removes a node; its pods stay known and are placed again if the node comes back.
-  void DeleteNode(const std::string& name);
-  /// Adds or updates a pod from its API object. A pod with spec.nodeName set that has not
-  /// ended (phase not Succeeded/Failed) is allocated on its node: GPUs from annotation
-  /// tessera.io/gpu-indices, else the generic choice; a pod this extender assumed is confirmed
-  /// (no second allocation). A pod that ended is released. An unbound pod is remembered for
-  /// Bind. Error (the pod is not allocated): PodToSpec rejects it, it does not fit its node,
-  /// or its annotation is bad. A pod on a node not known yet waits for the node.
-  Status UpsertPod(const Pod& pod);
-  /// Releases and forgets the pod with this UID (deleted from the API), assumed or not.
-  void DeletePod(const std::string& uid);
-  /// The initial lists are in: ready() turns true and M is rebuilt from the bound pods.
-  void MarkSynced();
-  /// File mode: always true. API mode: after MarkSynced.
+  // ClusterEventSink (API mode; file mode feeds itself through the same methods). The model
+  // is built at the first sync; after it, a node whose capacity changes rebuilds the model
+  // (and M), and a pod that changes places its node(s) again.
+  Status UpsertNode(const Node& node) override;
+  void DeleteNode(const std::string& name) override;
+  /// A bound pod that has not ended occupies its node (waits for it when the node is not known
+  /// yet); a pod that ended is released; a pending pod is remembered (seen). Error (logged by
+  /// the cache; the pod is still accounted, fail closed): PodToSpec rejects it, or its GPU
+  /// annotation is malformed.
+  Status UpsertPod(const Pod& pod) override;
+  void UndecodablePod(const PodIdentity& pod, const std::string& error) override;
+  void DeletePod(const std::string& uid) override;
+  void BeginPodList() override;
+  void EndPodList(const std::set<std::string>& uids) override;
+  void SetDisruptionBudgets(std::vector<PodDisruptionBudget> pdbs) override;
+  void SyncChanged(const SyncStatus& status) override;
+
+  /// File mode: always true. API mode: in sync and the model built.
   bool ready() const;
-  /// Drops the allocation of assumed pods whose TTL passed (also done at the start of
-  /// Filter, Prioritize, Bind and the pod updates). Returns how many were dropped.
-  int ExpireAssumed();
-  /// Pods allocated by Bind in API mode that the watch has not shown bound yet.
+  /// Why not ready ("" when ready).
+  std::string not_ready_reason() const;
+  /// Pods assumed (Bind accepted) that the API has not shown bound yet.
   int assumed_pods() const;
+  /// File mode: what FromJson could not apply as given (JSON paths and why).
+  std::vector<std::string> warnings() const;
 
-  /// Records one HTTP request of `verb` ("filter", "bind", ...) that took `seconds`.
+  /// Records one HTTP request of `verb` ("filter", "bind", ...) that took `seconds`. Lock-free
+  /// for the known verbs.
   void RecordRequest(std::string_view verb, double seconds);
 
-  /// {"policy", "gpu_capacity_milli", "gpu_allocated_milli", "nodes": [{"name", "gpu_model",
-  /// "gpu_count", "cpu_left_milli", "memory_left_mib", "gpu_free_milli": [...]}],
-  /// "assignments": [{"uid", "pod", "node", "gpus": [...], "gpu_milli"}]} (sorted by UID).
+  /// {"policy", "mode", "synced", "sync_reason", "gpu_capacity_milli", "gpu_allocated_milli",
+  /// "nodes": [{"name", "gpu_model", "gpu_count", "unschedulable", "blocked" (reason or ""),
+  /// "cpu_left_milli", "memory_left_mib", "gpu_free_milli": [...]}],
+  /// "assignments": [{"uid", "pod", "node", "gpus": [...], "gpu_milli", "state"
+  /// ("assumed" | "confirmed"), "gpus_from" ("annotation" | "tessera" | "guess" |
+  /// "estimate")}] (sorted by UID), "unaccounted": [{"uid", "pod", "node", "why"}] (pods
+  /// estimated, unreadable, or that could not be placed)}.
   std::string StateJson() const;
-  /// Prometheus text exposition (format 0.0.4) of the tessera_* metrics.
+  /// The tessera_* metrics (Prometheus).
+  std::vector<prometheus::MetricFamily> CollectMetrics() const;
+  /// CollectMetrics as Prometheus text exposition (format 0.0.4).
   std::string MetricsText() const;
 
   /// Totals, for tests.
   int64_t gpu_allocated_milli() const;
   int64_t gpu_capacity_milli() const;
+  /// Pods placed on nodes (assumed and bound).
   int bound_pods() const;
 
  private:
-  /// What preemption needs to know of a pod besides its request.
-  struct PodMeta {
-    std::string namespace_name;
-    std::string name;
-    int32_t priority = 0;  ///< spec.priority
-    std::map<std::string, std::string> labels;
-  };
+  /// Where a placed pod's GPUs come from.
+  enum class GpuSource : uint8_t { kAnnotation, kTessera, kGuess, kEstimate };
   struct Assignment {
     std::string pod;  ///< "namespace/name"
     int node = -1;
     PodRequest request;
     GpuSet gpus = 0;
-    PodMeta meta;
-    bool assumed = false;  ///< API mode: bound by us, not yet seen bound by the watch
-    double expires = 0;    ///< when an assumed pod is dropped (Clock seconds)
+    GpuSource source = GpuSource::kGuess;
   };
-  /// API mode: a node as last read from the API.
+  /// A node as last read.
   struct NodeRecord {
     NodeSpec spec;
     bool unschedulable = false;
     std::vector<HamiDevice> gpus;  ///< HAMi devices by GPU index; empty when unknown
+    uint8_t families = 0;          ///< GpuFamily bits it offers
+    int64_t rank = 0;              ///< file mode: position in the node list (the tie order)
   };
-  /// API mode: a pod bound to a node and not ended.
-  struct PodRecord {
-    PodSpec spec;
-    std::string node;
-    std::optional<std::string> indices;  ///< annotation tessera.io/gpu-indices
-    PodMeta meta;                        ///< priority and labels, for Preempt
-  };
-  struct VerbStats {
-    int64_t count = 0;
-    std::array<int64_t, kRequestDurationBuckets.size()> buckets{};  // non-cumulative
-    double sum_seconds = 0;
-  };
+  struct Metrics;  // extender.cc: the prometheus-cpp families and cells
 
-  Extender() = default;
+  explicit Extender(const ExtenderOptions& options);
   /// How Filter sorts a candidate.
   enum class Candidate : uint8_t { kFits, kFailed, kUnresolvable };
-  /// Why Filter rejects a candidate: kReasonUnknown, kReasonCordoned, or
-  /// kReasonFit + FitReason.
+  /// Why Filter rejects a candidate: one of the kReason* below, or kReasonFit + FitReason.
   static constexpr int kReasonUnknown = 0;
   static constexpr int kReasonCordoned = 1;
-  static constexpr int kReasonFit = 2;
+  static constexpr int kReasonNotSynced = 2;
+  static constexpr int kReasonBlocked = 3;
+  static constexpr int kReasonNoGpus = 4;
+  static constexpr int kReasonGpuMemoryCapacity = 5;
+  static constexpr int kReasonTesseraFamily = 6;  ///< pod's tessera.io/* not offered
+  static constexpr int kReasonNvidiaFamily = 7;   ///< pod's nvidia.com/* not offered
+  static constexpr int kReasonFit = 8;
+  /// The reason text of a kReason* code.
+  static const std::string& ReasonText(int reason);
+  /// ':' and the JSON string of each reason (a failure entry's value), by code.
+  static const PaddedStrings& QuotedReasons();
+
   /// Filter's loop; the caller holds the lock and decoded `spec` from `pod`. Remembers the
   /// pod, then calls visit(index, name, node or -1, Candidate, reason) for each candidate
   /// (reason as above; kReasonUnknown for a fit) and counts the rejections. Returns the
@@ -312,36 +329,48 @@ class Extender {
   /// node): the node that followed each node last time is remembered and checked against the
   /// name, so a hit costs one string compare instead of a hash lookup.
   int ResolveCandidate(int previous, std::string_view name);
-  /// What Bind's shared checks decided (BindLocked).
-  struct BindAllocation {
-    int node = -1;
-    PodRequest request;
-    GpuSet gpus = 0;
-    bool allocated = false;  ///< false: the pod was already bound there, nothing changed
+
+  /// Why the verbs refuse ("" when they may answer).
+  std::string GateLocked() const;
+  /// Remembers a pod seen by Filter/Prioritize (PodStates::See) and, the first time, counts
+  /// it for the policy's context (Scheduler::Observe).
+  void SeeLocked(const Pod& pod, const PodSpec& spec);
+  /// The record a pod object gives (request decoded or estimated, annotations, metadata).
+  static PodRecord RecordOf(const Pod& pod, std::string* error);
+  /// The nodes one filter request passed for one pod UID, for Bind's check.
+  struct FilterPass {
+    std::string uid;
+    double seconds = 0;       ///< Clock time of the filter
+    uint64_t generation = 0;  ///< model_generation_ then (node indices are that model's)
+    std::shared_ptr<const PaddedStrings> names;  ///< that model's quoted names, by node index
+    std::vector<uint64_t> bits;                  ///< passed node indices
   };
-  /// Bind's checks and allocation, for both modes; the caller holds the lock. A UID already
-  /// bound answers "" on the same node (nothing allocated) and an error on another; an unseen
-  /// UID, an unknown node or a pod that no longer fits is an error. Otherwise the policy's
-  /// GPUs are allocated and recorded (as assumed, until `expires`, when `assumed`), and ""
-  /// is returned. `pod_key` names the pod in errors.
-  std::string BindLocked(const ExtenderBindingArgs& args, const std::string& pod_key, bool assumed,
-                         double expires, BindAllocation* out);
-  void Remember(const std::string& uid, const PodSpec& spec, const Pod& pod);
-  static PodMeta MetaOf(const Pod& pod);
-  /// The meta of a pod seen by Filter/Prioritize, or an empty one.
-  PodMeta SeenMeta(const std::string& uid) const;
-  /// API mode: remembers the GPU count of each container in HAMi's order (for Bind's
-  /// hami.io/vgpu-devices-to-allocate). No-op in file mode.
-  void RememberContainers(const std::string& uid, const Pod& pod);
-  GpuSet ChooseGpus(int node, const PodRequest& request) const;
+  /// Starts recording the nodes Filter passes for `uid`; returns the bitmap to fill.
+  std::vector<uint64_t>* BeginFilterPass(const std::string& uid);
+  /// Whether Filter passed `node` for `uid` within filter_pass_seconds.
+  bool FilterPassed(const std::string& uid, const std::string& node) const;
+  /// File-mode Bind, and API-mode Bind after its API calls: the checks shared by both.
+  std::string CheckBindLocked(const ExtenderBindingArgs& args, const std::string& pod_key) const;
+  /// Chooses GPUs for `uid` on `node` and assumes it there; "" or why not.
+  std::string AssumeLocked(const std::string& uid, int node, GpuSet* gpus);
   ExtenderBindingResult BindThroughApi(const ExtenderBindingArgs& args,
                                        std::unique_lock<std::mutex>& lock);
-  /// API mode: rebuilds the model if nodes changed (dirty_).
+  /// Applies a consistent read of `node`'s pods (PodList JSON items) to the model: pods it
+  /// shows bound there that the watch has not delivered (newer resourceVersions, not removed)
+  /// are observed; nothing is removed (the watch tells that). Caller holds the lock.
+  void MergeNodeReadLocked(const std::string& node, const ListPage& page);
+  GpuSet ChooseGpus(int node, const PodRequest& request) const;
+
+  /// Rebuilds the model if nodes changed (dirty_) and the first sync (or file load) is done.
   void EnsureModel();
   void Rebuild();
-  Status AllocateBound(const std::string& uid, const PodRecord& record);
-  void Release(const std::string& uid);
-  int ExpireAssumedLocked();
+  /// Places `node`'s pods again from their records (facts, then guesses; see the class
+  /// comment). No-op before the model is built or for an unknown node.
+  void PlaceNode(const std::string& node);
+  void PlaceNodes(const std::vector<std::string>& nodes);
+  /// The GPUs `r`'s objects (or this extender) name on node `node`, if any; `why` gets a
+  /// malformed annotation's message.
+  std::optional<GpuSet> FactGpus(const PodRecord& r, int node, std::string* why) const;
   double Now() const;
 
   mutable std::mutex mutex_;
@@ -361,9 +390,13 @@ class Extender {
   std::shared_ptr<const PaddedStrings> host_entries_;  // GUARDED_BY(mutex_); HostEntries
   std::vector<int> score_nodes_;      // GUARDED_BY(mutex_), ScoreCandidatesLocked's scratch
   std::vector<int> candidate_group_;  // GUARDED_BY(mutex_), ScoreCandidatesLocked's scratch
-  std::vector<bool> unschedulable_;   // GUARDED_BY(mutex_)
-  std::vector<int> successor_;        // GUARDED_BY(mutex_), by node (ResolveCandidate)
-  int first_guess_ = -1;              // GUARDED_BY(mutex_), the first candidate's node
+  std::vector<bool> unschedulable_;   // GUARDED_BY(mutex_), by node index
+  std::vector<uint8_t> families_;     // GUARDED_BY(mutex_), by node index
+  std::vector<std::string> blocked_;  // GUARDED_BY(mutex_), by node index; "" = not blocked
+  std::vector<std::vector<std::string>> placed_;  // GUARDED_BY(mutex_), UIDs by node index
+  std::vector<int> successor_;                    // GUARDED_BY(mutex_), by node (ResolveCandidate)
+  int first_guess_ = -1;                          // GUARDED_BY(mutex_), the first candidate's node
+  uint64_t model_generation_ = 0;                 // GUARDED_BY(mutex_), +1 per Rebuild
   /// Lists resolved by ResolveCandidates, by names_id (id 0: a free slot); cleared when the
   /// model's node indices change (Rebuild).
   struct ResolvedList {
@@ -383,36 +416,32 @@ class Extender {
   /// the current request: valid where `stamp` is the request's group_fit_stamp_.
   struct GroupFit {
     uint32_t stamp = 0;
-    FitReason fit = FitReason::kFits;
+    int reason = kReasonFit;  ///< kReasonFit + FitReason, or a refined kReason*
     int score = 0;
   };
   std::vector<GroupFit> group_fit_;                // GUARDED_BY(mutex_), by group id
   uint32_t group_fit_stamp_ = 0;                   // GUARDED_BY(mutex_)
-  std::map<std::string, Assignment> assignments_;  // GUARDED_BY(mutex_), by pod UID
-  /// Pods seen by Filter/Prioritize, by UID, for Bind; the oldest are forgotten past a cap.
-  std::unordered_map<std::string, PodSpec> seen_;           // GUARDED_BY(mutex_)
-  std::deque<std::string> seen_order_;                      // GUARDED_BY(mutex_)
-  std::unordered_map<std::string, PodMeta> seen_meta_;      // GUARDED_BY(mutex_), as seen_
-  std::vector<PodDisruptionBudget> pdbs_;                   // GUARDED_BY(mutex_)
-  int64_t preempt_nodes_total_ = 0;                         // GUARDED_BY(mutex_)
-  int64_t preempt_victims_total_ = 0;                       // GUARDED_BY(mutex_)
-  std::map<std::string, VerbStats, std::less<>> verbs_;     // GUARDED_BY(mutex_)
-  std::map<std::string, int64_t, std::less<>> rejections_;  // GUARDED_BY(mutex_)
-  int64_t pods_bound_total_ = 0;                            // GUARDED_BY(mutex_)
+  PodStates pods_;                                 // GUARDED_BY(mutex_)
+  std::map<std::string, Assignment> assignments_;  // GUARDED_BY(mutex_), placed pods by UID
+  /// Pods counted without knowing all of them, (UID, why) by node index: "estimated ...",
+  /// "unreadable: ...", "not placed: ..." (StateJson's "unaccounted").
+  std::vector<std::vector<std::pair<std::string, std::string>>> unaccounted_;  // GUARDED_BY
+  std::vector<FilterPass> filter_passes_;                      // GUARDED_BY(mutex_), a ring
+  size_t next_filter_pass_ = 0;                                // GUARDED_BY(mutex_)
+  std::unordered_map<std::string, size_t> filter_pass_index_;  // GUARDED_BY; UID → slot
+  std::vector<PodDisruptionBudget> pdbs_;                      // GUARDED_BY(mutex_)
+  std::map<std::string, NodeRecord> nodes_;                    // GUARDED_BY(mutex_), by name
+  std::vector<std::string> warnings_;                          // GUARDED_BY(mutex_), file mode
+  std::unique_ptr<Metrics> metrics_;                           // cells are thread-safe themselves
 
   // API mode only (Create); all GUARDED_BY(mutex_).
   LiveOptions live_;
   bool api_mode_ = false;
-  bool synced_ = false;
-  bool dirty_ = false;                       ///< nodes changed since the model was built
-  std::map<std::string, NodeRecord> nodes_;  ///< by name
-  std::map<std::string, PodRecord> pods_;    ///< bound, not ended, by UID
-  std::set<std::string> assumed_;            ///< UIDs of assumed assignments
-  std::set<std::string> binding_;            ///< UIDs whose API bind is in flight
-  std::condition_variable bind_done_;        ///< signalled when binding_ shrinks
-  /// (GPUs, runs alone) per container in HAMi's order (init containers, then app
-  /// containers), by UID; "runs alone" marks a regular init container. Evicted with seen_.
-  std::unordered_map<std::string, std::vector<std::pair<int, bool>>> container_gpus_;
+  bool loaded_ = false;            ///< file loaded, or the first sync came: the model may be built
+  bool dirty_ = true;              ///< nodes changed since the model was built
+  SyncStatus sync_;                ///< as the cache last said
+  std::set<std::string> binding_;  ///< UIDs whose API bind is in flight
+  std::condition_variable bind_done_;  ///< signalled when binding_ shrinks
 };
 
 }  // namespace tessera::k8s

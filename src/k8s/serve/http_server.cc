@@ -17,6 +17,7 @@
 #include <utility>
 
 #include "k8s/api/json_util.h"
+#include "k8s/api/log.h"
 
 namespace tessera::k8s {
 namespace {
@@ -42,23 +43,6 @@ void SetError(HttpServer::Response& res, int status, const std::string& message)
 }
 
 }  // namespace
-
-void LogJson(std::string_view level, std::string_view msg, std::string_view fields_json) {
-  static std::mutex log_mutex;
-  nlohmann::ordered_json j;
-  j["level"] = std::string(level);
-  j["msg"] = std::string(msg);
-  if (!fields_json.empty()) {
-    nlohmann::json fields = nlohmann::json::parse(fields_json, nullptr, false);
-    if (fields.is_object()) {
-      for (auto it = fields.begin(); it != fields.end(); ++it) j[it.key()] = it.value();
-    }
-  }
-  const std::string line = DumpJson(j) + "\n";
-  std::lock_guard<std::mutex> lock(log_mutex);
-  std::fwrite(line.data(), 1, line.size(), stderr);
-  std::fflush(stderr);
-}
 
 HttpServer::HttpServer(Extender* extender, HttpServerOptions options)
     : extender_(extender), options_(std::move(options)) {

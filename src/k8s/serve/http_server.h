@@ -108,8 +108,4 @@ class HttpServer {
   bool started_ = false;
 };
 
-/// Writes one structured log line to stderr: {"level":..,"msg":..,<fields>}. `fields_json`
-/// is a JSON object text whose members are appended (or empty). Thread-safe.
-void LogJson(std::string_view level, std::string_view msg, std::string_view fields_json = "");
-
 }  // namespace tessera::k8s

@@ -20,6 +20,7 @@
 #include "k8s/extender/extender.h"
 #include "k8s/extender/extender_protocol.h"
 #include "k8s/fake_apiserver.h"
+#include "k8s/live.h"
 #include "k8s/serve/http_server.h"
 #include "k8s/testdata.h"
 #include "util/clock.h"
@@ -29,162 +30,12 @@ namespace {
 
 using Json = nlohmann::json;
 using testing::FakeApiServer;
-
-/// Records the back-off asked for and returns at once (a 1 ms pause keeps loops calm).
-class RecordingSleeper final : public Sleeper {
- public:
-  bool Sleep(double seconds) override {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      sleeps_.push_back(seconds);
-      if (woken_) return false;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    std::lock_guard<std::mutex> lock(mutex_);
-    return !woken_;
-  }
-  void Wake() override {
-    std::lock_guard<std::mutex> lock(mutex_);
-    woken_ = true;
-  }
-  std::vector<double> sleeps() const {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return sleeps_;
-  }
-
- private:
-  mutable std::mutex mutex_;
-  std::vector<double> sleeps_;
-  bool woken_ = false;
-};
-
-/// Polls `done` (1 ms steps) for up to 5 s; the tests' only waiting.
-bool WaitFor(const std::function<bool()>& done) {
-  for (int i = 0; i < 5000; ++i) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  return done();
-}
-
-Json NodeObject(const std::string& name, int gpus, const std::string& cpu = "16") {
-  return {{"apiVersion", "v1"},
-          {"kind", "Node"},
-          {"metadata",
-           {{"name", name},
-            {"uid", "uid-" + name},
-            {"labels", {{"tessera.io/gpu-model", "A10"}, {"tessera.io/gpu-memory", "24576"}}}}},
-          {"spec", Json::object()},
-          {"status",
-           {{"allocatable",
-             {{"cpu", cpu}, {"memory", "64Gi"}, {"tessera.io/gpu", std::to_string(gpus)}}}}}};
-}
-
-struct PodShape {
-  int gpus = 1;
-  int milli = 1000;  // per GPU
-  std::string node;
-  std::string indices;
-  std::string phase;
-};
-
-PodShape Shape(int gpus, int milli = 1000, std::string node = "", std::string indices = "",
-               std::string phase = "") {
-  return PodShape{gpus, milli, std::move(node), std::move(indices), std::move(phase)};
-}
-
-Json PodObject(const std::string& name, const PodShape& s) {
-  Json limits = {{"cpu", "1"}, {"memory", "1Gi"}};
-  if (s.gpus > 0) {
-    limits["tessera.io/gpu"] = std::to_string(s.gpus);
-    limits["tessera.io/gpu-milli"] = std::to_string(s.milli);
-  }
-  Json annotations = Json::object();
-  if (!s.indices.empty()) annotations["tessera.io/gpu-indices"] = s.indices;
-  Json spec = {
-      {"containers", {{{"name", "main"}, {"image", "x"}, {"resources", {{"limits", limits}}}}}}};
-  if (!s.node.empty()) spec["nodeName"] = s.node;
-  std::string phase = s.phase.empty() ? (s.node.empty() ? "Pending" : "Running") : s.phase;
-  return {
-      {"apiVersion", "v1"},
-      {"kind", "Pod"},
-      {"metadata",
-       {{"name", name}, {"namespace", "ml"}, {"uid", "uid-" + name}, {"annotations", annotations}}},
-      {"spec", spec},
-      {"status", {{"phase", phase}}}};
-}
-
-/// An API-mode extender and its cache over a fake API server.
-struct Live {
-  explicit Live(FakeApiServer& fake, const std::string& policy = "fgd", bool budgets = false) {
-    KubeApiConfig c;
-    c.server = fake.url();
-    c.source = "test";
-    api = std::move(HttpKubeApi::Create(c).value());
-    ExtenderOptions eo;
-    eo.policy = policy;
-    LiveOptions lo;
-    lo.api = api.get();
-    lo.clock = &clock;
-    lo.assume_ttl_seconds = 30;
-    extender = std::move(Extender::Create(eo, lo).value());
-    ClusterCacheOptions co;
-    co.sleeper = &sleeper;
-    co.backoff_initial_seconds = 0.5;
-    co.backoff_max_seconds = 3;
-    co.watch_timeout_seconds = 60;
-    co.watch_disruption_budgets = budgets;
-    co.log = [this](std::string_view level, std::string_view msg, const Json& fields) {
-      std::lock_guard<std::mutex> lock(log_mutex);
-      logs.push_back(std::string(level) + " " + std::string(msg) + " " + fields.dump());
-      if (fields.contains("retry_in_seconds")) {
-        retries[fields["resource"].get<std::string>()].push_back(fields["retry_in_seconds"]);
-      }
-    };
-    cache = std::make_unique<ClusterCache>(api.get(), extender.get(), co);
-  }
-  ~Live() { cache->Stop(); }
-
-  bool Sync() {
-    cache->Start();
-    return WaitFor([&] { return extender->ready(); });
-  }
-  Json State() const { return Json::parse(extender->StateJson()); }
-  /// The assignment of `pod` ("ml/name") in /state, or null.
-  Json Assignment(const std::string& pod) const {
-    const Json state = State();
-    for (const Json& a : state["assignments"]) {
-      if (a["pod"] == pod) return a;
-    }
-    return nullptr;
-  }
-  /// kube-scheduler's filter then bind of `pod` (as stored in the fake) to `node`.
-  std::string FilterAndBind(const Json& pod, const std::string& node) {
-    Json body = {{"Pod", pod}, {"Nodes", nullptr}, {"NodeNames", {node}}};
-    Result<ExtenderArgs> args = DecodeExtenderArgs(body.dump());
-    EXPECT_TRUE(args.ok());
-    ExtenderFilterResult f = extender->Filter(*args);
-    if (f.node_names.empty()) return "filter rejected: " + Json(f.failed_nodes).dump();
-    const Json& meta = pod["metadata"];
-    return extender
-        ->Bind({meta["name"].get<std::string>(), meta["namespace"].get<std::string>(),
-                meta["uid"].get<std::string>(), node})
-        .error;
-  }
-
-  ManualClock clock{1.7e9};
-  RecordingSleeper sleeper;
-  std::unique_ptr<HttpKubeApi> api;
-  std::unique_ptr<Extender> extender;
-  std::unique_ptr<ClusterCache> cache;
-  std::mutex log_mutex;
-  std::vector<std::string> logs;
-  std::map<std::string, std::vector<double>> retries;  // back-off logged, by resource
-  std::vector<double> Retries(const std::string& resource) {
-    std::lock_guard<std::mutex> lock(log_mutex);
-    return retries[resource];
-  }
-};
+using testing::Live;
+using testing::NodeObject;
+using testing::PodObject;
+using testing::PodShape;
+using testing::Shape;
+using testing::WaitFor;
 
 TEST(ClusterCache, InitialSyncLoadsNodesAndBoundPods) {
   FakeApiServer fake;
@@ -227,7 +78,7 @@ TEST(ClusterCache, ReadyzWaitsForTheInitialLists) {
   // Plain GETs through the same client code: /readyz is not a list, only its status matters.
   auto probe = [&] {
     ListPage page;
-    return (*HttpKubeApi::Create(c))->List("/readyz", 0, "", &page).http_status;
+    return (*HttpKubeApi::Create(c))->List("/readyz", ListOptions{0, "", ""}, &page).http_status;
   };
   EXPECT_EQ(probe(), 503);
   ASSERT_TRUE(live.Sync());
@@ -389,7 +240,7 @@ TEST(ClusterCache, ErrorsBackOffExponentiallyUpToTheCap) {
 // A HAMi node as kubectl prints it: GPUs 0 and 1 are the two healthy devices.
 Json HamiNode() { return Json::parse(ReadTestdata("node_hami.json")); }
 
-TEST(ClusterCacheBind, AnnotatesBeforeBindingWithHamisExactFormat) {
+TEST(ClusterCacheBind, AnnotatesInTheBindingWithHamisExactFormat) {
   FakeApiServer fake;
   ASSERT_TRUE(fake.Start());
   fake.AddNode(HamiNode());
@@ -401,13 +252,17 @@ TEST(ClusterCacheBind, AnnotatesBeforeBindingWithHamisExactFormat) {
   pod = fake.GetPod("default", "hami-share");
   ASSERT_EQ(live.FilterAndBind(pod, "gpu-node-1"), "");
 
+  // One write: the Binding carries the annotations (no patch before it), after a read of the
+  // node's pods.
   const std::vector<std::string> requests = fake.requests();
   const std::string path = "/api/v1/namespaces/default/pods/hami-share";
-  auto patch = std::find(requests.begin(), requests.end(), "PATCH " + path);
+  auto read = std::find(requests.begin(), requests.end(),
+                        "GET /api/v1/pods?limit=0&fieldSelector=spec.nodeName=gpu-node-1");
   auto bind = std::find(requests.begin(), requests.end(), "POST " + path + "/binding");
-  ASSERT_NE(patch, requests.end());
+  ASSERT_NE(read, requests.end());
   ASSERT_NE(bind, requests.end());
-  EXPECT_LT(patch, bind);
+  EXPECT_LT(read, bind);
+  for (const std::string& r : requests) EXPECT_NE(r.rfind("PATCH", 0), 0u) << r;
 
   const Json bound = fake.GetPod("default", "hami-share");
   EXPECT_EQ(bound["spec"]["nodeName"], "gpu-node-1");
@@ -433,7 +288,12 @@ TEST(ClusterCacheBind, WholeGpuPodsGetOneEntryPerDevice) {
   FakeApiServer fake;
   ASSERT_TRUE(fake.Start());
   fake.AddNode(HamiNode());
+  // HAMi's node serves nvidia.com/gpu: the pod asks in that family.
   Json pod = PodObject("two", Shape(2));
+  Json& limits = pod["spec"]["containers"][0]["resources"]["limits"];
+  limits.erase("tessera.io/gpu");
+  limits.erase("tessera.io/gpu-milli");
+  limits["nvidia.com/gpu"] = "2";
   fake.AddPod(pod);
   Live live(fake);
   ASSERT_TRUE(live.Sync());
@@ -460,13 +320,17 @@ TEST(ClusterCacheBind, ApiFailureRollsBack) {
                 "/api/v1/namespaces/ml/pods/a/binding: HTTP 500: \"injected failure\"");
   EXPECT_EQ(live.extender->gpu_allocated_milli(), 0);
   EXPECT_EQ(live.extender->assumed_pods(), 0);
+  // The failed Binding left nothing on the pod: no GPU annotation on an unbound pod.
+  EXPECT_EQ(fake.GetPod("ml", "a")["metadata"]["annotations"], Json::object());
 
-  fake.FailNext("PATCH", "/api/v1/namespaces/ml/pods/a", 1, 500);
+  // The node's pods cannot be read: nothing is bound.
+  fake.FailNext("GET", "/api/v1/pods", 1, 500);
   const size_t before = fake.requests().size();
-  EXPECT_NE(live.FilterAndBind(pod, "n1").find("PATCH"), std::string::npos);
+  EXPECT_NE(live.FilterAndBind(pod, "n1").find("cannot read the pods of node n1"),
+            std::string::npos);
   EXPECT_EQ(live.extender->gpu_allocated_milli(), 0);
   for (size_t i = before; i < fake.requests().size(); ++i) {
-    EXPECT_EQ(fake.requests()[i].find("POST"), std::string::npos) << "bound after a failed patch";
+    EXPECT_EQ(fake.requests()[i].find("POST"), std::string::npos) << "bound without a read";
   }
 
   // The retry succeeds, and a second retry is idempotent (no second binding).
@@ -481,29 +345,38 @@ TEST(ClusterCacheBind, ApiFailureRollsBack) {
             (Json{{"tessera.io/gpu-indices", "0"}}));
 }
 
-TEST(ClusterCacheBind, UnconfirmedAssumptionExpiresAfterTheTtl) {
+// An assumed pod whose Binding went through is never expired by time: while the watch is
+// silent (held here), its GPU is not offered again, however long it takes.
+class AssumedPods : public ::testing::TestWithParam<bool> {};
+
+TEST_P(AssumedPods, NeverExpireWhileTheWatchIsSilent) {
   FakeApiServer fake;
   ASSERT_TRUE(fake.Start());
-  fake.AddNode(NodeObject("n1", 2));
+  fake.AddNode(NodeObject("n1", 1));
   fake.AddPod(PodObject("a", Shape(1)));
-  Live live(fake);
+  fake.AddPod(PodObject("b", Shape(1)));
+  Live live(fake, "fgd", false, /*read_node=*/GetParam());
   ASSERT_TRUE(live.Sync());
   ASSERT_TRUE(WaitFor([&] { return fake.open_watches() == 2; }));
   fake.HoldWatches(true);  // the cache will not see the binding for now
   ASSERT_EQ(live.FilterAndBind(fake.GetPod("ml", "a"), "n1"), "");
   EXPECT_EQ(live.extender->assumed_pods(), 1);
+  live.clock.Advance(3600);  // an hour of silence
+  EXPECT_EQ(live.extender->assumed_pods(), 1);
   EXPECT_EQ(live.extender->gpu_allocated_milli(), 1000);
-  live.clock.Advance(29);
-  EXPECT_EQ(live.extender->ExpireAssumed(), 0);
-  live.clock.Advance(2);
-  EXPECT_EQ(live.extender->ExpireAssumed(), 1);
-  EXPECT_EQ(live.extender->gpu_allocated_milli(), 0);
-  // The watch catches up: the pod is allocated again from its annotation, not assumed.
+  EXPECT_EQ(live.FilterAndBind(fake.GetPod("ml", "b"), "n1"),
+            "filter rejected: {\"n1\":\"gpu: not enough GPU left\"}");
+  // The watch catches up: confirmed, counted once.
   fake.HoldWatches(false);
-  ASSERT_TRUE(WaitFor([&] { return live.extender->gpu_allocated_milli() == 1000; }));
-  EXPECT_EQ(live.extender->assumed_pods(), 0);
+  ASSERT_TRUE(WaitFor([&] { return live.extender->assumed_pods() == 0; }));
+  EXPECT_EQ(live.extender->gpu_allocated_milli(), 1000);
   EXPECT_EQ(live.extender->bound_pods(), 1);
+  // In the API: one pod bound, one pending.
+  EXPECT_EQ(fake.GetPod("ml", "a")["spec"]["nodeName"], "n1");
+  EXPECT_FALSE(fake.GetPod("ml", "b")["spec"].contains("nodeName"));
 }
+
+INSTANTIATE_TEST_SUITE_P(WithAndWithoutNodeRead, AssumedPods, ::testing::Values(true, false));
 
 TEST(ClusterCacheBind, ConcurrentBindsNeverOverAllocateAndRetriesBindOnce) {
   FakeApiServer fake;
@@ -514,6 +387,10 @@ TEST(ClusterCacheBind, ConcurrentBindsNeverOverAllocateAndRetriesBindOnce) {
   ASSERT_TRUE(live.Sync());
   std::vector<Json> pods;
   for (int i = 0; i < 8; ++i) pods.push_back(fake.GetPod("ml", "p" + std::to_string(i)));
+  for (const Json& pod : pods) {  // kube-scheduler filters each pod before it binds it
+    Json body = {{"Pod", pod}, {"Nodes", nullptr}, {"NodeNames", {"n1"}}};
+    ASSERT_EQ(live.extender->Filter(*DecodeExtenderArgs(body.dump())).node_names.size(), 1u);
+  }
   std::atomic<int> ok{0};
   std::vector<std::thread> threads;
   // Each pod is bound by two threads at once (kube-scheduler retrying after a timeout).

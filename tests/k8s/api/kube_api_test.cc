@@ -44,7 +44,10 @@ TEST(KubeApi, ListFollowsContinueTokens) {
   int pages = 0;
   do {
     ListPage page;
-    ApiStatus s = api->List("/api/v1/nodes", 2, token, &page);
+    ListOptions o;
+    o.limit = 2;
+    o.continue_token = token;
+    ApiStatus s = api->List("/api/v1/nodes", o, &page);
     ASSERT_TRUE(s.ok()) << s.error;
     for (const Json& item : page.items) names.push_back(item["metadata"]["name"]);
     EXPECT_EQ(page.resource_version, std::to_string(fake.resource_version()));
@@ -65,13 +68,13 @@ TEST(KubeApi, ErrorsNameMethodUrlStatusAndMessage) {
   fake.FailNext("GET", "/api/v1/pods", 1, 503);
   auto api = Client(fake);
   ListPage page;
-  ApiStatus s = api->List("/api/v1/pods", 500, "", &page);
+  ApiStatus s = api->List("/api/v1/pods", ListOptions{}, &page);
   EXPECT_FALSE(s.ok());
   EXPECT_EQ(s.http_status, 503);
   EXPECT_EQ(s.error,
             "GET " + fake.url() + "/api/v1/pods?limit=500: HTTP 503: \"injected failure\"");
   // A pod that does not exist: the API's Status message comes through.
-  s = api->BindPod("ml", "ghost", "u1", "n1");
+  s = api->BindPod("ml", "ghost", "u1", "n1", {});
   EXPECT_EQ(s.http_status, 404);
   EXPECT_EQ(s.error,
             "POST " + fake.url() +
@@ -79,7 +82,7 @@ TEST(KubeApi, ErrorsNameMethodUrlStatusAndMessage) {
                 "not found\"");
   // Nobody listening: no status, the transport error.
   fake.Stop();
-  s = api->List("/api/v1/pods", 1, "", &page);
+  s = api->List("/api/v1/pods", ListOptions{1, "", ""}, &page);
   EXPECT_EQ(s.http_status, 0);
   EXPECT_NE(s.error.find(": no response: cannot connect"), std::string::npos) << s.error;
 }
@@ -93,14 +96,17 @@ TEST(KubeApi, WatchStreamsEventLinesAndStopsOnRequest) {
   fake.DeleteNode("a");
   auto api = Client(fake);
   std::vector<std::string> seen;
-  ApiStatus s = api->Watch("/api/v1/nodes", from, 60, [&](std::string_view line) {
-    Json e = Json::parse(line);
-    seen.push_back(e["type"].get<std::string>() + " " +
-                   e["object"]["metadata"]["name"].get<std::string>());
-    return seen.size() < 2;
-  });
+  ApiStatus s = api->Watch(
+      "/api/v1/nodes", from, 60,
+      [&](std::string_view line) {
+        Json e = Json::parse(line);
+        seen.push_back(e["type"].get<std::string>() + " " +
+                       e["object"]["metadata"]["name"].get<std::string>());
+        return seen.size() < 3;
+      },
+      [&] { seen.push_back("open"); });
   EXPECT_TRUE(s.ok()) << s.error;
-  EXPECT_EQ(seen, (std::vector<std::string>{"ADDED b", "DELETED a"}));
+  EXPECT_EQ(seen, (std::vector<std::string>{"open", "ADDED b", "DELETED a"}));
 }
 
 TEST(KubeApi, WatchReportsGoneAndCutStreams) {
@@ -109,26 +115,32 @@ TEST(KubeApi, WatchReportsGoneAndCutStreams) {
   fake.AddNode(Node("a"));
   fake.Compact();
   auto api = Client(fake);
-  ApiStatus s = api->Watch("/api/v1/nodes", "1", 60, [](std::string_view) { return true; });
+  bool opened = false;
+  ApiStatus s = api->Watch(
+      "/api/v1/nodes", "1", 60, [](std::string_view) { return true; }, [&] { opened = true; });
   EXPECT_TRUE(s.gone()) << s.error;
+  EXPECT_FALSE(opened);  // a 410 is no open watch
   EXPECT_NE(s.error.find("HTTP 410"), std::string::npos) << s.error;
 
   // A stream cut mid-way is an error, after the events that came.
   const std::string from = std::to_string(fake.resource_version());
   fake.AddNode(Node("b"));
   int events = 0;
-  s = api->Watch("/api/v1/nodes", from, 60, [&](std::string_view) {
-    ++events;
-    fake.DropWatches();
-    return true;
-  });
+  s = api->Watch(
+      "/api/v1/nodes", from, 60,
+      [&](std::string_view) {
+        ++events;
+        fake.DropWatches();
+        return true;
+      },
+      nullptr);
   EXPECT_EQ(events, 1);
   EXPECT_FALSE(s.ok());
   EXPECT_EQ(s.http_status, 200);
   EXPECT_NE(s.error.find("watch stream cut"), std::string::npos) << s.error;
 }
 
-TEST(KubeApi, PatchSendsAMergePatchWithTheUid) {
+TEST(KubeApi, BindingCarriesTheAnnotationsAndTheUid) {
   FakeApiServer fake;
   ASSERT_TRUE(fake.Start());
   fake.AddPod(
@@ -136,13 +148,39 @@ TEST(KubeApi, PatchSendsAMergePatchWithTheUid) {
         {{"name", "p"}, {"namespace", "ml"}, {"uid", "u1"}, {"annotations", {{"keep", "1"}}}}},
        {"spec", {{"containers", Json::array()}}}});
   auto api = Client(fake);
-  ApiStatus s = api->PatchPodAnnotations("ml", "p", "u1", {{"a/b", "x"}});
+  // Another pod's UID: refused, and nothing of the Binding lands on the pod.
+  ApiStatus s = api->BindPod("ml", "p", "another-uid", "n1", {{"a/b", "y"}});
+  EXPECT_EQ(s.http_status, 409) << s.error;
+  EXPECT_EQ(fake.GetPod("ml", "p")["metadata"]["annotations"], (Json{{"keep", "1"}}));
+  EXPECT_FALSE(fake.GetPod("ml", "p")["spec"].contains("nodeName"));
+  s = api->BindPod("ml", "p", "u1", "n1", {{"a/b", "x"}});
   ASSERT_TRUE(s.ok()) << s.error;
   Json pod = fake.GetPod("ml", "p");
+  EXPECT_EQ(pod["spec"]["nodeName"], "n1");
   EXPECT_EQ(pod["metadata"]["annotations"], (Json{{"keep", "1"}, {"a/b", "x"}}));
-  s = api->PatchPodAnnotations("ml", "p", "another-uid", {{"a/b", "y"}});
-  EXPECT_EQ(s.http_status, 409) << s.error;
-  EXPECT_EQ(fake.GetPod("ml", "p")["metadata"]["annotations"]["a/b"], "x");
+}
+
+TEST(KubeApi, ListsPodsOfOneNodeByFieldSelector) {
+  FakeApiServer fake;
+  ASSERT_TRUE(fake.Start());
+  for (const auto& [name, node] : std::vector<std::pair<std::string, std::string>>{
+           {"a", "n1"}, {"b", "n2"}, {"c", "n1"}, {"d", ""}}) {
+    Json pod = {{"metadata", {{"name", name}, {"namespace", "ml"}, {"uid", "u-" + name}}},
+                {"spec", {{"containers", Json::array()}}}};
+    if (!node.empty()) pod["spec"]["nodeName"] = node;
+    fake.AddPod(pod);
+  }
+  auto api = Client(fake);
+  ListPage page;
+  ListOptions o;
+  o.limit = 0;
+  o.field_selector = "spec.nodeName=n1";
+  ApiStatus s = api->List("/api/v1/pods", o, &page);
+  ASSERT_TRUE(s.ok()) << s.error;
+  std::vector<std::string> names;
+  for (const Json& item : page.items) names.push_back(item["metadata"]["name"]);
+  EXPECT_EQ(names, (std::vector<std::string>{"a", "c"}));
+  EXPECT_EQ(fake.requests().back(), "GET /api/v1/pods?limit=0&fieldSelector=spec.nodeName=n1");
 }
 
 TEST(KubeApi, DecodesBase64) {
@@ -289,7 +327,7 @@ ApiStatus ListNodes(const KubeApiConfig& c) {
   Result<std::unique_ptr<HttpKubeApi>> api = HttpKubeApi::Create(c);
   if (!api.ok()) return ApiStatus{0, api.error().message};
   ListPage page;
-  ApiStatus s = (*api)->List("/api/v1/nodes", 10, "", &page);
+  ApiStatus s = (*api)->List("/api/v1/nodes", ListOptions{10, "", ""}, &page);
   if (s.ok() && page.resource_version != "7") s.error = "wrong list";
   return s;
 }

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "k8s/extender/translate.h"
+#include "k8s/hami/register.h"
 #include "k8s/testdata.h"
 
 namespace tessera::k8s {

@@ -15,6 +15,7 @@
 #include "k8s/api/objects.h"
 #include "k8s/extender/extender.h"
 #include "k8s/extender/extender_protocol.h"
+#include "k8s/extender/translate.h"
 
 namespace tessera::k8s {
 namespace {
@@ -290,18 +291,15 @@ TEST(NodeNamesMemo, RecognisesOnlyTheSameArray) {
 /// Accepts every write (binds are then "assumed" until the pod is seen bound).
 class AcceptingApi final : public KubeApi {
  public:
-  ApiStatus List(const std::string&, int, const std::string&, ListPage*) override { return {}; }
+  ApiStatus List(const std::string&, const ListOptions&, ListPage*) override { return {}; }
   ApiStatus Watch(const std::string&, const std::string&, int,
-                  const std::function<bool(std::string_view)>&) override {
+                  const std::function<bool(std::string_view)>&,
+                  const std::function<void()>&) override {
     return {};
   }
   void CancelWatches() override {}
-  ApiStatus PatchPodAnnotations(const std::string&, const std::string&, const std::string&,
-                                const std::map<std::string, std::string>&) override {
-    return {};
-  }
-  ApiStatus BindPod(const std::string&, const std::string&, const std::string&,
-                    const std::string&) override {
+  ApiStatus BindPod(const std::string&, const std::string&, const std::string&, const std::string&,
+                    const std::map<std::string, std::string>&) override {
     return {};
   }
 };
@@ -321,7 +319,7 @@ TEST(NodeNamesMemo, AnswersFollowTheClusterInApiMode) {
   upsert(NodeObject("a", "16", 2, "A10"));
   upsert(NodeObject("b", "16", 2, "A10"));
   upsert(NodeObject("c", "16", 1, "T4"));
-  ext.MarkSynced();
+  ext.SyncChanged({true, ""});
   NodeNamesMemo memo;
   const std::string body =
       Json{{"Pod", Pod("1000", 2)}, {"Nodes", nullptr}, {"NodeNames", {"c", "b", "a", "z"}}}.dump();
@@ -379,10 +377,10 @@ TEST(NodeNamesMemo, AnswersFollowTheClusterInApiMode) {
   EXPECT_NE(answer.find(R"("NodeNames":[])"), std::string::npos) << answer;
 }
 
-// Before the initial sync, API mode rebuilds its model lazily, inside the first request: the
-// answer must use the rebuilt model's node names (JSON filter and prioritize once read them
-// from before the rebuild).
-TEST(NodeNamesMemo, FirstRequestBeforeTheSyncSeesTheRebuiltModel) {
+// Before the initial sync every candidate is refused, whichever verb comes first; once the
+// sync comes, the model is built and the answers use its node names (JSON filter and
+// prioritize once read them from before a rebuild).
+TEST(NodeNamesMemo, RequestsBeforeTheSyncAreRefusedThenAnsweredFromTheBuiltModel) {
   AcceptingApi api;
   LiveOptions live;
   live.api = &api;
@@ -399,6 +397,17 @@ TEST(NodeNamesMemo, FirstRequestBeforeTheSyncSeesTheRebuiltModel) {
         Json{{"Pod", Pod("1000", 2)}, {"Nodes", nullptr}, {"NodeNames", {"c", "a", "z"}}}.dump();
     ExtenderArgsRef ref;
     ASSERT_TRUE(DecodeExtenderArgsRef(body, &ref, kDefaultMaxExtenderBodyBytes, nullptr).ok());
+    if (prioritize_first) {
+      EXPECT_EQ(ext.PrioritizeJson(ref),
+                R"([{"Host":"c","Score":0},{"Host":"a","Score":0},{"Host":"z","Score":0}])");
+    }
+    const std::string refused = ext.FilterJson(ref);
+    EXPECT_NE(
+        refused.find(
+            R"("NodeNames":[],"FailedNodes":{},"FailedAndUnresolvableNodes":{"c":"not-synced: )"),
+        std::string::npos)
+        << refused;
+    ext.SyncChanged({true, ""});
     if (prioritize_first) {
       EXPECT_EQ(ext.PrioritizeJson(ref),
                 R"([{"Host":"c","Score":10},{"Host":"a","Score":10},{"Host":"z","Score":0}])");

@@ -205,13 +205,20 @@ TEST(ExtenderPreempt, UnmodellablePodGetsNoNode) {
   EXPECT_TRUE(ext->Preempt(*args).node_name_to_meta_victims.empty());
 }
 
-TEST(ExtenderPreempt, MetricsCountOfferedNodesAndVictims) {
+TEST(ExtenderPreempt, OffersOnlyNodesWithVictimsAndCountsThem) {
   auto ext = MakeExtender();
   ASSERT_NE(ext, nullptr);
-  (void)ext->Preempt(PreemptArgs(Prio(50), {{"n1", nullptr}, {"n2", nullptr}}));
+  const ExtenderPreemptionResult r =
+      ext->Preempt(PreemptArgs(Prio(50), {{"n1", nullptr}, {"n2", nullptr}}));
+  // n1 needs low evicted; n2 has a free GPU: the pod fits there without victims, and
+  // kube-scheduler fails a whole preemption on a node answered with none.
+  ASSERT_EQ(r.node_name_to_meta_victims.size(), 1u);
+  EXPECT_EQ(r.node_name_to_meta_victims.count("n1"), 1u);
+  for (const auto& [node, victims] : r.node_name_to_meta_victims) {
+    EXPECT_FALSE(victims.pod_uids.empty()) << node;
+  }
   const std::string m = ext->MetricsText();
-  EXPECT_NE(m.find("tessera_preemption_nodes_total 2\n"), std::string::npos) << m;
-  // n1 needs low evicted; n2 has a free GPU (offered with no victim).
+  EXPECT_NE(m.find("tessera_preemption_nodes_total 1\n"), std::string::npos) << m;
   EXPECT_NE(m.find("tessera_preemption_victims_total 1\n"), std::string::npos) << m;
 }
 

@@ -274,13 +274,13 @@ TEST_P(ExtenderReplay, SamePlacementsAsTheInProcessEngine) {
   kc.server = fake.url();
   kc.source = "test";
   std::unique_ptr<HttpKubeApi> api = std::move(HttpKubeApi::Create(kc).value());
-  ManualClock clock;  // assumptions never expire during the replay
+  ManualClock clock;  // stands still: filter passes stay fresh for the binds
   ExtenderOptions eo;
   eo.policy = policy_name;
   eo.seed = kSeed;
   LiveOptions lo;
   lo.api = api.get();
-  lo.clock = &clock;
+  eo.clock = &clock;
   std::unique_ptr<Extender> extender = std::move(Extender::Create(eo, lo).value());
   ClusterCacheOptions co;
   co.log = [](std::string_view, std::string_view, const Json&) {};

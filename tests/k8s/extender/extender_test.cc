@@ -258,8 +258,10 @@ TEST(ExtenderBind, ErrorsChangeNothing) {
   PodShape three;
   three.gpus = 3;
   ext->Filter(Args("u3", three, kAll));
+  // Filter passed no node for it: refused (the second wall), as is an unknown node.
   EXPECT_EQ(ext->Bind(BindArgs("u3", "n1")).error,
-            "does not fit: gpu-count: node has fewer GPUs than the pod requests");
+            "refused: this extender's filter did not pass node \"n1\" for pod ml/pod-u3 (UID u3) "
+            "in the last 600 s");
   EXPECT_NE(ext->Bind(BindArgs("u3", "ghost")).error.find("unknown node"), std::string::npos);
   EXPECT_EQ(ext->gpu_allocated_milli(), 0);
   EXPECT_EQ(ext->bound_pods(), 0);
@@ -353,26 +355,36 @@ TEST(ExtenderLoad, BoundPodsTakeTheirAnnotatedGpus) {
   EXPECT_EQ(ext->gpu_allocated_milli(), 300);
 }
 
-TEST(ExtenderLoad, BadInputNamesTheItem) {
+TEST(ExtenderLoad, PodsNotAppliedAsGivenAreWarningsThatNameTheItem) {
   ExtenderOptions options;
   PodShape a;
   a.gpus = 2;
   a.node = "n2";
-  a.indices = "3-4";
+  a.indices = "3-4";  // out of range: the pod still takes two GPUs there
   Json pods = {{"items", {PodObject("pa", "a", a)}}};
   auto r = Extender::FromJson(ThreeNodes(), pods.dump(), options);
-  ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.error().message.find("pods: items[0] (ml/a)"), std::string::npos)
-      << r.error().message;
-  EXPECT_NE(r.error().message.find("out of range"), std::string::npos) << r.error().message;
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  std::vector<std::string> w = (*r)->warnings();
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_NE(w[0].find("pods: items[0] (ml/a)"), std::string::npos) << w[0];
+  EXPECT_NE(w[0].find("out of range"), std::string::npos) << w[0];
+  EXPECT_EQ((*r)->gpu_allocated_milli(), 2000);
 
   a.indices = "";
   a.node = "elsewhere";
   pods = {{"items", {PodObject("pa", "a", a)}}};
   r = Extender::FromJson(ThreeNodes(), pods.dump(), options);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  w = (*r)->warnings();
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_NE(w[0].find("unknown node \"elsewhere\""), std::string::npos) << w[0];
+}
+
+TEST(ExtenderLoad, BadInputNamesTheItem) {
+  ExtenderOptions options;
+  Result<std::unique_ptr<Extender>> r = Extender::FromJson("[]", "", options);
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.error().message.find("unknown node \"elsewhere\""), std::string::npos)
-      << r.error().message;
+  EXPECT_EQ(r.error().message, "nodes: no nodes");
 
   r = Extender::FromJson("{\"items\": [", "", options);
   ASSERT_FALSE(r.ok());

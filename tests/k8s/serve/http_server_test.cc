@@ -215,8 +215,9 @@ TEST_F(HttpServerTest, FilterPrioritizeBindPreempt) {
   auto p = c.Post("/preempt", preempt.dump(), "application/json");
   ASSERT_TRUE(p);
   EXPECT_EQ(p->status, 200);
-  // n1 has both GPUs free: offered with no victim.
-  EXPECT_EQ(p->body, "{\"NodeNameToMetaVictims\":{\"n1\":{\"Pods\":[],\"NumPDBViolations\":0}}}");
+  // n1 has both GPUs free: the pod fits without victims, so n1 is not offered (kube-scheduler
+  // fails a preemption on a node without victims).
+  EXPECT_EQ(p->body, "{\"NodeNameToMetaVictims\":{}}");
 }
 
 TEST_F(HttpServerTest, PreemptWithTheUpstreamShape) {
@@ -240,9 +241,9 @@ TEST_F(HttpServerTest, PreemptWithTheUpstreamShape) {
   ASSERT_TRUE(p);
   EXPECT_EQ(p->status, 200);
   EXPECT_EQ(p->get_header_value("Content-Type"), "application/json");
+  // n1 (the pod fits without victims) is not offered, nor the unknown node.
   EXPECT_EQ(p->body,
             "{\"NodeNameToMetaVictims\":{"
-            "\"n1\":{\"Pods\":[],\"NumPDBViolations\":0},"
             "\"n3\":{\"Pods\":[{\"UID\":\"u-a\"}],\"NumPDBViolations\":0}}}");
   // Lower-case keys decode too (Go matches them case-insensitively).
   std::string lower = body;
