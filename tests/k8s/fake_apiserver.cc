@@ -145,6 +145,15 @@ Json FakeApiServer::GetPod(const std::string& namespace_name, const std::string&
   return it == r->second.end() ? Json(nullptr) : it->second;
 }
 
+std::vector<Json> FakeApiServer::Objects(const std::string& resource) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<Json> out;
+  auto r = objects_.find(resource);
+  if (r == objects_.end()) return out;
+  for (const auto& [key, object] : r->second) out.push_back(object);
+  return out;
+}
+
 int64_t FakeApiServer::resource_version() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return rv_;
@@ -183,6 +192,11 @@ void FakeApiServer::FailNext(const std::string& method, const std::string& path_
                              int status) {
   std::lock_guard<std::mutex> lock(mutex_);
   failures_.push_back({method, path_prefix, times, status});
+}
+
+void FakeApiServer::ClearFailures() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  failures_.clear();
 }
 
 std::vector<std::string> FakeApiServer::requests() const {

@@ -58,6 +58,8 @@ class FakeApiServer {
   void DeleteDisruptionBudget(const std::string& namespace_name, const std::string& name);
   /// The stored pod (null when absent).
   nlohmann::json GetPod(const std::string& namespace_name, const std::string& name) const;
+  /// Every stored object of `resource` ("nodes", "pods", "poddisruptionbudgets"), in key order.
+  std::vector<nlohmann::json> Objects(const std::string& resource) const;
   /// The current resourceVersion.
   int64_t resource_version() const;
 
@@ -77,6 +79,8 @@ class FakeApiServer {
   /// HTTP `status` with a Status body.
   void FailNext(const std::string& method, const std::string& path_prefix, int times,
                 int status = 500);
+  /// Forgets the failures FailNext asked for that have not happened yet.
+  void ClearFailures();
 
   /// Every request, in arrival order: "GET /api/v1/pods?limit=500", "GET /api/v1/pods?watch"
   /// (watches), "PATCH /api/v1/namespaces/ns/pods/p", "POST .../binding". Failed ones too.

@@ -18,7 +18,9 @@
 #include "k8s/api/cluster_cache.h"
 #include "k8s/api/kube_api.h"
 #include "k8s/extender/extender.h"
+#include "k8s/extender/extender_internal.h"
 #include "k8s/extender/extender_protocol.h"
+#include "k8s/extender/translate.h"
 #include "k8s/fake_apiserver.h"
 #include "util/clock.h"
 
@@ -63,17 +65,20 @@ inline bool WaitFor(const std::function<bool()>& done) {
   return done();
 }
 
-inline Json NodeObject(const std::string& name, int gpus, const std::string& cpu = "16") {
-  return {{"apiVersion", "v1"},
-          {"kind", "Node"},
-          {"metadata",
-           {{"name", name},
-            {"uid", "uid-" + name},
-            {"labels", {{"tessera.io/gpu-model", "A10"}, {"tessera.io/gpu-memory", "24576"}}}}},
-          {"spec", Json::object()},
-          {"status",
-           {{"allocatable",
-             {{"cpu", cpu}, {"memory", "64Gi"}, {"tessera.io/gpu", std::to_string(gpus)}}}}}};
+/// A node with `gpus` A10 GPUs (24 GiB) offered as `resource` (tessera.io/gpu, or
+/// nvidia.com/gpu as NVIDIA's or HAMi's device plugin advertises them).
+inline Json NodeObject(const std::string& name, int gpus, const std::string& cpu = "16",
+                       const std::string& resource = "tessera.io/gpu") {
+  return {
+      {"apiVersion", "v1"},
+      {"kind", "Node"},
+      {"metadata",
+       {{"name", name},
+        {"uid", "uid-" + name},
+        {"labels", {{"tessera.io/gpu-model", "A10"}, {"tessera.io/gpu-memory", "24576"}}}}},
+      {"spec", Json::object()},
+      {"status",
+       {{"allocatable", {{"cpu", cpu}, {"memory", "64Gi"}, {resource, std::to_string(gpus)}}}}}};
 }
 
 struct PodShape {
@@ -161,7 +166,10 @@ struct Live {
     Result<ExtenderArgs> args = DecodeExtenderArgs(body.dump());
     EXPECT_TRUE(args.ok());
     ExtenderFilterResult f = extender->Filter(*args);
-    if (f.node_names.empty()) return "filter rejected: " + Json(f.failed_nodes).dump();
+    if (f.node_names.empty()) {
+      return "filter rejected: " +
+             Json(f.failed_nodes.empty() ? f.failed_and_unresolvable_nodes : f.failed_nodes).dump();
+    }
     const Json& meta = pod["metadata"];
     return extender
         ->Bind({meta["name"].get<std::string>(), meta["namespace"].get<std::string>(),
@@ -182,5 +190,13 @@ struct Live {
     return retries[resource];
   }
 };
+
+/// What the API server's objects say is over-allocated ("" when nothing is): on each node, the
+/// pods bound there and not ended, with GPU indices (tessera.io/gpu-indices) on the GPUs they
+/// name, and those without on whatever GPUs are left (whole GPUs first, then shares, first
+/// fit). The GPUs of a node are its allocatable tessera.io/gpu or nvidia.com/gpu.
+std::string ApiOverAllocation(const FakeApiServer& fake);
+/// The same for these objects.
+std::string OverAllocation(const std::vector<Json>& nodes, const std::vector<Json>& pods);
 
 }  // namespace tessera::k8s::testing

@@ -406,6 +406,8 @@ std::string Extender::FilterCandidatesLocked(const Pod& pod, const Result<PodSpe
       reason = kReasonCordoned;
     } else if (!blocked_[node].empty()) {
       reason = kReasonBlocked;
+    } else if (!request.IsCpuOnly() && cluster_->spec(node).gpu_count == 0) {
+      reason = kReasonNoGpus;
     } else if ((families & ~families_[node]) != 0) {
       reason = (families & kTesseraFamily) && !(families_[node] & kTesseraFamily)
                    ? kReasonTesseraFamily

@@ -255,7 +255,12 @@ void Extender::PlaceNode(const std::string& name) {
     }
     std::string why;
     const std::optional<GpuSet> fact = FactGpus(r, node, &why);
-    if (!why.empty()) unaccounted(uid, "GPU annotation not used: " + why);
+    if (!why.empty()) {
+      // Its GPUs are named, but not in a way that fits this node (malformed, or devices the
+      // node no longer has): which GPUs it holds is unknown.
+      block(uid, r, "has a GPU annotation that cannot be used here: " + why);
+      continue;
+    }
     if (!fact.has_value()) {
       guesses.push_back({&uid, &r, request});
       continue;
@@ -285,8 +290,7 @@ void Extender::PlaceNode(const std::string& name) {
       continue;
     }
     const bool annotated = r.phase == PodPhase::kBound &&
-                           (r.gpu_indices.has_value() || r.hami_allocated.has_value()) &&
-                           why.empty();
+                           (r.gpu_indices.has_value() || r.hami_allocated.has_value());
     place(uid, r, request, *fact, annotated ? GpuSource::kAnnotation : GpuSource::kTessera);
   }
   for (const Guess& g : guesses) {
