@@ -34,7 +34,11 @@ std::string ListKind(const std::string& resource) {
 
 }  // namespace
 
-FakeApiServer::FakeApiServer() : server_(std::make_unique<httplib::Server>()) { Route(); }
+FakeApiServer::FakeApiServer() : server_(std::make_unique<httplib::Server>()) {
+  // Each open watch holds a thread: room for many clients (tests restart extenders).
+  server_->new_task_queue = [] { return new httplib::ThreadPool(64); };
+  Route();
+}
 
 FakeApiServer::~FakeApiServer() { Stop(); }
 
@@ -262,34 +266,40 @@ void FakeApiServer::Route() {
       ++open_watches_;
       const int generation = drop_generation_;
       auto sent = std::make_shared<int64_t>(from);
-      res.set_chunked_content_provider(
-          "application/json", [this, resource, generation, sent](size_t, httplib::DataSink& sink) {
-            std::unique_lock<std::mutex> lock(mutex_);
-            changed_.wait_for(lock, std::chrono::milliseconds(20));
-            if (stopping_) {
-              --open_watches_;
-              lock.unlock();
-              sink.done();
-              return true;
-            }
-            if (drop_generation_ != generation) {
-              --open_watches_;
-              return false;  // cut: no terminating chunk
-            }
-            if (hold_) return true;
-            std::string out;
-            for (const Event& e : events_) {
-              if (e.rv > *sent && e.resource == resource) out += e.line;
-            }
-            if (!events_.empty()) *sent = std::max(*sent, events_.back().rv);
-            lock.unlock();
-            if (!out.empty() && !sink.write(out.data(), out.size())) {
-              std::lock_guard<std::mutex> relock(mutex_);
-              --open_watches_;
-              return false;
-            }
-            return true;
-          });
+      auto idle = std::make_shared<int>(0);
+      res.set_chunked_content_provider("application/json", [this, resource, generation, sent, idle](
+                                                               size_t, httplib::DataSink& sink) {
+        std::unique_lock<std::mutex> lock(mutex_);
+        changed_.wait_for(lock, std::chrono::milliseconds(20));
+        if (stopping_) {
+          --open_watches_;
+          lock.unlock();
+          sink.done();
+          return true;
+        }
+        if (drop_generation_ != generation) {
+          --open_watches_;
+          return false;  // cut: no terminating chunk
+        }
+        std::string out;
+        if (!hold_) {
+          for (const Event& e : events_) {
+            if (e.rv > *sent && e.resource == resource) out += e.line;
+          }
+          if (!events_.empty()) *sent = std::max(*sent, events_.back().rv);
+        }
+        // About once a second without events a blank line (watch clients skip them), so
+        // that a stream whose client went away fails its write and frees its thread.
+        if (out.empty() && ++*idle >= 50) out = "\n";
+        if (!out.empty()) *idle = 0;
+        lock.unlock();
+        if (!out.empty() && !sink.write(out.data(), out.size())) {
+          std::lock_guard<std::mutex> relock(mutex_);
+          --open_watches_;
+          return false;
+        }
+        return true;
+      });
       return;
     }
     // List: items in key order after the continue token.

@@ -34,9 +34,31 @@ std::string OverAllocation(const std::vector<Json>& nodes, const std::vector<Jso
         pod->phase == "Failed") {
       continue;
     }
-    Result<PodSpec> spec = PodToSpec(*pod);
-    const PodSpec s = spec.ok() ? *spec : FailClosedSpec(*pod);
-    if (s.gpu_count == 0 || s.gpu_milli == 0) continue;
+    // The GPUs a pod takes, read from its JSON here (not by Tessera's translation): per
+    // container the count (tessera.io/gpu or nvidia.com/gpu; 1 when only another GPU resource
+    // is named) and the share (tessera.io/gpu-milli, nvidia.com/gpucores x 10, else a whole GPU).
+    PodSpec s;
+    for (const Json& c : object["spec"].value("containers", Json::array())) {
+      const Json resources = c.value("resources", Json::object());
+      Json r = resources.value("limits", Json::object());
+      for (auto& [k, v] : resources.value("requests", Json::object()).items()) r[k] = v;
+      int count = 0;
+      bool named = false;
+      int milli = kMilliPerGpu;
+      for (auto& [k, v] : r.items()) {
+        const std::string text = v.is_string() ? v.get<std::string>() : v.dump();
+        if (k.rfind("tessera.io/gpu", 0) == 0 || k.rfind("nvidia.com/gpu", 0) == 0) named = true;
+        if (k == "tessera.io/gpu" || k == "nvidia.com/gpu") count = std::stoi(text);
+        if (k == "tessera.io/gpu-milli") milli = std::stoi(text);
+        if (k == "nvidia.com/gpucores" && std::stoi(text) > 0) milli = 10 * std::stoi(text);
+      }
+      if (named && count == 0) count = 1;
+      if (count > 0) {
+        s.gpu_count += count;
+        s.gpu_milli = s.gpu_count > count ? kMilliPerGpu : milli;
+      }
+    }
+    if (s.gpu_count == 0) continue;
     const std::string where = pod->namespace_name + "/" + pod->name + " on " + pod->node_name;
     auto node = gpus_of.find(pod->node_name);
     if (node == gpus_of.end()) return where + ": unknown node";

@@ -367,14 +367,22 @@ ApiStatus HttpKubeApi::Watch(const std::string& path, const std::string& resourc
   std::string error_body;  // the body of a failed request
   bool stopped = false;
   bool too_long = false;
+  // CancelWatches stops the clients it knows; one that had not connected yet when it came is
+  // stopped here, at the answer's headers or its next data.
+  const auto is_cancelled = [&] {
+    std::lock_guard<std::mutex> lock(watch_mutex_);
+    return cancelled_;
+  };
   httplib::Result res = cli->Get(
       base_path_ + query, {{"Accept", "application/json"}},
       [&](const httplib::Response& r) {
+        if (is_cancelled()) return false;
         status_code = r.status;
         if (status_code == 200 && on_open) on_open();
         return true;
       },
       [&](const char* data, size_t n) {
+        if (is_cancelled()) return false;
         if (status_code != 200) {
           if (error_body.size() < 4096) error_body.append(data, n);
           return true;

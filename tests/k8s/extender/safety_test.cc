@@ -270,7 +270,8 @@ TEST(FailClosed, ANodeThatShrinksUnderItsPodsIsBlocked) {
   fake.ModifyNode(NodeObject("n1", 2));  // GPUs 2 and 3 gone (a failed device, say)
   ASSERT_TRUE(WaitFor([&] { return live.State()["nodes"][0]["blocked"] != ""; }));
   const Json state = live.State();
-  EXPECT_NE(state["nodes"][0]["blocked"].get<std::string>().find("ml/on3 has a GPU annotation that cannot be used here"),
+  EXPECT_NE(state["nodes"][0]["blocked"].get<std::string>().find(
+                "ml/on3 has a GPU annotation that cannot be used here"),
             std::string::npos)
       << state.dump();
   fake.AddPod(PodObject("p", Shape(1)));
@@ -370,6 +371,39 @@ TEST(JsonLog, LinesCarryAnRfc3339Timestamp) {
   EXPECT_EQ(j["msg"], "hello");
   EXPECT_EQ(j["n"], 1);
 }
+
+// A silent watch (stalled TCP, a lagging cache) while another scheduler binds: the read of the
+// node before each bind sees what the watch has not delivered. Without it (the second case,
+// run to show what the read is for) the same GPU goes to two pods.
+class StalledWatch : public ::testing::TestWithParam<bool> {};
+
+TEST_P(StalledWatch, TheReadBeforeBindSeesWhatTheWatchMissed) {
+  const bool read_node = GetParam();
+  FakeApiServer fake;
+  ASSERT_TRUE(fake.Start());
+  fake.AddNode(NodeObject("n1", 1));
+  fake.AddPod(PodObject("theirs", Shape(1)));
+  fake.AddPod(PodObject("ours", Shape(1)));
+  Live live(fake, "fgd", false, read_node);
+  ASSERT_TRUE(live.Sync());
+  ASSERT_TRUE(WaitFor([&] { return fake.open_watches() == 2; }));
+  fake.HoldWatches(true);
+  Json theirs = fake.GetPod("ml", "theirs");
+  theirs["spec"]["nodeName"] = "n1";
+  theirs["metadata"]["annotations"]["tessera.io/gpu-indices"] = "0";
+  fake.ModifyPod(theirs);  // bound by another scheduler; the watch is silent
+  const std::string bound = live.FilterAndBind(fake.GetPod("ml", "ours"), "n1");
+  if (read_node) {
+    EXPECT_EQ(bound, "bind ml/ours to node n1: does not fit: gpu: not enough GPU left");
+    EXPECT_EQ(ApiOverAllocation(fake), "");
+  } else {
+    EXPECT_EQ(bound, "");
+    EXPECT_NE(ApiOverAllocation(fake), "");
+  }
+  fake.HoldWatches(false);
+}
+
+INSTANTIATE_TEST_SUITE_P(ReadNodeOnOff, StalledWatch, ::testing::Values(true, false));
 
 // The races that already held: judged by the API's objects.
 TEST(Races, TwoBindsForTheLastGpuHaveOneWinner) {
