@@ -10,6 +10,7 @@ packages=(
   libcpp-httplib-dev                        # HTTP client (API server access, tests)
   libboost-dev                              # Boost.Beast: tessera serve's HTTP server
   prometheus-cpp-dev                        # tessera serve's metrics (core library)
+  libssl-dev                                # TLS on tessera serve's listener
   libglpk-dev                               # LP solver of tessera frag --offline
   curl                                      # a real HTTP client for the extender e2e test
   openssl                                   # certificates for the API client's TLS tests

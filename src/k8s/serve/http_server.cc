@@ -83,6 +83,22 @@ void HttpServer::Route() {
   const auto get = [this](std::string path, Handler h) {
     routes_.push_back({"GET", std::move(path), std::move(h)});
   };
+  if (options_.probes_only) {
+    get("/healthz", [](const Request&, Response& res) {
+      res.content_type = "text/plain";
+      res.body = "ok";
+    });
+    get("/readyz", [this](const Request&, Response& res) {
+      res.content_type = "text/plain";
+      if (ready_.load() && extender_->ready()) {
+        res.body = "ready";
+      } else {
+        res.status = 503;
+        res.body = "not ready: " + extender_->not_ready_reason();
+      }
+    });
+    return;
+  }
   post("/filter", timed("filter", candidates(&Extender::FilterJson)));
   post("/prioritize", timed("prioritize", candidates(&Extender::PrioritizeJson)));
   post("/bind", timed("bind", [this](const Request& req, Response& res) {
@@ -108,7 +124,7 @@ void HttpServer::Route() {
       res.body = "ready";
     } else {
       res.status = 503;
-      res.body = "not ready";
+      res.body = "not ready: " + extender_->not_ready_reason();
     }
   });
   get("/metrics", [this](const Request&, Response& res) {
@@ -198,6 +214,24 @@ void HttpServer::AcceptLoop() {
 
 void HttpServer::ServeConnection(int fd) {
   SpinSocket socket(fd, &stop_, options_.socket);
+  if (options_.tls == nullptr) return ServeStream(socket, socket);
+  TlsStream tls(&socket, *options_.tls);
+  std::string why;
+  if (!tls.Handshake(&why)) {
+    // No answer on a connection that did not authenticate (nothing of it was read as HTTP).
+    if (options_.log_requests) {
+      nlohmann::json f;
+      f["error"] = why;
+      LogJson("debug", "TLS handshake failed", f.dump());
+    }
+    return;
+  }
+  ServeStream(tls, socket);
+  tls.Shutdown();
+}
+
+template <class Stream>
+void HttpServer::ServeStream(Stream& stream, SpinSocket& socket) {
   boost::beast::flat_buffer buffer;  // bytes read past one request stay for the next
   // Beast reads into the buffer's free capacity (at least 512 bytes, at most 64 KiB per read):
   // without room a 100 KB filter body took 200 reads.
@@ -208,7 +242,7 @@ void HttpServer::ServeConnection(int fd) {
     parser.body_limit(options_.max_body_bytes);
     socket.set_idle(buffer.size() == 0);
     boost::system::error_code ec;
-    http::read_header(socket, buffer, parser, ec);
+    http::read_header(stream, buffer, parser, ec);
     Response res;
     bool close_after = false;
     if (ec) {
@@ -228,10 +262,10 @@ void HttpServer::ServeConnection(int fd) {
     } else {
       if (boost::beast::iequals(parser.get()[http::field::expect], "100-continue")) {
         http::response<http::empty_body> go_on{http::status::continue_, parser.get().version()};
-        http::write(socket, go_on, ec);
+        http::write(stream, go_on, ec);
         if (ec) return;
       }
-      http::read(socket, buffer, parser, ec);
+      http::read(stream, buffer, parser, ec);
       if (ec == http::error::body_limit) {
         SetError(res, 413, "request body over the size limit");
         close_after = true;
@@ -269,7 +303,7 @@ void HttpServer::ServeConnection(int fd) {
     out.keep_alive(keep);
     out.body() = std::move(res.body);
     out.prepare_payload();
-    http::write(socket, out, ec);
+    http::write(stream, out, ec);
     if (!ec && close_after) socket.LingeringClose();  // so that the client reads the error
     if (ec || !keep) return;
   }

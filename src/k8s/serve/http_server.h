@@ -8,6 +8,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -17,6 +18,7 @@
 #include "k8s/extender/extender.h"
 #include "k8s/extender/extender_protocol.h"
 #include "k8s/serve/http_socket.h"
+#include "k8s/serve/tls.h"
 #include "util/result.h"
 
 namespace tessera::k8s {
@@ -33,6 +35,12 @@ struct HttpServerOptions {
   size_t max_connections = 512;  ///< further connections get 503 and are closed
   /// Monotonic time in seconds, for request durations; steady_clock when empty.
   std::function<double()> now_seconds;
+  /// TLS on every connection when set (k8s/serve/tls.h): with a client CA, a client without a
+  /// certificate it signed gets no answer at all (the handshake fails, nothing is read).
+  std::shared_ptr<const TlsContext> tls;
+  /// Serve only GET /healthz and /readyz (a listener for the kubelet's probes, which can reach
+  /// the pod but must not reach the verbs, /state or /metrics); every other path gets 404.
+  bool probes_only = false;
 };
 
 /// Serves an Extender over HTTP:
@@ -90,6 +98,9 @@ class HttpServer {
   double Now() const;
   void AcceptLoop();
   void ServeConnection(int fd);
+  /// The request loop of one connection over `stream` (the socket, or TLS over it).
+  template <class Stream>
+  void ServeStream(Stream& stream, SpinSocket& socket);
   /// Runs the route of (method, path), or answers 404/405.
   void Dispatch(const Request& req, Response& res) const;
 

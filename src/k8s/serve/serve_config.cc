@@ -89,6 +89,27 @@ Status ParseServeConfig(std::string_view text, const std::string& file, ServeCon
                   "expected 0.." + std::to_string(kMaxSpinMicroseconds) + ", got " + v.Scalar());
       }
       config->spin_us = static_cast<int>(spin);
+    } else if (key == "probeListen") {
+      TESSERA_K8S_RETURN_IF_ERROR(ReadString(file, v, key, &config->probe_listen));
+    } else if (key == "bindRequiresFilterSeconds") {
+      TESSERA_K8S_RETURN_IF_ERROR(ReadUnsigned(file, v, key, &config->filter_pass_seconds));
+    } else if (key == "tls") {
+      if (v.IsNull()) continue;
+      if (!v.IsMap()) return At(file, v, key, "expected a mapping, got " + Describe(v));
+      for (const auto& k : v) {
+        const std::string sub = k.first.Scalar();
+        const std::string path = "tls." + sub;
+        if (sub == "certFile") {
+          TESSERA_K8S_RETURN_IF_ERROR(ReadString(file, k.second, path, &config->tls_cert_file));
+        } else if (sub == "keyFile") {
+          TESSERA_K8S_RETURN_IF_ERROR(ReadString(file, k.second, path, &config->tls_key_file));
+        } else if (sub == "clientCAFile") {
+          TESSERA_K8S_RETURN_IF_ERROR(
+              ReadString(file, k.second, path, &config->tls_client_ca_file));
+        } else {
+          return At(file, k.first, path, "unknown key (known: certFile, keyFile, clientCAFile)");
+        }
+      }
     } else if (key == "kubernetes") {
       if (v.IsNull()) continue;
       if (!v.IsMap()) return At(file, v, key, "expected a mapping, got " + Describe(v));
@@ -99,14 +120,18 @@ Status ParseServeConfig(std::string_view text, const std::string& file, ServeCon
           TESSERA_K8S_RETURN_IF_ERROR(ReadBool(file, k.second, path, &config->in_cluster));
         } else if (sub == "kubeconfig") {
           TESSERA_K8S_RETURN_IF_ERROR(ReadString(file, k.second, path, &config->kubeconfig));
+        } else if (sub == "readNodeBeforeBind") {
+          TESSERA_K8S_RETURN_IF_ERROR(
+              ReadBool(file, k.second, path, &config->read_node_before_bind));
         } else {
-          return At(file, k.first, path, "unknown key (known: inCluster, kubeconfig)");
+          return At(file, k.first, path,
+                    "unknown key (known: inCluster, kubeconfig, readNodeBeforeBind)");
         }
       }
     } else {
       return At(file, entry.first, key,
-                "unknown key (known: listen, policy, seed, logRequests, spinMicroseconds, "
-                "kubernetes)");
+                "unknown key (known: listen, probeListen, policy, seed, logRequests, "
+                "spinMicroseconds, bindRequiresFilterSeconds, tls, kubernetes)");
     }
   }
   return {};

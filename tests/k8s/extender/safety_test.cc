@@ -372,6 +372,47 @@ TEST(JsonLog, LinesCarryAnRfc3339Timestamp) {
   EXPECT_EQ(j["n"], 1);
 }
 
+// The second wall: whoever reaches the port can only bind a pod to a node this extender's
+// filter passed for that pod UID shortly before.
+TEST(SecondWall, BindsThatFilterDidNotPassAreRefusedAndWriteNothing) {
+  FakeApiServer fake;
+  ASSERT_TRUE(fake.Start());
+  fake.AddNode(NodeObject("n1", 2));
+  fake.AddNode(NodeObject("n2", 2, "1"));  // 1 CPU: the pod's 1 CPU fits, a second does not
+  fake.AddPod(PodObject("a", Shape(1)));
+  fake.AddPod(PodObject("b", Shape(1)));
+  Live live(fake);
+  ASSERT_TRUE(live.Sync());
+  const size_t before = fake.requests().size();
+  // Never filtered (the watch has shown it pending, nothing more).
+  std::string e = BindOf(*live.extender, fake.GetPod("ml", "a"), "n1").error;
+  EXPECT_EQ(e.rfind("refused: this extender's filter did not pass node \"n1\" for pod ml/a", 0), 0u)
+      << e;
+  // Filtered, but only n2 passed; bound to n1.
+  ASSERT_EQ(FilterOf(*live.extender, fake.GetPod("ml", "a"), {"n2"}).node_names.size(), 1u);
+  e = BindOf(*live.extender, fake.GetPod("ml", "a"), "n1").error;
+  EXPECT_EQ(e.rfind("refused: this extender's filter did not pass node \"n1\" for pod ml/a", 0), 0u)
+      << e;
+  // Filtered long ago: the pass is stale.
+  ASSERT_EQ(FilterOf(*live.extender, fake.GetPod("ml", "b"), {"n1"}).node_names.size(), 1u);
+  live.clock.Advance(601);
+  e = BindOf(*live.extender, fake.GetPod("ml", "b"), "n1").error;
+  EXPECT_EQ(e.rfind("refused: ", 0), 0u) << e;
+  // Nothing was written, nothing read: the refusal comes first.
+  const std::vector<std::string> requests = fake.requests();
+  for (size_t i = before; i < requests.size(); ++i) {
+    EXPECT_EQ(requests[i].find("/binding"), std::string::npos) << requests[i];
+    EXPECT_EQ(requests[i].find("fieldSelector"), std::string::npos) << requests[i];
+  }
+  EXPECT_EQ(live.extender->gpu_allocated_milli(), 0);
+  EXPECT_NE(live.extender->MetricsText().find("tessera_binds_total{result=\"refused\"} 3\n"),
+            std::string::npos);
+  // The node filter passed: bound.
+  ASSERT_EQ(FilterOf(*live.extender, fake.GetPod("ml", "b"), {"n1"}).node_names.size(), 1u);
+  EXPECT_EQ(BindOf(*live.extender, fake.GetPod("ml", "b"), "n1").error, "");
+  EXPECT_EQ(Bindings(fake), 1);
+}
+
 // A silent watch (stalled TCP, a lagging cache) while another scheduler binds: the read of the
 // node before each bind sees what the watch has not delivered. Without it (the second case,
 // run to show what the read is for) the same GPU goes to two pods.

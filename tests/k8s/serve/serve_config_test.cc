@@ -15,9 +15,16 @@ policy: tessera
 seed: 7
 logRequests: true
 spinMicroseconds: 0
+probeListen: 0.0.0.0:8889
+bindRequiresFilterSeconds: 30
+tls:
+  certFile: /tls/tls.crt
+  keyFile: /tls/tls.key
+  clientCAFile: /tls/ca.crt
 kubernetes:
   inCluster: false
   kubeconfig: /etc/tessera/kubeconfig
+  readNodeBeforeBind: false
 )",
                               "tessera.yaml", &c);
   ASSERT_TRUE(s.ok()) << s.error().message;
@@ -28,6 +35,12 @@ kubernetes:
   EXPECT_EQ(c.spin_us, 0);
   EXPECT_FALSE(c.in_cluster);
   EXPECT_EQ(c.kubeconfig, "/etc/tessera/kubeconfig");
+  EXPECT_EQ(c.probe_listen, "0.0.0.0:8889");
+  EXPECT_EQ(c.filter_pass_seconds, 30u);
+  EXPECT_EQ(c.tls_cert_file, "/tls/tls.crt");
+  EXPECT_EQ(c.tls_key_file, "/tls/tls.key");
+  EXPECT_EQ(c.tls_client_ca_file, "/tls/ca.crt");
+  EXPECT_FALSE(c.read_node_before_bind);
 }
 
 TEST(ServeConfig, AbsentKeysKeepTheirValue) {
@@ -49,8 +62,10 @@ TEST(ServeConfig, ErrorsNameFileLineAndKey) {
     return s.ok() ? std::string("ok") : s.error().message;
   };
   EXPECT_EQ(error("listen: a:1\nport: 80\n"),
-            "tessera.yaml:2: port: unknown key (known: listen, policy, seed, logRequests, "
-            "spinMicroseconds, kubernetes)");
+            "tessera.yaml:2: port: unknown key (known: listen, probeListen, policy, seed, "
+            "logRequests, spinMicroseconds, bindRequiresFilterSeconds, tls, kubernetes)");
+  EXPECT_EQ(error("tls:\n  cert: x\n"),
+            "tessera.yaml:2: tls.cert: unknown key (known: certFile, keyFile, clientCAFile)");
   EXPECT_EQ(error("spinMicroseconds: 10001\n"),
             "tessera.yaml:1: spinMicroseconds: expected 0..10000, got 10001");
   EXPECT_EQ(error("spinMicroseconds: -5\n"),
@@ -60,7 +75,8 @@ TEST(ServeConfig, ErrorsNameFileLineAndKey) {
   EXPECT_EQ(error("kubernetes:\n  inCluster: \"true\"\n"),
             "tessera.yaml:2: kubernetes.inCluster: expected true or false, got \"true\"");
   EXPECT_EQ(error("kubernetes:\n  kubeConfig: x\n"),
-            "tessera.yaml:2: kubernetes.kubeConfig: unknown key (known: inCluster, kubeconfig)");
+            "tessera.yaml:2: kubernetes.kubeConfig: unknown key (known: inCluster, kubeconfig, "
+            "readNodeBeforeBind)");
   EXPECT_EQ(error("seed: -1\n"), "tessera.yaml:1: seed: expected an unsigned integer, got \"-1\"");
   EXPECT_EQ(error("seed: 99999999999999999999\n"),
             "tessera.yaml:1: seed: expected an unsigned integer, got \"99999999999999999999\"");
