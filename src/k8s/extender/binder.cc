@@ -168,7 +168,8 @@ ExtenderBindingResult Extender::BindThroughApi(const ExtenderBindingArgs& args,
   if (!retry) {
     std::string error = CheckBindLocked(args, pod);
     if (!error.empty()) {
-      return answer(error.rfind("refused", 0) == 0 ? "refused" : "rejected", std::move(error));
+      const char* result = error.rfind("refused", 0) == 0 ? "refused" : "rejected";
+      return answer(result, std::move(error));
     }
   }
   binding_.insert(uid);

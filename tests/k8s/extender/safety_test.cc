@@ -405,8 +405,9 @@ TEST(SecondWall, BindsThatFilterDidNotPassAreRefusedAndWriteNothing) {
     EXPECT_EQ(requests[i].find("fieldSelector"), std::string::npos) << requests[i];
   }
   EXPECT_EQ(live.extender->gpu_allocated_milli(), 0);
-  EXPECT_NE(live.extender->MetricsText().find("tessera_binds_total{result=\"refused\"} 3\n"),
-            std::string::npos);
+  const std::string metrics = live.extender->MetricsText();
+  EXPECT_NE(metrics.find("tessera_binds_total{result=\"refused\"} 3\n"), std::string::npos)
+      << metrics;
   // The node filter passed: bound.
   ASSERT_EQ(FilterOf(*live.extender, fake.GetPod("ml", "b"), {"n1"}).node_names.size(), 1u);
   EXPECT_EQ(BindOf(*live.extender, fake.GetPod("ml", "b"), "n1").error, "");
