@@ -351,6 +351,7 @@ int RunServe(const ServeOptions& flags) {
   if (api != nullptr) {
     k8s::ClusterCacheOptions cache_options;
     cache_options.watch_disruption_budgets = true;  // preempt's NumPDBViolations
+    cache_options.metrics = extender->metrics_registry();
     cache = std::make_unique<k8s::ClusterCache>(api.get(), extender.get(), cache_options);
     cache->Start();
   }

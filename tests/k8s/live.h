@@ -136,6 +136,8 @@ struct Live {
     co.backoff_max_seconds = 3;
     co.watch_timeout_seconds = 60;
     co.watch_disruption_budgets = budgets;
+    co.metrics = extender->metrics_registry();
+    co.clock = &clock;
     co.log = [this](std::string_view level, std::string_view msg, const Json& fields) {
       std::lock_guard<std::mutex> lock(log_mutex);
       logs.push_back(std::string(level) + " " + std::string(msg) + " " + fields.dump());

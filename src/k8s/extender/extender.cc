@@ -1068,6 +1068,8 @@ std::vector<prometheus::MetricFamily> Extender::CollectMetrics() const {
   return out;
 }
 
+prometheus::Registry* Extender::metrics_registry() { return &metrics_->registry; }
+
 std::string Extender::MetricsText() const {
   return prometheus::TextSerializer().Serialize(CollectMetrics());
 }

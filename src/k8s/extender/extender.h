@@ -38,7 +38,8 @@
 
 namespace prometheus {
 struct MetricFamily;
-}
+class Registry;
+}  // namespace prometheus
 
 namespace tessera::k8s {
 
@@ -243,8 +244,11 @@ class Extender final : public ClusterEventSink {
   /// "estimate")}] (sorted by UID), "unaccounted": [{"uid", "pod", "node", "why"}] (pods
   /// estimated, unreadable, or that could not be placed)}.
   std::string StateJson() const;
-  /// The tessera_* metrics (Prometheus).
+  /// The tessera_* metrics (Prometheus), with those registered in metrics_registry().
   std::vector<prometheus::MetricFamily> CollectMetrics() const;
+  /// Where the components beside the extender (the ClusterCache) register their metrics, so
+  /// that /metrics shows them too. Lives as long as the Extender.
+  prometheus::Registry* metrics_registry();
   /// CollectMetrics as Prometheus text exposition (format 0.0.4).
   std::string MetricsText() const;
 

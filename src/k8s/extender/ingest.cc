@@ -289,8 +289,8 @@ void Extender::PlaceNode(const std::string& name) {
                 ") but requests " + std::to_string(request.gpu_count));
       continue;
     }
-    const bool annotated = r.phase == PodPhase::kBound &&
-                           (r.gpu_indices.has_value() || r.hami_allocated.has_value());
+    const bool annotated =
+        r.phase == PodPhase::kBound && (r.gpu_indices.has_value() || r.hami_allocated.has_value());
     place(uid, r, request, *fact, annotated ? GpuSource::kAnnotation : GpuSource::kTessera);
   }
   for (const Guess& g : guesses) {

@@ -356,6 +356,31 @@ TEST(DisruptionBudgets, FallBackToV1beta1ThenGiveUpWithOneWarning) {
   }
 }
 
+// What the extender's health is judged by, in /metrics.
+TEST(Observability, MetricsCoverSyncEventsRelistsErrorsAssumptionsAndBinds) {
+  FakeApiServer fake;
+  ASSERT_TRUE(fake.Start());
+  fake.AddNode(NodeObject("n1", 2));
+  fake.AddNode(NodeObject("n2", 2));
+  fake.AddPod(PodObject("a", Shape(1)));
+  fake.AddPod(OthersPod("odd", "n2", Json{{"cpu", "12Zi"}}));  // does not decode: n2 blocked
+  Live live(fake);
+  ASSERT_TRUE(live.Sync());
+  ASSERT_EQ(live.FilterAndBind(fake.GetPod("ml", "a"), "n1"), "");
+  const std::string m = live.extender->MetricsText();
+  for (const char* line : {"tessera_synced 1\n", "tessera_cache_lists_total{resource=\"pods\"} 1\n",
+                           "tessera_cache_watch_errors_total{resource=\"pods\"} 0\n",
+                           "tessera_cache_objects_not_applied_total{resource=\"pods\"} 1\n",
+                           "tessera_cache_last_event_timestamp_seconds{resource=\"pods\"} 17",
+                           "tessera_binds_total{result=\"ok\"} 1\n", "tessera_nodes_blocked 1\n",
+                           "tessera_request_duration_seconds_bucket{verb=\"bind\",le=\"10\"}"}) {
+    EXPECT_NE(m.find(line), std::string::npos) << line << "\n" << m;
+  }
+  EXPECT_NE(m.find("tessera_assumed_pods "), std::string::npos);
+  // /state marks each assignment assumed or confirmed.
+  ASSERT_TRUE(WaitFor([&] { return live.Assignment("ml/a")["state"] == "confirmed"; }));
+}
+
 // JSON log lines carry a timestamp.
 TEST(JsonLog, LinesCarryAnRfc3339Timestamp) {
   EXPECT_EQ(Rfc3339Millis(0), "1970-01-01T00:00:00.000Z");
