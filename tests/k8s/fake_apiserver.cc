@@ -345,6 +345,88 @@ void FakeApiServer::Route() {
     if (!next.empty()) list["metadata"]["continue"] = next;
     res.set_content(list.dump(), "application/json");
   };
+  // Discovery (the legacy, non-aggregated form), so that kubectl can map kinds to resources
+  // against this server (`kubectl apply --dry-run=client` in tests/e2e/deploy_kubectl_test.sh).
+  struct Resource {
+    const char* name;
+    const char* kind;
+    bool namespaced;
+  };
+  struct GroupVersion {
+    const char* group;  // "" for the core group
+    const char* version;
+    std::vector<Resource> resources;
+  };
+  static const std::vector<GroupVersion> kDiscovery = {
+      {"",
+       "v1",
+       {{"namespaces", "Namespace", false},
+        {"nodes", "Node", false},
+        {"pods", "Pod", true},
+        {"services", "Service", true},
+        {"serviceaccounts", "ServiceAccount", true},
+        {"configmaps", "ConfigMap", true},
+        {"secrets", "Secret", true}}},
+      {"apps", "v1", {{"deployments", "Deployment", true}, {"daemonsets", "DaemonSet", true}}},
+      {"batch", "v1", {{"jobs", "Job", true}}},
+      {"policy", "v1", {{"poddisruptionbudgets", "PodDisruptionBudget", true}}},
+      {"rbac.authorization.k8s.io",
+       "v1",
+       {{"clusterroles", "ClusterRole", false},
+        {"clusterrolebindings", "ClusterRoleBinding", false},
+        {"roles", "Role", true},
+        {"rolebindings", "RoleBinding", true}}},
+      {"coordination.k8s.io", "v1", {{"leases", "Lease", true}}},
+      {"scheduling.k8s.io", "v1", {{"priorityclasses", "PriorityClass", false}}},
+  };
+  const auto resource_list = [](const GroupVersion& gv) {
+    const std::string group_version =
+        std::string(gv.group).empty() ? gv.version : std::string(gv.group) + "/" + gv.version;
+    Json resources = Json::array();
+    for (const Resource& r : gv.resources) {
+      resources.push_back(
+          {{"name", r.name},
+           {"singularName", ""},
+           {"namespaced", r.namespaced},
+           {"kind", r.kind},
+           {"verbs", {"create", "delete", "get", "list", "patch", "update", "watch"}}});
+    }
+    return Json{{"kind", "APIResourceList"},
+                {"apiVersion", "v1"},
+                {"groupVersion", group_version},
+                {"resources", resources}};
+  };
+  s.Get("/api", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content(Json{{"kind", "APIVersions"}, {"versions", {"v1"}}}.dump(), "application/json");
+  });
+  s.Get("/apis", [](const httplib::Request&, httplib::Response& res) {
+    Json groups = Json::array();
+    for (const GroupVersion& gv : kDiscovery) {
+      if (std::string(gv.group).empty()) continue;
+      const Json version = {{"groupVersion", std::string(gv.group) + "/" + gv.version},
+                            {"version", gv.version}};
+      groups.push_back(
+          {{"name", gv.group}, {"versions", {version}}, {"preferredVersion", version}});
+    }
+    res.set_content(Json{{"kind", "APIGroupList"}, {"apiVersion", "v1"}, {"groups", groups}}.dump(),
+                    "application/json");
+  });
+  for (const GroupVersion& gv : kDiscovery) {
+    const std::string path = std::string(gv.group).empty()
+                                 ? std::string("/api/") + gv.version
+                                 : std::string("/apis/") + gv.group + "/" + gv.version;
+    const std::string body = resource_list(gv).dump();
+    s.Get(path, [body](const httplib::Request&, httplib::Response& res) {
+      res.set_content(body, "application/json");
+    });
+  }
+  // Anything else is not found, as a Status (kubectl reads the reason).
+  s.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
+    if (res.status == 404 && res.body.empty()) {
+      Reply(res, 404, "NotFound", "the server could not find " + req.path);
+    }
+  });
+
   s.Get("/api/v1/nodes", list_or_watch);
   s.Get("/api/v1/pods", list_or_watch);
   s.Get("/apis/policy/v1/poddisruptionbudgets", list_or_watch);
