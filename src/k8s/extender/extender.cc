@@ -250,12 +250,20 @@ Result<std::unique_ptr<Extender>> Extender::FromJson(std::string_view nodes_json
 }
 
 void Extender::SeeLocked(const Pod& pod, const PodSpec& spec) {
-  PodRecord r = RecordOf(pod, nullptr);
-  r.spec = spec;
+  const std::string uid = PodUid(pod);
+  const PodRecord* known = pods_.Find(uid);
+  if (known != nullptr) {
+    if (known->phase == PodPhase::kBound) return;
+    // The same object again (kube-scheduler's prioritize after its filter): nothing new.
+    if (known->phase == PodPhase::kSeen && known->resource_version != 0 &&
+        known->resource_version == NumericVersion(pod.resource_version) &&
+        known->estimated.empty()) {
+      return;
+    }
+  }
+  PodRecord r = RecordOf(pod, spec, nullptr);
   r.node.clear();
-  const PodRecord* known = pods_.Find(PodUid(pod));
-  if (known != nullptr && known->phase == PodPhase::kBound) return;
-  if (pods_.See(PodUid(pod), std::move(r)) && scheduler_) {
+  if (pods_.See(uid, std::move(r)) && scheduler_) {
     // The engine counts each pod it is asked about once (Scheduler::Decide); here that is the
     // first sighting of its UID, so that context-using policies see the same history.
     scheduler_->Observe(cluster_->MakeRequest(spec));
@@ -388,7 +396,7 @@ std::string Extender::FilterCandidatesLocked(const Pod& pod, const Result<PodSpe
   }
   SeeLocked(pod, *spec);
   const PodRequest request = cluster_->MakeRequest(*spec);
-  const uint8_t families = PodGpuFamilies(pod);
+  const uint8_t mask = RequestMask(request, PodGpuFamilies(pod));
   std::vector<uint64_t>* passed = BeginFilterPass(PodUid(pod));
   std::array<int64_t, kReasonFit + kNumFitReasons> rejected{};
   if (++group_fit_stamp_ == 0) {  // wrapped: forget every stamp
@@ -402,16 +410,8 @@ std::string Extender::FilterCandidatesLocked(const Pod& pod, const Result<PodSpe
     int reason = kReasonFit;
     if (node < 0) {
       reason = kReasonUnknown;
-    } else if (unschedulable_[node]) {
-      reason = kReasonCordoned;
-    } else if (!blocked_[node].empty()) {
-      reason = kReasonBlocked;
-    } else if (!request.IsCpuOnly() && cluster_->spec(node).gpu_count == 0) {
-      reason = kReasonNoGpus;
-    } else if ((families & ~families_[node]) != 0) {
-      reason = (families & kTesseraFamily) && !(families_[node] & kTesseraFamily)
-                   ? kReasonTesseraFamily
-                   : kReasonNvidiaFamily;
+    } else if (const uint8_t flags = node_flags_[node] & mask; flags != 0) [[unlikely]] {
+      reason = FlagReason(flags);
     } else {
       // Nodes of one scheduler group (same capacity type and state) fit alike: checked once
       // per group and request.
@@ -421,13 +421,12 @@ std::string Extender::FilterCandidatesLocked(const Pod& pod, const Result<PodSpe
       if (memo.stamp != stamp) {
         memo.stamp = stamp;
         const FitReason fit = cluster_->Check(node, request);
-        const NodeSpec& ns = cluster_->spec(node);
         memo.reason = kReasonFit + static_cast<int>(fit);
-        if (fit == FitReason::kGpuModel && ns.gpu_count == 0) {
-          memo.reason = kReasonNoGpus;
-        } else if (fit == FitReason::kGpuMemory && ns.gpu_memory_mib > 0 &&
-                   request.gpu_memory_mib > ns.gpu_memory_mib) {
-          memo.reason = kReasonGpuMemoryCapacity;
+        if (fit == FitReason::kGpuMemory) {
+          const NodeSpec& ns = cluster_->spec(node);
+          if (ns.gpu_memory_mib > 0 && request.gpu_memory_mib > ns.gpu_memory_mib) {
+            memo.reason = kReasonGpuMemoryCapacity;
+          }
         }
       }
       reason = memo.reason;
@@ -670,7 +669,7 @@ void Extender::ScoreCandidatesLocked(const Pod& pod, std::span<const std::string
   }
   SeeLocked(pod, *spec);
   const PodRequest request = cluster_->MakeRequest(*spec);
-  const uint8_t families = PodGpuFamilies(pod);
+  const uint8_t mask = RequestMask(request, PodGpuFamilies(pod));
   // Nodes of one scheduler group get the same score (the scheduler scores groups, and
   // normalises over the scores it saw, which one node per group gives alike): the first
   // candidate of each group is scored for all of them.
@@ -687,8 +686,7 @@ void Extender::ScoreCandidatesLocked(const Pod& pod, std::span<const std::string
   for (size_t i = 0; i < node_of.size(); ++i) {
     const int node = node_of[i];
     int group = -1;
-    if (node >= 0 && !unschedulable_[node] && blocked_[node].empty() &&
-        (families & ~families_[node]) == 0) {
+    if (node >= 0 && (node_flags_[node] & mask) == 0) {
       group = scheduler_->group_of(node);
       if (static_cast<size_t>(group) >= group_fit_.size()) group_fit_.resize(group + 1);
       GroupFit& g = group_fit_[group];
@@ -863,7 +861,7 @@ ExtenderPreemptionResult Extender::Preempt(const ExtenderPreemptionArgs& args) {
   std::unordered_map<int, PreemptionNode> nodes;
   for (const auto& [name, unused] : proposed) {
     auto it = node_index_.find(name);
-    if (it == node_index_.end() || unschedulable_[it->second] || !blocked_[it->second].empty()) {
+    if (it == node_index_.end() || (node_flags_[it->second] & (kCordoned | kBlocked)) != 0) {
       continue;
     }
     PreemptionNode& pn = nodes[it->second];
@@ -1093,7 +1091,7 @@ std::string Extender::StateJson() const {
     node["name"] = s.name;
     node["gpu_model"] = s.gpu_model;
     node["gpu_count"] = s.gpu_count;
-    node["unschedulable"] = static_cast<bool>(unschedulable_[n]);
+    node["unschedulable"] = (node_flags_[n] & kCordoned) != 0;
     node["blocked"] = blocked_[n];
     node["cpu_left_milli"] = st.cpu_left;
     node["memory_left_mib"] = st.memory_left;

@@ -339,8 +339,11 @@ class Extender final : public ClusterEventSink {
   /// Remembers a pod seen by Filter/Prioritize (PodStates::See) and, the first time, counts
   /// it for the policy's context (Scheduler::Observe).
   void SeeLocked(const Pod& pod, const PodSpec& spec);
-  /// The record a pod object gives (request decoded or estimated, annotations, metadata).
+  /// The record a pod object gives (request decoded or estimated, annotations, metadata);
+  /// `error` gets PodToSpec's error when the request is an estimate.
   static PodRecord RecordOf(const Pod& pod, std::string* error);
+  /// The same, with PodToSpec's answer for the pod already at hand.
+  static PodRecord RecordOf(const Pod& pod, const Result<PodSpec>& spec, std::string* error);
   /// The nodes one filter request passed for one pod UID, for Bind's check.
   struct FilterPass {
     std::string uid;
@@ -394,8 +397,22 @@ class Extender final : public ClusterEventSink {
   std::shared_ptr<const PaddedStrings> host_entries_;  // GUARDED_BY(mutex_); HostEntries
   std::vector<int> score_nodes_;      // GUARDED_BY(mutex_), ScoreCandidatesLocked's scratch
   std::vector<int> candidate_group_;  // GUARDED_BY(mutex_), ScoreCandidatesLocked's scratch
-  std::vector<bool> unschedulable_;   // GUARDED_BY(mutex_), by node index
-  std::vector<uint8_t> families_;     // GUARDED_BY(mutex_), by node index
+  /// Why a node takes no pod of some kind, as bits by node index (node_flags_): a candidate
+  /// whose bits meet the request's mask (RequestMask) is rejected without looking further, so
+  /// the common case costs one byte read.
+  enum NodeFlag : uint8_t {
+    kCordoned = 1,
+    kBlocked = 2,
+    kNoGpus = 4,
+    kNoTessera = 8,  ///< does not offer tessera.io/gpu
+    kNoNvidia = 16,  ///< offers neither nvidia.com/gpu nor a HAMi register
+  };
+  static uint8_t FlagsOf(const NodeRecord& record);
+  /// The node flags that reject a pod with `request` and GPU resource `families`.
+  static uint8_t RequestMask(const PodRequest& request, uint8_t families);
+  /// The kReason* of a candidate whose flags meet the mask.
+  static int FlagReason(uint8_t flags);
+  std::vector<uint8_t> node_flags_;   // GUARDED_BY(mutex_), NodeFlag bits by node index
   std::vector<std::string> blocked_;  // GUARDED_BY(mutex_), by node index; "" = not blocked
   std::vector<std::vector<std::string>> placed_;  // GUARDED_BY(mutex_), UIDs by node index
   std::vector<int> successor_;                    // GUARDED_BY(mutex_), by node (ResolveCandidate)

@@ -3,6 +3,7 @@
 // Helpers shared by extender.cc (file mode, the verbs) and extender_live.cc (API mode).
 // Internal to src/k8s/; pure and thread-safe.
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -21,5 +22,9 @@ std::string FormatGpuIndices(GpuSet gpus);
 std::string FitExplanation(FitReason reason);
 /// The UID a pod is known by; "namespace/name" when the object carries no UID.
 std::string PodUid(const Pod& pod);
+/// A metadata.resourceVersion as a number; 0 when it is not one. Kubernetes calls them opaque;
+/// every API server in use writes etcd's revision, and Tessera only compares the versions of
+/// one object (what the watch delivered against a later read of the same pod).
+uint64_t NumericVersion(std::string_view resource_version);
 
 }  // namespace tessera::k8s

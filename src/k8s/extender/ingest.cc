@@ -25,12 +25,6 @@ std::string KeyOf(const std::string& ns, const std::string& name) {
   return ns.empty() ? name : ns + "/" + name;
 }
 
-uint64_t NumericVersion(std::string_view rv) {
-  uint64_t v = 0;
-  auto [p, ec] = std::from_chars(rv.data(), rv.data() + rv.size(), v);
-  return ec == std::errc() && p == rv.data() + rv.size() ? v : 0;
-}
-
 bool Ended(std::string_view phase) { return phase == "Succeeded" || phase == "Failed"; }
 
 std::string GpuList(GpuSet gpus) {
@@ -40,13 +34,46 @@ std::string GpuList(GpuSet gpus) {
 
 }  // namespace
 
+uint8_t Extender::FlagsOf(const NodeRecord& record) {
+  uint8_t f = 0;
+  if (record.unschedulable) f |= kCordoned;
+  if (record.spec.gpu_count == 0) f |= kNoGpus;
+  if (!(record.families & kTesseraFamily)) f |= kNoTessera;
+  if (!(record.families & kNvidiaFamily)) f |= kNoNvidia;
+  return f;
+}
+
+uint8_t Extender::RequestMask(const PodRequest& request, uint8_t families) {
+  uint8_t m = kCordoned | kBlocked;
+  if (!request.IsCpuOnly()) m |= kNoGpus;
+  if (families & kTesseraFamily) m |= kNoTessera;
+  if (families & kNvidiaFamily) m |= kNoNvidia;
+  return m;
+}
+
+int Extender::FlagReason(uint8_t flags) {
+  if (flags & kCordoned) return kReasonCordoned;
+  if (flags & kBlocked) return kReasonBlocked;
+  if (flags & kNoGpus) return kReasonNoGpus;
+  return flags & kNoTessera ? kReasonTesseraFamily : kReasonNvidiaFamily;
+}
+
+uint64_t NumericVersion(std::string_view rv) {
+  uint64_t v = 0;
+  auto [p, ec] = std::from_chars(rv.data(), rv.data() + rv.size(), v);
+  return ec == std::errc() && p == rv.data() + rv.size() ? v : 0;
+}
+
 PodRecord Extender::RecordOf(const Pod& pod, std::string* error) {
+  return RecordOf(pod, PodToSpec(pod), error);
+}
+
+PodRecord Extender::RecordOf(const Pod& pod, const Result<PodSpec>& spec, std::string* error) {
   PodRecord r;
   r.key = KeyOf(pod.namespace_name, pod.name);
   r.node = pod.node_name;
-  Result<PodSpec> spec = PodToSpec(pod);
   if (spec.ok()) {
-    r.spec = std::move(*spec);
+    r.spec = *spec;
   } else {
     r.spec = FailClosedSpec(pod);
     r.estimated = spec.error().message;
@@ -121,8 +148,7 @@ void Extender::Rebuild() {
   for (ResolvedList& r : resolved_) r.names_id = 0;  // node indices change
   successor_.clear();
   first_guess_ = -1;
-  unschedulable_.clear();
-  families_.clear();
+  node_flags_.clear();
   for (const NodeRecord* record : order) {
     if (record->spec.gpu_count > 0 &&
         std::find(models.begin(), models.end(), record->spec.gpu_model) == models.end()) {
@@ -130,8 +156,7 @@ void Extender::Rebuild() {
       models.push_back(record->spec.gpu_model);
     }
     node_index_.emplace(record->spec.name, static_cast<int>(specs.size()));
-    unschedulable_.push_back(record->unschedulable);
-    families_.push_back(record->families);
+    node_flags_.push_back(FlagsOf(*record));
     specs.push_back(record->spec);
   }
   scheduler_.reset();  // it points into the policy and the cluster
@@ -211,6 +236,7 @@ void Extender::PlaceNode(const std::string& name) {
   unaccounted_[node].clear();
   std::string& blocked = blocked_[node];
   blocked.clear();
+  node_flags_[node] &= static_cast<uint8_t>(~kBlocked);
   const auto unaccounted = [&](const std::string& uid, std::string why) {
     unaccounted_[node].emplace_back(uid, std::move(why));
   };
@@ -305,6 +331,7 @@ void Extender::PlaceNode(const std::string& name) {
     place(*g.uid, *g.record, g.request, gpus,
           g.record->estimated.empty() ? GpuSource::kGuess : GpuSource::kEstimate);
   }
+  if (!blocked.empty()) node_flags_[node] |= kBlocked;
 }
 
 void Extender::PlaceNodes(const std::vector<std::string>& nodes) {
@@ -331,8 +358,8 @@ Status Extender::UpsertNode(const Node& node) {
     known.gpus = std::move(record.gpus);
     auto index = node_index_.find(spec->name);
     if (!dirty_ && index != node_index_.end()) {
-      unschedulable_[index->second] = known.unschedulable;
-      families_[index->second] = known.families;
+      node_flags_[index->second] =
+          FlagsOf(known) | (node_flags_[index->second] & static_cast<uint8_t>(kBlocked));
       if (devices_changed) PlaceNode(spec->name);  // HAMi facts read by UUID
     }
     return {};
