@@ -16,7 +16,6 @@
 #include "k8s/api/objects.h"
 #include "k8s/extender/extender_internal.h"
 #include "k8s/extender/metrics.h"
-#include "k8s/extender/preemption.h"
 #include "k8s/extender/translate.h"
 #include "model/fit.h"
 
@@ -27,9 +26,6 @@ using Json = nlohmann::json;
 
 /// Node and pod list files may be far larger than one request body.
 constexpr size_t kMaxListBytes = size_t{1} << 30;
-/// Victim sets Preempt may check in all (spread over the candidate nodes), and at least per node.
-constexpr int64_t kPreemptSubsetsPerRequest = 400000;
-constexpr int64_t kMinPreemptSubsetsPerNode = 2000;
 /// How many pods' filter passes Bind can check (the oldest are forgotten first).
 constexpr size_t kFilterPasses = 4096;
 
@@ -817,108 +813,6 @@ std::string Extender::PrioritizeJsonOf(const Pod& pod, std::span<const std::stri
   w.Put(']');
   w.Finish();
   return out;
-}
-
-ExtenderPreemptionResult Extender::Preempt(const ExtenderPreemptionArgs& args) {
-  ExtenderPreemptionResult result;
-  Result<PodSpec> spec = PodToSpec(args.pod);
-  if (!spec.ok()) return result;  // a pod the engine cannot model: no node is offered
-  const std::string preemptor_uid = PodUid(args.pod);
-
-  // Candidate nodes and the victims the scheduler proposed on each (by UID; with labels and
-  // priority when it sent whole pods).
-  std::map<std::string, std::vector<VictimCandidate>> proposed;
-  if (args.node_name_to_meta_victims) {
-    for (const auto& [node, meta] : *args.node_name_to_meta_victims) {
-      std::vector<VictimCandidate>& list = proposed[node];
-      for (const std::string& uid : meta.pod_uids) {
-        VictimCandidate c;
-        c.uid = uid;
-        list.push_back(std::move(c));
-      }
-    }
-  }
-  if (args.node_name_to_victims) {
-    for (const auto& [node, victims] : *args.node_name_to_victims) {
-      std::vector<VictimCandidate>& list = proposed[node];
-      for (const Pod& pod : victims.pods) {
-        VictimCandidate c;
-        c.uid = PodUid(pod);
-        c.namespace_name = pod.namespace_name;
-        c.name = pod.name;
-        c.priority = pod.priority;
-        c.labels = pod.labels;
-        list.push_back(std::move(c));
-      }
-    }
-  }
-
-  std::lock_guard<std::mutex> lock(mutex_);
-  EnsureModel();
-  if (!GateLocked().empty()) return result;  // nothing is offered out of sync
-  const PodRequest request = cluster_->MakeRequest(*spec);
-  // The modelled pods on each candidate node, in one pass over the assignments.
-  std::unordered_map<int, PreemptionNode> nodes;
-  for (const auto& [name, unused] : proposed) {
-    auto it = node_index_.find(name);
-    if (it == node_index_.end() || (node_flags_[it->second] & (kCordoned | kBlocked)) != 0) {
-      continue;
-    }
-    PreemptionNode& pn = nodes[it->second];
-    pn.gpu_count = cluster_->spec(it->second).gpu_count;
-    pn.model_id = cluster_->model_id(it->second);
-    pn.state = cluster_->state(it->second);
-  }
-  const auto candidate = [this](const std::string& uid, const Assignment& a) {
-    VictimCandidate c;
-    c.uid = uid;
-    if (const PodRecord* r = pods_.Find(uid)) {
-      c.namespace_name = r->meta.namespace_name;
-      c.name = r->meta.name;
-      c.priority = r->meta.priority;
-      c.labels = r->meta.labels;
-    }
-    c.modelled = true;
-    c.request = a.request;
-    c.gpus = a.gpus;
-    return c;
-  };
-  for (const auto& [uid, a] : assignments_) {
-    auto it = nodes.find(a.node);
-    if (it != nodes.end() && uid != preemptor_uid) it->second.pods.push_back(candidate(uid, a));
-  }
-  // The exhaustive search shares one budget per request, so that a long candidate list stays
-  // well inside kube-scheduler's httpTimeout (about a microsecond per victim set checked).
-  PreemptionOptions search;
-  search.max_subsets = std::clamp<int64_t>(
-      kPreemptSubsetsPerRequest / static_cast<int64_t>(std::max<size_t>(nodes.size(), 1)),
-      kMinPreemptSubsetsPerNode, search.max_subsets);
-  for (auto& [name, required] : proposed) {
-    auto idx = node_index_.find(name);
-    if (idx == node_index_.end()) continue;
-    auto pn = nodes.find(idx->second);
-    if (pn == nodes.end()) continue;
-    // A proposed victim the model holds on this node frees what the model says it holds.
-    for (VictimCandidate& r : required) {
-      auto a = assignments_.find(r.uid);
-      if (a != assignments_.end() && a->second.node == idx->second) r = candidate(r.uid, a->second);
-    }
-    std::optional<VictimSet> chosen =
-        SelectVictims(pn->second, required, request, args.pod.priority, pdbs_, search);
-    // kube-scheduler fails the whole preemption on a node without victims ("expected at least
-    // one victim pod on node"): a node where the pod fits already is not offered.
-    if (!chosen || chosen->uids.empty()) continue;
-    metrics_->preempt_nodes->Increment();
-    metrics_->preempt_victims->Increment(static_cast<double>(chosen->uids.size()));
-    result.node_name_to_meta_victims[name] =
-        MetaVictims{std::move(chosen->uids), chosen->num_pdb_violations};
-  }
-  return result;
-}
-
-void Extender::SetDisruptionBudgets(std::vector<PodDisruptionBudget> pdbs) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  pdbs_ = std::move(pdbs);
 }
 
 Extender::Metrics::Metrics() {

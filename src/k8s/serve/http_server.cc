@@ -52,8 +52,8 @@ HttpServer::HttpServer(Extender* extender, HttpServerOptions options)
 HttpServer::~HttpServer() { Stop(); }
 
 double HttpServer::Now() const {
-  if (options_.now_seconds) return options_.now_seconds();
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  static const MonotonicClock monotonic;
+  return (options_.clock != nullptr ? options_.clock : &monotonic)->NowSeconds();
 }
 
 void HttpServer::Route() {

@@ -19,6 +19,7 @@
 #include "k8s/extender/extender_protocol.h"
 #include "k8s/serve/http_socket.h"
 #include "k8s/serve/tls.h"
+#include "util/clock.h"
 #include "util/result.h"
 
 namespace tessera::k8s {
@@ -33,8 +34,8 @@ struct HttpServerOptions {
   /// stalled ones after io_timeout_ms (SpinSocketOptions).
   SpinSocketOptions socket;
   size_t max_connections = 512;  ///< further connections get 503 and are closed
-  /// Monotonic time in seconds, for request durations; steady_clock when empty.
-  std::function<double()> now_seconds;
+  /// Time for request durations (not owned); a MonotonicClock when null.
+  const Clock* clock = nullptr;
   /// TLS on every connection when set (k8s/serve/tls.h): with a client CA, a client without a
   /// certificate it signed gets no answer at all (the handshake fails, nothing is read).
   std::shared_ptr<const TlsContext> tls;

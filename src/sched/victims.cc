@@ -1,4 +1,4 @@
-#include "k8s/extender/preemption.h"
+#include "sched/victims.h"
 
 #include <algorithm>
 #include <bit>
@@ -8,7 +8,7 @@
 #include <tuple>
 #include <utility>
 
-namespace tessera::k8s {
+namespace tessera {
 namespace {
 
 /// Gives back, on a copy of the node state, what `pod` holds.
@@ -49,22 +49,19 @@ struct Item {
   int rank = 0;
 };
 
-std::vector<Item> MakeItems(const std::vector<const VictimCandidate*>& pods,
-                            const std::vector<PodDisruptionBudget>& pdbs) {
+std::vector<Item> MakeItems(const std::vector<const VictimCandidate*>& pods, size_t budgets) {
   std::vector<Item> items(pods.size());
   std::vector<int> order(pods.size());
   for (size_t i = 0; i < pods.size(); ++i) {
     items[i].pod = pods[i];
     order[i] = static_cast<int>(i);
-    for (size_t b = 0; b < pdbs.size(); ++b) {
-      if (pdbs[b].Covers(pods[i]->namespace_name, pods[i]->name, pods[i]->labels)) {
-        items[i].covers.push_back(static_cast<int>(b));
-      }
+    for (int b : pods[i]->budgets) {
+      if (b >= 0 && static_cast<size_t>(b) < budgets) items[i].covers.push_back(b);
     }
   }
   std::sort(order.begin(), order.end(), [&](int a, int b) {
     if (pods[a]->priority != pods[b]->priority) return pods[a]->priority > pods[b]->priority;
-    return pods[a]->uid < pods[b]->uid;
+    return pods[a]->id < pods[b]->id;
   });
   for (size_t r = 0; r < order.size(); ++r) items[order[r]].rank = static_cast<int>(r);
   return items;
@@ -86,13 +83,6 @@ int64_t Violations(std::vector<const Item*> chosen, std::vector<int32_t> allowed
   return violations;
 }
 
-std::vector<int32_t> Allowed(const std::vector<PodDisruptionBudget>& pdbs) {
-  std::vector<int32_t> allowed;
-  allowed.reserve(pdbs.size());
-  for (const PodDisruptionBudget& p : pdbs) allowed.push_back(p.disruptions_allowed);
-  return allowed;
-}
-
 /// What a victim set costs; smaller is better (the order of SelectVictims' contract).
 struct Cost {
   int64_t violations = 0;
@@ -107,17 +97,17 @@ struct Cost {
 }  // namespace
 
 int64_t CountPdbViolations(const std::vector<const VictimCandidate*>& victims,
-                           const std::vector<PodDisruptionBudget>& pdbs) {
-  const std::vector<Item> items = MakeItems(victims, pdbs);
+                           const std::vector<int32_t>& allowed) {
+  const std::vector<Item> items = MakeItems(victims, allowed.size());
   std::vector<const Item*> all;
   for (const Item& i : items) all.push_back(&i);
-  return Violations(all, Allowed(pdbs));
+  return Violations(all, allowed);
 }
 
 std::optional<VictimSet> SelectVictims(const PreemptionNode& node,
                                        const std::vector<VictimCandidate>& required,
                                        const PodRequest& preemptor, int32_t priority,
-                                       const std::vector<PodDisruptionBudget>& pdbs,
+                                       const std::vector<int32_t>& allowed,
                                        const PreemptionOptions& options) {
   const auto fits = [&](const NodeState& s) {
     return CheckFit(node.gpu_count, node.model_id, s, preemptor) == FitReason::kFits;
@@ -125,21 +115,21 @@ std::optional<VictimSet> SelectVictims(const PreemptionNode& node,
 
   // The required victims are gone in every answer.
   NodeState base = node.state;
-  std::set<std::string> required_uids;
+  std::set<std::string> required_ids;
   for (const VictimCandidate& r : required) {
     ReleaseOn(base, r);
-    required_uids.insert(r.uid);
+    required_ids.insert(r.id);
   }
 
   // Eligible: strictly lower priority, not required; ordered by (priority, UID).
   std::vector<const VictimCandidate*> eligible;
   for (const VictimCandidate& p : node.pods) {
-    if (p.priority < priority && required_uids.count(p.uid) == 0) eligible.push_back(&p);
+    if (p.priority < priority && required_ids.count(p.id) == 0) eligible.push_back(&p);
   }
   std::sort(eligible.begin(), eligible.end(),
             [](const VictimCandidate* a, const VictimCandidate* b) {
               if (a->priority != b->priority) return a->priority < b->priority;
-              return a->uid < b->uid;
+              return a->id < b->id;
             });
   const size_t n = eligible.size();
 
@@ -147,9 +137,8 @@ std::optional<VictimSet> SelectVictims(const PreemptionNode& node,
   std::vector<const VictimCandidate*> all_pods;
   for (const VictimCandidate& r : required) all_pods.push_back(&r);
   all_pods.insert(all_pods.end(), eligible.begin(), eligible.end());
-  const std::vector<Item> items = MakeItems(all_pods, pdbs);
+  const std::vector<Item> items = MakeItems(all_pods, allowed.size());
   const size_t n_req = required.size();
-  const std::vector<int32_t> allowed = Allowed(pdbs);
 
   const auto cost_of = [&](const std::vector<int>& indices) {
     Cost c;
@@ -167,8 +156,13 @@ std::optional<VictimSet> SelectVictims(const PreemptionNode& node,
   };
   const auto answer = [&](const Cost& c) {
     VictimSet v;
-    for (const VictimCandidate& r : required) v.uids.push_back(r.uid);
-    for (int i : c.indices) v.uids.push_back(eligible[i]->uid);
+    const auto add = [&](const VictimCandidate& p) {
+      v.ids.push_back(p.id);
+      v.max_priority = std::max(v.max_priority, p.priority);
+      v.sum_priority += p.priority;
+    };
+    for (const VictimCandidate& r : required) add(r);
+    for (int i : c.indices) add(*eligible[i]);
     v.num_pdb_violations = c.violations;
     return v;
   };
@@ -240,4 +234,16 @@ std::optional<VictimSet> SelectVictims(const PreemptionNode& node,
   return answer(best);
 }
 
-}  // namespace tessera::k8s
+int ChoosePreemptionNode(const std::vector<NodeVictims>& answers) {
+  int best = -1;
+  const auto key = [](const NodeVictims& a) {
+    return std::make_tuple(a.victims.num_pdb_violations, a.victims.max_priority,
+                           a.victims.sum_priority, a.victims.ids.size(), a.rank);
+  };
+  for (size_t i = 0; i < answers.size(); ++i) {
+    if (best < 0 || key(answers[i]) < key(answers[best])) best = static_cast<int>(i);
+  }
+  return best;
+}
+
+}  // namespace tessera

@@ -1,4 +1,4 @@
-#include "k8s/extender/preemption.h"
+#include "sched/victims.h"
 
 #include <gtest/gtest.h>
 
@@ -7,10 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "k8s/api/disruption_budget.h"
 #include "model/cluster.h"
 
-namespace tessera::k8s {
+namespace tessera {
 namespace {
 
 // One node of 4 A10 GPUs, 32 CPUs, 64 GiB, filled pod by pod through a real Cluster so that
@@ -20,14 +19,13 @@ class Node4 {
   Node4() : cluster_({NodeSpec{"n", 32000, 65536, 4, "A10", 24576}}) {}
 
   // A pod of `milli` per GPU on the GPUs `gpus` (bit i = GPU i; 0 = CPU-only).
+  // `budgets`: the disruption budgets (indices) that cover it.
   void Add(const std::string& uid, int32_t priority, int32_t milli, GpuSet gpus,
-           int64_t cpu_milli = 1000, std::map<std::string, std::string> labels = {}) {
+           int64_t cpu_milli = 1000, std::vector<int> budgets = {}) {
     VictimCandidate c;
-    c.uid = uid;
-    c.namespace_name = "ml";
-    c.name = "pod-" + uid;
+    c.id = uid;
     c.priority = priority;
-    c.labels = std::move(labels);
+    c.budgets = std::move(budgets);
     c.modelled = true;
     c.request.cpu_milli = cpu_milli;
     c.request.memory_mib = 1024;
@@ -44,7 +42,7 @@ class Node4 {
   }
   const VictimCandidate& pod(const std::string& uid) const {
     for (const VictimCandidate& p : pods_) {
-      if (p.uid == uid) return p;
+      if (p.id == uid) return p;
     }
     ADD_FAILURE() << "no pod " << uid;
     return pods_.front();
@@ -66,20 +64,15 @@ PodRequest Gpus(int count, int32_t milli, int64_t cpu_milli = 1000) {
   return r;
 }
 
-PodDisruptionBudget Pdb(const std::string& app, int32_t allowed) {
-  PodDisruptionBudget p;
-  p.namespace_name = "ml";
-  p.name = "pdb-" + app;
-  p.selector.match_labels = {{"app", app}};
-  p.disruptions_allowed = allowed;
-  return p;
-}
+// Budget 0 covers the pods of app "x", budget 1 those of app "y".
+const std::vector<int> kAppX = {0};
+const std::vector<int> kAppY = {1};
 
 std::optional<VictimSet> Select(const Node4& n, const PodRequest& pod, int32_t priority,
-                                const std::vector<PodDisruptionBudget>& pdbs = {},
+                                const std::vector<int32_t>& allowed = {},
                                 const std::vector<VictimCandidate>& required = {},
                                 int64_t max_subsets = 20000) {
-  return SelectVictims(n.node(), required, pod, priority, pdbs, PreemptionOptions{max_subsets});
+  return SelectVictims(n.node(), required, pod, priority, allowed, PreemptionOptions{max_subsets});
 }
 
 using Uids = std::vector<std::string>;
@@ -89,7 +82,7 @@ TEST(SelectVictims, FitsAlreadyNeedsNoVictim) {
   n.Add("a", 1, 1000, G(0));
   std::optional<VictimSet> v = Select(n, Gpus(1, 1000), 10);
   ASSERT_TRUE(v.has_value());
-  EXPECT_EQ(v->uids, Uids{});
+  EXPECT_EQ(v->ids, Uids{});
   EXPECT_EQ(v->num_pdb_violations, 0);
 }
 
@@ -101,7 +94,7 @@ TEST(SelectVictims, LowestPriorityFirst) {
   n.Add("c", 3, 1000, G(3));
   std::optional<VictimSet> v = Select(n, Gpus(1, 1000), 10);
   ASSERT_TRUE(v.has_value());
-  EXPECT_EQ(v->uids, Uids{"a"});
+  EXPECT_EQ(v->ids, Uids{"a"});
 }
 
 TEST(SelectVictims, FewestPodsBeforeLowerPriorities) {
@@ -111,10 +104,10 @@ TEST(SelectVictims, FewestPodsBeforeLowerPriorities) {
   n.Add("b", 2, 1000, G(1));
   n.Add("h2", 20, 1000, G(2));
   n.Add("h3", 20, 1000, G(3));
-  EXPECT_EQ(Select(n, Gpus(1, 1000), 10)->uids, Uids{"b"});
+  EXPECT_EQ(Select(n, Gpus(1, 1000), 10)->ids, Uids{"b"});
   // With no search budget the greedy reprieve (kube-scheduler's) is the answer: it puts the
   // most important pod back first and ends with two victims.
-  EXPECT_EQ(Select(n, Gpus(1, 1000), 10, {}, {}, /*max_subsets=*/0)->uids, (Uids{"a1", "a2"}));
+  EXPECT_EQ(Select(n, Gpus(1, 1000), 10, {}, {}, /*max_subsets=*/0)->ids, (Uids{"a1", "a2"}));
 }
 
 TEST(SelectVictims, FreesOneGpuNotScatteredShares) {
@@ -127,7 +120,7 @@ TEST(SelectVictims, FreesOneGpuNotScatteredShares) {
   n.Add("h3", 20, 1000, G(3));
   // 1000 milli would be free in total after evicting a and b, but on two GPUs.
   EXPECT_FALSE(Select(n, Gpus(1, 1000), 10).has_value());
-  EXPECT_EQ(Select(n, Gpus(1, 500), 10)->uids, Uids{"a"});
+  EXPECT_EQ(Select(n, Gpus(1, 500), 10)->ids, Uids{"a"});
 }
 
 TEST(SelectVictims, MultiGpuPreemptorTakesTheOnePodHoldingTwoGpus) {
@@ -135,8 +128,8 @@ TEST(SelectVictims, MultiGpuPreemptorTakesTheOnePodHoldingTwoGpus) {
   n.Add("a", 1, 1000, G(0));
   n.Add("m", 2, 1000, G(1) | G(2));
   n.Add("c", 3, 1000, G(3));
-  EXPECT_EQ(Select(n, Gpus(2, 1000), 10)->uids, Uids{"m"});
-  EXPECT_EQ(Select(n, Gpus(4, 1000), 10)->uids, (Uids{"a", "m", "c"}));
+  EXPECT_EQ(Select(n, Gpus(2, 1000), 10)->ids, Uids{"m"});
+  EXPECT_EQ(Select(n, Gpus(4, 1000), 10)->ids, (Uids{"a", "m", "c"}));
 }
 
 TEST(SelectVictims, NeverEqualOrHigherPriority) {
@@ -145,7 +138,7 @@ TEST(SelectVictims, NeverEqualOrHigherPriority) {
   n.Add("hi", 11, 1000, G(1));
   n.Add("lo", 9, 1000, G(2));
   n.Add("eq2", 10, 1000, G(3));
-  EXPECT_EQ(Select(n, Gpus(1, 1000), 10)->uids, Uids{"lo"});
+  EXPECT_EQ(Select(n, Gpus(1, 1000), 10)->ids, Uids{"lo"});
   EXPECT_FALSE(Select(n, Gpus(2, 1000), 10).has_value());
   EXPECT_FALSE(Select(n, Gpus(1, 1000), 9).has_value());
 }
@@ -155,7 +148,7 @@ TEST(SelectVictims, CpuShortageEvictsACpuOnlyPod) {
   n.Add("cpu-lo", 1, 0, 0, /*cpu_milli=*/30000);
   n.Add("g", 1, 1000, G(0), 1000);
   // 1 CPU left; the preemptor needs 4 CPUs and a GPU share (GPUs 1-3 are free).
-  EXPECT_EQ(Select(n, Gpus(1, 500, 4000), 10)->uids, Uids{"cpu-lo"});
+  EXPECT_EQ(Select(n, Gpus(1, 500, 4000), 10)->ids, Uids{"cpu-lo"});
 }
 
 TEST(SelectVictims, WrongModelOrTooFewGpusHasNoAnswer) {
@@ -169,39 +162,39 @@ TEST(SelectVictims, WrongModelOrTooFewGpusHasNoAnswer) {
 
 TEST(SelectVictims, PrefersSetsWithoutBudgetViolations) {
   Node4 n;
-  n.Add("a", 1, 1000, G(0), 1000, {{"app", "x"}});
-  n.Add("b", 2, 1000, G(1), 1000, {{"app", "y"}});
+  n.Add("a", 1, 1000, G(0), 1000, kAppX);
+  n.Add("b", 2, 1000, G(1), 1000, kAppY);
   n.Add("h2", 20, 1000, G(2));
   n.Add("h3", 20, 1000, G(3));
   // No budget left for x: b (higher priority, but unprotected) goes instead of a.
-  std::optional<VictimSet> v = Select(n, Gpus(1, 1000), 10, {Pdb("x", 0)});
+  std::optional<VictimSet> v = Select(n, Gpus(1, 1000), 10, {0, 1000});
   ASSERT_TRUE(v.has_value());
-  EXPECT_EQ(v->uids, Uids{"b"});
+  EXPECT_EQ(v->ids, Uids{"b"});
   EXPECT_EQ(v->num_pdb_violations, 0);
   // Both protected: the lowest priority goes, and the violation is counted.
-  v = Select(n, Gpus(1, 1000), 10, {Pdb("x", 0), Pdb("y", 0)});
-  EXPECT_EQ(v->uids, Uids{"a"});
+  v = Select(n, Gpus(1, 1000), 10, {0, 0});
+  EXPECT_EQ(v->ids, Uids{"a"});
   EXPECT_EQ(v->num_pdb_violations, 1);
   // A budget with room: no violation.
-  v = Select(n, Gpus(1, 1000), 10, {Pdb("x", 1)});
-  EXPECT_EQ(v->uids, Uids{"a"});
+  v = Select(n, Gpus(1, 1000), 10, {1, 1000});
+  EXPECT_EQ(v->ids, Uids{"a"});
   EXPECT_EQ(v->num_pdb_violations, 0);
   // Two GPUs: both go; the budget of one covers one of them.
-  v = Select(n, Gpus(2, 1000), 10, {Pdb("x", 0), Pdb("y", 1)});
-  EXPECT_EQ(v->uids, (Uids{"a", "b"}));
+  v = Select(n, Gpus(2, 1000), 10, {0, 1});
+  EXPECT_EQ(v->ids, (Uids{"a", "b"}));
   EXPECT_EQ(v->num_pdb_violations, 1);
 }
 
 TEST(SelectVictims, MoreVictimsRatherThanAViolation) {
   Node4 n;
-  n.Add("p", 1, 1000, G(0), 1000, {{"app", "x"}});
+  n.Add("p", 1, 1000, G(0), 1000, kAppX);
   n.Add("s1", 2, 500, G(1));
   n.Add("s2", 2, 500, G(1));
   n.Add("h2", 20, 1000, G(2));
   n.Add("h3", 20, 1000, G(3));
-  std::optional<VictimSet> v = Select(n, Gpus(1, 1000), 10, {Pdb("x", 0)});
+  std::optional<VictimSet> v = Select(n, Gpus(1, 1000), 10, {0, 1000});
   ASSERT_TRUE(v.has_value());
-  EXPECT_EQ(v->uids, (Uids{"s1", "s2"}));
+  EXPECT_EQ(v->ids, (Uids{"s1", "s2"}));
   EXPECT_EQ(v->num_pdb_violations, 0);
 }
 
@@ -213,7 +206,7 @@ TEST(SelectVictims, SchedulerVictimsThatSufficeAreTheAnswer) {
   n.Add("h3", 20, 1000, G(3));
   std::optional<VictimSet> v = Select(n, Gpus(1, 1000), 10, {}, {n.pod("b")});
   ASSERT_TRUE(v.has_value());
-  EXPECT_EQ(v->uids, Uids{"b"});
+  EXPECT_EQ(v->ids, Uids{"b"});
 }
 
 TEST(SelectVictims, SchedulerVictimsAreExtendedWhenTheyFreeTooLittle) {
@@ -225,19 +218,19 @@ TEST(SelectVictims, SchedulerVictimsAreExtendedWhenTheyFreeTooLittle) {
   n.Add("h3", 20, 1000, G(3));
   // The scheduler (blind to GPUs) proposed a CPU-only pod and one the model does not know.
   VictimCandidate unknown;
-  unknown.uid = "not-modelled";
+  unknown.id = "not-modelled";
   std::optional<VictimSet> v = Select(n, Gpus(1, 1000), 10, {}, {n.pod("cpu"), unknown});
   ASSERT_TRUE(v.has_value());
-  EXPECT_EQ(v->uids, (Uids{"cpu", "not-modelled", "a"}));
+  EXPECT_EQ(v->ids, (Uids{"cpu", "not-modelled", "a"}));
 }
 
 TEST(SelectVictims, ViolationsOfSchedulerVictimsCount) {
   Node4 n;
-  n.Add("a", 1, 1000, G(0), 1000, {{"app", "x"}});
+  n.Add("a", 1, 1000, G(0), 1000, kAppX);
   n.Add("b", 1, 1000, G(1));
-  std::optional<VictimSet> v = Select(n, Gpus(3, 1000), 10, {Pdb("x", 0)}, {n.pod("a")});
+  std::optional<VictimSet> v = Select(n, Gpus(3, 1000), 10, {0, 1000}, {n.pod("a")});
   ASSERT_TRUE(v.has_value());
-  EXPECT_EQ(v->uids, (Uids{"a"}));
+  EXPECT_EQ(v->ids, (Uids{"a"}));
   EXPECT_EQ(v->num_pdb_violations, 1);
 }
 
@@ -252,39 +245,55 @@ TEST(SelectVictims, LargeNodesStayMinimalWhenTheSearchBudgetRunsOut) {
   // C(40, 10) sets, the greedy set is minimal.
   std::optional<VictimSet> v = Select(n, Gpus(1, 1000), 10, {}, {}, /*max_subsets=*/2000);
   ASSERT_TRUE(v.has_value());
-  ASSERT_EQ(v->uids.size(), 10u);
-  for (const std::string& uid : v->uids) EXPECT_EQ(uid.substr(0, 3), "g0-") << uid;
+  ASSERT_EQ(v->ids.size(), 10u);
+  for (const std::string& uid : v->ids) EXPECT_EQ(uid.substr(0, 3), "g0-") << uid;
   // The whole node: every pod.
   v = Select(n, Gpus(4, 1000), 10, {}, {}, 2000);
   ASSERT_TRUE(v.has_value());
-  EXPECT_EQ(v->uids.size(), 40u);
+  EXPECT_EQ(v->ids.size(), 40u);
   // A tenth of a GPU: one pod.
   v = Select(n, Gpus(1, 100), 10, {}, {}, 2000);
-  EXPECT_EQ(v->uids, Uids{"g0-0"});
+  EXPECT_EQ(v->ids, Uids{"g0-0"});
 }
 
 TEST(CountPdbViolations, BudgetTakenInPriorityOrder) {
   VictimCandidate hi;
-  hi.uid = "hi";
-  hi.namespace_name = "ml";
+  hi.id = "hi";
   hi.priority = 5;
-  hi.labels = {{"app", "x"}};
+  hi.budgets = kAppX;
   VictimCandidate lo = hi;
-  lo.uid = "lo";
+  lo.id = "lo";
   lo.priority = 1;
-  VictimCandidate other_ns = hi;
-  other_ns.uid = "o";
-  other_ns.namespace_name = "web";
-  const std::vector<PodDisruptionBudget> pdbs = {Pdb("x", 1)};
-  EXPECT_EQ(CountPdbViolations({&lo, &hi}, pdbs), 1);
-  EXPECT_EQ(CountPdbViolations({&lo}, pdbs), 0);
-  EXPECT_EQ(CountPdbViolations({&other_ns, &lo}, pdbs), 0);
-  PodDisruptionBudget disrupted = Pdb("x", 0);
-  disrupted.disrupted_pods.insert("lo-name");
-  lo.name = "lo-name";
-  EXPECT_EQ(CountPdbViolations({&lo}, {disrupted}), 0);
-  EXPECT_EQ(CountPdbViolations({&hi}, {disrupted}), 1);
+  VictimCandidate uncovered = hi;
+  uncovered.id = "o";
+  uncovered.budgets = {};
+  EXPECT_EQ(CountPdbViolations({&lo, &hi}, {1}), 1);
+  EXPECT_EQ(CountPdbViolations({&lo}, {1}), 0);
+  EXPECT_EQ(CountPdbViolations({&uncovered, &lo}, {1}), 0);
+  EXPECT_EQ(CountPdbViolations({&hi}, {0}), 1);
+  EXPECT_EQ(CountPdbViolations({&hi}, {}), 0);  // no budgets: nothing to violate
+}
+
+// kube-scheduler's choice among the nodes answered: violations, highest victim priority, sum
+// of priorities, fewest victims, then rank.
+TEST(ChoosePreemptionNode, FollowsKubeSchedulersOrder) {
+  const auto answer = [](int rank, int64_t violations, int32_t max_priority, int64_t sum, int n) {
+    NodeVictims a;
+    a.node = rank;
+    a.rank = rank;
+    a.victims.num_pdb_violations = violations;
+    a.victims.max_priority = max_priority;
+    a.victims.sum_priority = sum;
+    a.victims.ids.resize(static_cast<size_t>(n));
+    return a;
+  };
+  EXPECT_EQ(ChoosePreemptionNode({}), -1);
+  EXPECT_EQ(ChoosePreemptionNode({answer(0, 1, 0, 0, 1), answer(1, 0, 9, 9, 3)}), 1);
+  EXPECT_EQ(ChoosePreemptionNode({answer(0, 0, 5, 5, 1), answer(1, 0, 3, 6, 2)}), 1);
+  EXPECT_EQ(ChoosePreemptionNode({answer(0, 0, 3, 6, 2), answer(1, 0, 3, 5, 2)}), 1);
+  EXPECT_EQ(ChoosePreemptionNode({answer(0, 0, 3, 6, 3), answer(1, 0, 3, 6, 2)}), 1);
+  EXPECT_EQ(ChoosePreemptionNode({answer(3, 0, 3, 6, 2), answer(1, 0, 3, 6, 2)}), 1);
 }
 
 }  // namespace
-}  // namespace tessera::k8s
+}  // namespace tessera
