@@ -464,10 +464,7 @@ class Replay {
     p.victims.clear();
     p.node = -1;
     if (cluster_.Check(node, p.req) == FitReason::kFits) {
-      const GpuSet gpus = p.req.IsCpuOnly() ? 0
-                                            : DefaultGpuChoice(cluster_.spec(node).gpu_count,
-                                                               cluster_.state(node), p.req);
-      Start(id, node, gpus);
+      Start(id, node, scheduler_.ChooseGpus(node, p.req));
     } else {
       Enqueue(id);  // someone else took the room: back to the queue
     }

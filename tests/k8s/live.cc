@@ -41,7 +41,8 @@ std::string OverAllocation(const std::vector<Json>& nodes, const std::vector<Jso
     for (const Json& c : object["spec"].value("containers", Json::array())) {
       const Json resources = c.value("resources", Json::object());
       Json r = resources.value("limits", Json::object());
-      for (auto& [k, v] : resources.value("requests", Json::object()).items()) r[k] = v;
+      const Json requests = resources.value("requests", Json::object());
+      for (auto& [k, v] : requests.items()) r[k] = v;
       int count = 0;
       bool named = false;
       int milli = kMilliPerGpu;

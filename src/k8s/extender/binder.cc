@@ -63,18 +63,6 @@ bool Extender::FilterPassed(const std::string& uid, const std::string& node) con
          (pass->bits[index >> 6] >> (index & 63) & 1) != 0;
 }
 
-GpuSet Extender::ChooseGpus(int node, const PodRequest& request) const {
-  if (request.IsCpuOnly()) return 0;
-  const NodeSpec& spec = cluster_->spec(node);
-  const NodeState& state = cluster_->state(node);
-  GpuSet gpus = 0;
-  if (policy_->mode() != ScoreMode::kUniformRandom) {
-    gpus = policy_->Score(NodeView{spec, cluster_->model_id(node), state}, request).gpus;
-  }
-  if (gpus == 0) gpus = DefaultGpuChoice(spec.gpu_count, state, request);
-  return gpus;
-}
-
 std::string Extender::CheckBindLocked(const ExtenderBindingArgs& args,
                                       const std::string& pod_key) const {
   const PodRecord* r = pods_.Find(args.pod_uid);
@@ -100,7 +88,7 @@ std::string Extender::AssumeLocked(const std::string& uid, int node, GpuSet* gpu
   const PodRequest request = cluster_->MakeRequest(r->spec);
   const FitReason fit = cluster_->Check(node, request);
   if (fit != FitReason::kFits) return "does not fit: " + FitExplanation(fit);
-  *gpus = ChooseGpus(node, request);
+  *gpus = scheduler_->ChooseGpus(node, request);
   const std::string name = cluster_->spec(node).name;
   pods_.Assume(uid, name, *gpus);
   PlaceNode(name);

@@ -366,7 +366,6 @@ class Extender final : public ClusterEventSink {
   /// shows bound there that the watch has not delivered (newer resourceVersions, not removed)
   /// are observed; nothing is removed (the watch tells that). Caller holds the lock.
   void MergeNodeReadLocked(const std::string& node, const ListPage& page);
-  GpuSet ChooseGpus(int node, const PodRequest& request) const;
 
   /// Rebuilds the model if nodes changed (dirty_) and the first sync (or file load) is done.
   void EnsureModel();

@@ -55,6 +55,7 @@
 #include "k8s/extender/extender.h"
 #include "k8s/extender/extender_protocol.h"
 #include "k8s/fake_apiserver.h"
+#include "k8s/live.h"
 #include "k8s/serve/http_server.h"
 #include "model/cluster.h"
 #include "policy/policy.h"
@@ -67,19 +68,11 @@ namespace {
 
 using Json = nlohmann::json;
 using testing::FakeApiServer;
+using testing::WaitFor;
 
 constexpr uint64_t kSeed = 20261129;
 constexpr int kPods = 360;
 constexpr int kDeleteEvery = 3;  // before every 3rd pod, one bound pod is deleted
-
-/// Polls `done` (1 ms steps) for up to 5 s. The only waiting in this test.
-bool WaitFor(const std::function<bool()>& done) {
-  for (int i = 0; i < 5000; ++i) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  return done();
-}
 
 // ---- The cluster: 48 nodes of mixed GPU models, counts and CPU, in a seeded name order. ----
 
