@@ -1,9 +1,9 @@
-# The Tessera image: `tessera serve` as deploy/extender.yaml runs it (any subcommand works).
+# The Tessera image: `tessera serve` as the `tessera` container of deploy/scheduler.yaml runs it (any subcommand works).
 # Two stages on Debian 12 (bookworm): the build stage installs the toolchain and the -dev
 # packages with scripts/deps.sh and builds the tessera binary alone (no tests, no benchmarks);
 # the runtime stage installs only the Debian packages that hold the shared libraries the binary
 # links (listed by the build stage with scripts/runtime-packages.sh, so the list cannot drift
-# from the build) and runs as the non-root user 65532 (the runAsUser of deploy/extender.yaml).
+# from the build) and runs as the non-root user 65532 (its runAsUser in deploy/scheduler.yaml).
 #
 # Build it with scripts/build-image.sh (docker, podman or buildah; from a debootstrap root when
 # no registry is reachable), or directly:

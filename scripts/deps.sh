@@ -21,6 +21,8 @@ packages=(
   nlohmann-json3-dev libcli11-dev libyaml-cpp-dev
   libcpp-httplib-dev                        # HTTP client (API server access)
   libboost-dev                              # Boost.Beast: tessera serve's HTTP server
+  prometheus-cpp-dev                        # tessera serve's metrics (core library)
+  libssl-dev                                # TLS on tessera serve's listener
   libglpk-dev                               # LP solver of tessera frag --offline
 )
 if [ "$with_tests" -eq 1 ]; then

@@ -474,6 +474,21 @@ std::vector<std::pair<int, int>> Scheduler::ScoreNodes(const PodRequest& pod,
   return out;
 }
 
+GpuSet Scheduler::ChooseGpus(int node, const PodRequest& pod) {
+  TESSERA_CHECK(node >= 0 && node < cluster_->size());
+  if (pod.IsCpuOnly()) return 0;
+  const int shape = ShapeId(pod);
+  if (uses_context_) {
+    UpdateContext();
+    ProjectContext(pod);
+  }
+  Group& g = groups_[group_of_[node]];
+  FitReason reason = FitReason::kFits;
+  const CacheEntry* e = uses_context_ ? Evaluate<true>(g, shape, pod, &reason)
+                                      : Evaluate<false>(g, shape, pod, &reason);
+  return e == nullptr ? 0 : e->gpus;
+}
+
 Decision Scheduler::Finish(Decision d, const Feasible& best, const PodRequest& pod) {
   const Group& g = groups_[best.group];
   const int rank = *g.ranks.begin();

@@ -32,9 +32,9 @@ echo "ok   runtime packages: $(tr '\n' ' ' <<<"$pkgs")"
 
 # deploy/ runs what the build script builds.
 built=$(bash "$src/scripts/build-image.sh" --print-image)
-deployed=$(sed -n 's/^ *image: *\(.*tessera.*\)$/\1/p' "$src/deploy/extender.yaml" | grep -v kube-scheduler)
-[ "$built" = "$deployed" ] || fail "deploy/extender.yaml runs '$deployed', scripts/build-image.sh builds '$built'"
-echo "ok   deploy/extender.yaml runs $deployed"
+deployed=$(sed -n 's/^ *image: *\(.*tessera.*\)$/\1/p' "$src/deploy/scheduler.yaml" | grep -v kube-scheduler)
+[ "$built" = "$deployed" ] || fail "deploy/scheduler.yaml runs '$deployed', scripts/build-image.sh builds '$built'"
+echo "ok   deploy/scheduler.yaml runs $deployed"
 
 # The dependency split: scripts/run.sh installs no test-only package, scripts/test.sh all.
 run_pkgs=$(bash "$src/scripts/deps.sh" --print)
