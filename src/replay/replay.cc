@@ -12,6 +12,7 @@
 
 #include "model/cluster.h"
 #include "model/fit.h"
+#include "sched/engine.h"
 #include "sched/scheduler.h"
 #include "sched/victims.h"
 #include "util/check.h"
@@ -99,15 +100,16 @@ class Replay {
       : options_(options),
         timeline_(timeline),
         workload_(workload),
-        cluster_(nodes),
-        order_(NodeOrder(nodes.size(), options.seed)),
-        scheduler_(&cluster_, &placement, order_, options.seed),
+        engine_(Engine::Borrow(nodes, placement, workload, options.seed)),
+        cluster_(engine_->cluster()),
+        order_(engine_->order()),
+        scheduler_(engine_->scheduler()),
         headroom_(options.headroom, &clock_),
         num_classes_(static_cast<int>(options.qos.classes.size())) {
     TESSERA_CHECK(num_classes_ > 0 && options.qos.fallback >= 0 &&
                   options.qos.fallback < num_classes_);
     rank_.resize(nodes.size());
-    for (size_t r = 0; r < order_.size(); ++r) rank_[order_[r]] = static_cast<int>(r);
+    for (int n = 0; n < cluster_.size(); ++n) rank_[n] = engine_->rank(n);
     on_node_.resize(nodes.size());
     nominated_.assign(nodes.size(), 0);
     for (int n = 0; n < cluster_.size(); ++n) idle_gpus_ += IdleGpus(n);
@@ -140,14 +142,6 @@ class Replay {
   }
 
  private:
-  static std::vector<int> NodeOrder(size_t n, uint64_t seed) {
-    std::vector<int> order(n);
-    std::iota(order.begin(), order.end(), 0);
-    Rng rng(seed);
-    rng.Shuffle(order);
-    return order;
-  }
-
   int IdleGpus(int node) const {
     int idle = 0;
     const NodeState& s = cluster_.state(node);
@@ -636,10 +630,11 @@ class Replay {
   const ReplayOptions& options_;
   const Timeline& timeline_;
   const TargetWorkload* workload_;
-  Cluster cluster_;
-  std::vector<int> order_;
+  std::unique_ptr<Engine> engine_;  // the tie order (TieOrder) and the scheduler over the cluster
+  Cluster& cluster_;
+  const std::vector<int>& order_;
   std::vector<int> candidates_;  // scratch of ShareUsedGpu
-  Scheduler scheduler_;
+  Scheduler& scheduler_;
   Headroom headroom_;
   const int num_classes_;
   std::vector<int> rank_;

@@ -1,5 +1,6 @@
 #include "sched/engine.h"
 
+#include <algorithm>
 #include <numeric>
 #include <utility>
 
@@ -23,6 +24,11 @@ std::vector<int> TieOrder(size_t node_count, uint64_t seed) {
 }
 
 uint64_t SchedulerSeed(uint64_t seed) { return seed ^ kSchedulerStream; }
+
+bool IsPolicyName(const std::string& name) {
+  const std::vector<std::string>& known = PolicyNames();
+  return std::find(known.begin(), known.end(), name) != known.end();
+}
 
 std::string KnownPolicies() {
   std::string known;
@@ -68,9 +74,9 @@ Result<std::unique_ptr<Engine>> Engine::Create(std::vector<NodeSpec> nodes,
 }
 
 std::unique_ptr<Engine> Engine::Borrow(std::vector<NodeSpec> nodes, const Policy& policy,
-                                       const TargetWorkload& workload, uint64_t seed) {
+                                       const TargetWorkload* workload, uint64_t seed) {
   std::unique_ptr<Engine> e(new Engine(std::move(nodes), seed));
-  e->workload_ = &workload;
+  e->workload_ = workload;
   e->policy_ = &policy;
   e->Start(seed);
   return e;

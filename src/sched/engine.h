@@ -39,10 +39,10 @@ class Engine {
   static Result<std::unique_ptr<Engine>> Create(std::vector<NodeSpec> nodes,
                                                 const std::vector<PodSpec>& pods,
                                                 const std::string& policy, uint64_t seed);
-  /// An engine over `nodes` that uses `policy` (built with `workload` as its context); both
-  /// must outlive the engine.
+  /// An engine over `nodes` that uses `policy` (built with `workload`, which may be null, as
+  /// its context); both must outlive the engine.
   static std::unique_ptr<Engine> Borrow(std::vector<NodeSpec> nodes, const Policy& policy,
-                                        const TargetWorkload& workload, uint64_t seed);
+                                        const TargetWorkload* workload, uint64_t seed);
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
 
@@ -50,7 +50,8 @@ class Engine {
   const Cluster& cluster() const { return cluster_; }
   Scheduler& scheduler() { return *scheduler_; }
   const Policy& policy() const { return *policy_; }
-  const TargetWorkload& workload() const { return *workload_; }
+  /// The policy's target workload M; null for a borrowed policy built without one.
+  const TargetWorkload* workload() const { return workload_; }
   /// The tie order (TieOrder) and each node's place in it.
   const std::vector<int>& order() const { return order_; }
   int rank(int node) const { return rank_[node]; }
@@ -71,5 +72,7 @@ class Engine {
 
 /// The list of policy names MakePolicy knows, for error messages ("fgd, bestfit, ...").
 std::string KnownPolicies();
+/// Whether MakePolicy knows `name`.
+bool IsPolicyName(const std::string& name);
 
 }  // namespace tessera

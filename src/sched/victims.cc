@@ -91,6 +91,7 @@ struct Cost {
   int64_t sum_priority = 0;
   std::vector<int> indices;  // ascending indices into the eligible pods (the tie-break)
 
+  // NOLINTNEXTLINE(modernize-use-nullptr): clang-tidy 14 misreads the defaulted comparison
   auto operator<=>(const Cost&) const = default;
 };
 
@@ -100,6 +101,7 @@ int64_t CountPdbViolations(const std::vector<const VictimCandidate*>& victims,
                            const std::vector<int32_t>& allowed) {
   const std::vector<Item> items = MakeItems(victims, allowed.size());
   std::vector<const Item*> all;
+  all.reserve(items.size());
   for (const Item& i : items) all.push_back(&i);
   return Violations(all, allowed);
 }
@@ -135,6 +137,7 @@ std::optional<VictimSet> SelectVictims(const PreemptionNode& node,
 
   // Items for the violation count: required first, then eligible (index n_req + i).
   std::vector<const VictimCandidate*> all_pods;
+  all_pods.reserve(required.size() + eligible.size());
   for (const VictimCandidate& r : required) all_pods.push_back(&r);
   all_pods.insert(all_pods.end(), eligible.begin(), eligible.end());
   const std::vector<Item> items = MakeItems(all_pods, allowed.size());

@@ -5,15 +5,12 @@
 
 #include "model/cluster.h"
 #include "policy/policy.h"
+#include "sched/engine.h"
 #include "sched/scheduler.h"
 #include "util/rng.h"
 
 namespace tessera {
 namespace {
-
-// Independent random streams of one seed.
-constexpr uint64_t kNodeOrderStream = 0x6e6f64652d6f7264ULL;
-constexpr uint64_t kSchedulerStream = 0x73636865642d726eULL;
 
 std::string FailureReason(const Decision& d) {
   std::string out;
@@ -102,12 +99,9 @@ Result<RunResult> RunInflation(const std::vector<NodeSpec>& nodes, const std::ve
 RunResult RunInflation(const std::vector<NodeSpec>& nodes, const std::vector<PodSpec>& pods,
                        const TargetWorkload& workload, const Policy& policy, uint64_t seed,
                        const InflationOptions& options) {
-  Cluster cluster(nodes);
-  std::vector<int> order(nodes.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
-  Rng order_rng(seed ^ kNodeOrderStream);
-  order_rng.Shuffle(order);
-  Scheduler scheduler(&cluster, &policy, order, seed ^ kSchedulerStream);
+  const std::unique_ptr<Engine> engine = Engine::Borrow(nodes, policy, &workload, seed);
+  Cluster& cluster = engine->cluster();
+  Scheduler& scheduler = engine->scheduler();
 
   std::vector<PodRequest> requests;
   requests.reserve(pods.size());

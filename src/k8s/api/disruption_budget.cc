@@ -26,18 +26,18 @@ Result<LabelSelector::Operator> ParseOperator(std::string_view op, std::string_v
 Result<LabelSelector::Requirement> DecodeRequirement(const Json& j, const std::string& path) {
   if (!j.is_object()) return TypeError(path, "LabelSelectorRequirement object", j);
   LabelSelector::Requirement r;
-  TESSERA_K8S_RETURN_IF_ERROR(ReadString(FindField(j, "key"), PathKey(path, "key"), &r.key));
+  TESSERA_RETURN_IF_ERROR(ReadString(FindField(j, "key"), PathKey(path, "key"), &r.key));
   if (r.key.empty()) return Error{PathKey(path, "key") + ": missing"};
   std::string op;
-  TESSERA_K8S_RETURN_IF_ERROR(ReadString(FindField(j, "operator"), PathKey(path, "operator"), &op));
-  TESSERA_K8S_ASSIGN(r.op, ParseOperator(op, PathKey(path, "operator")));
+  TESSERA_RETURN_IF_ERROR(ReadString(FindField(j, "operator"), PathKey(path, "operator"), &op));
+  TESSERA_ASSIGN_OR_RETURN(r.op, ParseOperator(op, PathKey(path, "operator")));
   const Json* values = nullptr;
-  TESSERA_K8S_ASSIGN(values, ArrayField(j, "values", path));
+  TESSERA_ASSIGN_OR_RETURN(values, ArrayField(j, "values", path));
   const std::string vpath = PathKey(path, "values");
   if (values != nullptr) {
     for (size_t i = 0; i < values->size(); ++i) {
       std::string v;
-      TESSERA_K8S_RETURN_IF_ERROR(ReadString(&(*values)[i], PathIndex(vpath, i), &v));
+      TESSERA_RETURN_IF_ERROR(ReadString(&(*values)[i], PathIndex(vpath, i), &v));
       r.values.push_back(std::move(v));
     }
   }
@@ -50,15 +50,15 @@ Result<LabelSelector::Requirement> DecodeRequirement(const Json& j, const std::s
 
 Result<LabelSelector> DecodeSelector(const Json& j, const std::string& path) {
   LabelSelector s;
-  TESSERA_K8S_RETURN_IF_ERROR(
+  TESSERA_RETURN_IF_ERROR(
       ReadStringMap(FindField(j, "matchLabels"), PathKey(path, "matchLabels"), &s.match_labels));
   const Json* exprs = nullptr;
-  TESSERA_K8S_ASSIGN(exprs, ArrayField(j, "matchExpressions", path));
+  TESSERA_ASSIGN_OR_RETURN(exprs, ArrayField(j, "matchExpressions", path));
   if (exprs != nullptr) {
     const std::string epath = PathKey(path, "matchExpressions");
     for (size_t i = 0; i < exprs->size(); ++i) {
       LabelSelector::Requirement r;
-      TESSERA_K8S_ASSIGN(r, DecodeRequirement((*exprs)[i], PathIndex(epath, i)));
+      TESSERA_ASSIGN_OR_RETURN(r, DecodeRequirement((*exprs)[i], PathIndex(epath, i)));
       s.match_expressions.push_back(std::move(r));
     }
   }
@@ -107,35 +107,35 @@ Result<PodDisruptionBudget> DecodePodDisruptionBudget(const Json& j, std::string
   if (!j.is_object()) return TypeError(path, "PodDisruptionBudget object", j);
   PodDisruptionBudget pdb;
   const Json* meta = nullptr;
-  TESSERA_K8S_ASSIGN(meta, ObjectField(j, "metadata", path));
+  TESSERA_ASSIGN_OR_RETURN(meta, ObjectField(j, "metadata", path));
   if (meta != nullptr) {
     const std::string mpath = PathKey(path, "metadata");
-    TESSERA_K8S_RETURN_IF_ERROR(
+    TESSERA_RETURN_IF_ERROR(
         ReadString(FindField(*meta, "name"), PathKey(mpath, "name"), &pdb.name));
-    TESSERA_K8S_RETURN_IF_ERROR(ReadString(FindField(*meta, "namespace"),
-                                           PathKey(mpath, "namespace"), &pdb.namespace_name));
+    TESSERA_RETURN_IF_ERROR(ReadString(FindField(*meta, "namespace"), PathKey(mpath, "namespace"),
+                                       &pdb.namespace_name));
   }
   const Json* spec = nullptr;
-  TESSERA_K8S_ASSIGN(spec, ObjectField(j, "spec", path));
+  TESSERA_ASSIGN_OR_RETURN(spec, ObjectField(j, "spec", path));
   if (spec != nullptr) {
     const std::string spath = PathKey(path, "spec");
     const Json* selector = nullptr;
-    TESSERA_K8S_ASSIGN(selector, ObjectField(*spec, "selector", spath));
+    TESSERA_ASSIGN_OR_RETURN(selector, ObjectField(*spec, "selector", spath));
     if (selector != nullptr) {
-      TESSERA_K8S_ASSIGN(pdb.selector, DecodeSelector(*selector, PathKey(spath, "selector")));
+      TESSERA_ASSIGN_OR_RETURN(pdb.selector, DecodeSelector(*selector, PathKey(spath, "selector")));
     }
   }
   const Json* status = nullptr;
-  TESSERA_K8S_ASSIGN(status, ObjectField(j, "status", path));
+  TESSERA_ASSIGN_OR_RETURN(status, ObjectField(j, "status", path));
   if (status != nullptr) {
     const std::string stpath = PathKey(path, "status");
     int64_t allowed = 0;
-    TESSERA_K8S_RETURN_IF_ERROR(ReadInt64(FindField(*status, "disruptionsAllowed"),
-                                          PathKey(stpath, "disruptionsAllowed"), 0,
-                                          std::numeric_limits<int32_t>::max(), &allowed));
+    TESSERA_RETURN_IF_ERROR(ReadInt64(FindField(*status, "disruptionsAllowed"),
+                                      PathKey(stpath, "disruptionsAllowed"), 0,
+                                      std::numeric_limits<int32_t>::max(), &allowed));
     pdb.disruptions_allowed = static_cast<int32_t>(allowed);
     const Json* disrupted = nullptr;
-    TESSERA_K8S_ASSIGN(disrupted, ObjectField(*status, "disruptedPods", stpath));
+    TESSERA_ASSIGN_OR_RETURN(disrupted, ObjectField(*status, "disruptedPods", stpath));
     if (disrupted != nullptr) {
       for (auto it = disrupted->begin(); it != disrupted->end(); ++it) {
         pdb.disrupted_pods.insert(it.key());
@@ -147,7 +147,7 @@ Result<PodDisruptionBudget> DecodePodDisruptionBudget(const Json& j, std::string
 
 Result<std::vector<PodDisruptionBudget>> ParsePodDisruptionBudgets(std::string_view text) {
   Json doc;
-  TESSERA_K8S_ASSIGN(doc, ParseJson(text, kMaxPdbListBytes, "pdbs"));
+  TESSERA_ASSIGN_OR_RETURN(doc, ParseJson(text, kMaxPdbListBytes, "pdbs"));
   std::vector<PodDisruptionBudget> out;
   const Json* items = &doc;
   std::string items_path;
@@ -155,7 +155,7 @@ Result<std::vector<PodDisruptionBudget>> ParsePodDisruptionBudgets(std::string_v
     const Json* list = FindField(doc, "items");
     if (list == nullptr) {  // a single object
       PodDisruptionBudget pdb;
-      TESSERA_K8S_ASSIGN(pdb, DecodePodDisruptionBudget(doc, "pdbs"));
+      TESSERA_ASSIGN_OR_RETURN(pdb, DecodePodDisruptionBudget(doc, "pdbs"));
       out.push_back(std::move(pdb));
       return out;
     }
@@ -168,8 +168,8 @@ Result<std::vector<PodDisruptionBudget>> ParsePodDisruptionBudgets(std::string_v
   }
   for (size_t i = 0; i < items->size(); ++i) {
     PodDisruptionBudget pdb;
-    TESSERA_K8S_ASSIGN(pdb,
-                       DecodePodDisruptionBudget((*items)[i], "pdbs: " + PathIndex(items_path, i)));
+    TESSERA_ASSIGN_OR_RETURN(
+        pdb, DecodePodDisruptionBudget((*items)[i], "pdbs: " + PathIndex(items_path, i)));
     out.push_back(std::move(pdb));
   }
   return out;

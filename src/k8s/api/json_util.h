@@ -15,21 +15,6 @@
 
 #include "util/result.h"
 
-/// Evaluates a Status expression and returns its error from the enclosing function.
-#define TESSERA_K8S_RETURN_IF_ERROR(expr)      \
-  do {                                         \
-    ::tessera::Status status_ = (expr);        \
-    if (!status_.ok()) return status_.error(); \
-  } while (0)
-
-/// Evaluates a Result expression into `lhs`, or returns its error from the enclosing function.
-#define TESSERA_K8S_ASSIGN(lhs, expr)          \
-  do {                                         \
-    auto result_ = (expr);                     \
-    if (!result_.ok()) return result_.error(); \
-    lhs = std::move(*result_);                 \
-  } while (0)
-
 namespace tessera::k8s {
 
 /// The default limit on a request body, in bytes (16 MiB).

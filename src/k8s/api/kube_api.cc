@@ -267,16 +267,16 @@ Result<std::unique_ptr<HttpKubeApi>> HttpKubeApi::Create(KubeApiConfig config) {
     while (!api->base_path_.empty() && api->base_path_.back() == '/') api->base_path_.pop_back();
   }
   if (!c.ca_data.empty()) {
-    TESSERA_K8S_RETURN_IF_ERROR(WriteTemp(c.ca_data, "the CA data", &api->temp_files_));
+    TESSERA_RETURN_IF_ERROR(WriteTemp(c.ca_data, "the CA data", &api->temp_files_));
     c.ca_file = api->temp_files_.back();
   }
   if (!c.client_cert_data.empty()) {
-    TESSERA_K8S_RETURN_IF_ERROR(
+    TESSERA_RETURN_IF_ERROR(
         WriteTemp(c.client_cert_data, "the client certificate", &api->temp_files_));
     c.client_cert_file = api->temp_files_.back();
   }
   if (!c.client_key_data.empty()) {
-    TESSERA_K8S_RETURN_IF_ERROR(WriteTemp(c.client_key_data, "the client key", &api->temp_files_));
+    TESSERA_RETURN_IF_ERROR(WriteTemp(c.client_key_data, "the client key", &api->temp_files_));
     c.client_key_file = api->temp_files_.back();
   }
   if (c.client_cert_file.empty() != c.client_key_file.empty()) {

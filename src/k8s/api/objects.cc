@@ -82,20 +82,20 @@ Result<Container> DecodeContainer(const Json& j, std::string path, Container::Ki
   Container c;
   c.kind = kind;
   c.json_path = path;
-  TESSERA_K8S_RETURN_IF_ERROR(ReadString(FindField(j, "name"), PathKey(path, "name"), &c.name));
+  TESSERA_RETURN_IF_ERROR(ReadString(FindField(j, "name"), PathKey(path, "name"), &c.name));
   if (kind != Container::Kind::kApp) {
     std::string restart_policy;
-    TESSERA_K8S_RETURN_IF_ERROR(
+    TESSERA_RETURN_IF_ERROR(
         ReadString(FindField(j, "restartPolicy"), PathKey(path, "restartPolicy"), &restart_policy));
     if (restart_policy == "Always") c.kind = Container::Kind::kSidecar;
   }
   const Json* resources = nullptr;
-  TESSERA_K8S_ASSIGN(resources, ObjectField(j, "resources", path));
+  TESSERA_ASSIGN_OR_RETURN(resources, ObjectField(j, "resources", path));
   if (resources != nullptr) {
     const std::string rpath = PathKey(path, "resources");
-    TESSERA_K8S_RETURN_IF_ERROR(ReadResourceMap(FindField(*resources, "requests"),
-                                                PathKey(rpath, "requests"), &c.requests));
-    TESSERA_K8S_RETURN_IF_ERROR(
+    TESSERA_RETURN_IF_ERROR(ReadResourceMap(FindField(*resources, "requests"),
+                                            PathKey(rpath, "requests"), &c.requests));
+    TESSERA_RETURN_IF_ERROR(
         ReadResourceMap(FindField(*resources, "limits"), PathKey(rpath, "limits"), &c.limits));
   }
   for (const auto& [name, q] : c.limits) c.requests.emplace(name, q);  // request defaults to limit
@@ -150,23 +150,23 @@ Result<ResourceList> EffectiveRequests(const std::vector<Container>& containers,
   for (const Container& c : containers) {
     switch (c.kind) {
       case Container::Kind::kApp:
-        TESSERA_K8S_RETURN_IF_ERROR(AddInto(&sum, c.requests, path));
+        TESSERA_RETURN_IF_ERROR(AddInto(&sum, c.requests, path));
         break;
       case Container::Kind::kSidecar:
-        TESSERA_K8S_RETURN_IF_ERROR(AddInto(&sum, c.requests, path));
-        TESSERA_K8S_RETURN_IF_ERROR(AddInto(&sidecars, c.requests, path));
+        TESSERA_RETURN_IF_ERROR(AddInto(&sum, c.requests, path));
+        TESSERA_RETURN_IF_ERROR(AddInto(&sidecars, c.requests, path));
         MaxInto(&init_max, sidecars);
         break;
       case Container::Kind::kInit: {
         ResourceList with_sidecars = c.requests;
-        TESSERA_K8S_RETURN_IF_ERROR(AddInto(&with_sidecars, sidecars, path));
+        TESSERA_RETURN_IF_ERROR(AddInto(&with_sidecars, sidecars, path));
         MaxInto(&init_max, with_sidecars);
         break;
       }
     }
   }
   MaxInto(&sum, init_max);
-  TESSERA_K8S_RETURN_IF_ERROR(AddInto(&sum, overhead, path));
+  TESSERA_RETURN_IF_ERROR(AddInto(&sum, overhead, path));
   return sum;
 }
 
@@ -175,25 +175,24 @@ Status DecodeMetadata(const Json& obj, std::string_view path, std::string* uid, 
                       std::map<std::string, std::string>* labels,
                       std::map<std::string, std::string>* annotations, bool* deleting) {
   const Json* m = nullptr;
-  TESSERA_K8S_ASSIGN(m, ObjectField(obj, "metadata", path));
+  TESSERA_ASSIGN_OR_RETURN(m, ObjectField(obj, "metadata", path));
   if (m == nullptr) return Status();
   const std::string mpath = PathKey(path, "metadata");
-  TESSERA_K8S_RETURN_IF_ERROR(ReadString(FindField(*m, "uid"), PathKey(mpath, "uid"), uid));
-  TESSERA_K8S_RETURN_IF_ERROR(ReadString(FindField(*m, "name"), PathKey(mpath, "name"), name));
+  TESSERA_RETURN_IF_ERROR(ReadString(FindField(*m, "uid"), PathKey(mpath, "uid"), uid));
+  TESSERA_RETURN_IF_ERROR(ReadString(FindField(*m, "name"), PathKey(mpath, "name"), name));
   if (ns != nullptr) {
-    TESSERA_K8S_RETURN_IF_ERROR(
+    TESSERA_RETURN_IF_ERROR(
         ReadString(FindField(*m, "namespace"), PathKey(mpath, "namespace"), ns));
   }
-  TESSERA_K8S_RETURN_IF_ERROR(ReadString(FindField(*m, "resourceVersion"),
-                                         PathKey(mpath, "resourceVersion"), resource_version));
-  TESSERA_K8S_RETURN_IF_ERROR(
-      ReadStringMap(FindField(*m, "labels"), PathKey(mpath, "labels"), labels));
-  TESSERA_K8S_RETURN_IF_ERROR(
+  TESSERA_RETURN_IF_ERROR(ReadString(FindField(*m, "resourceVersion"),
+                                     PathKey(mpath, "resourceVersion"), resource_version));
+  TESSERA_RETURN_IF_ERROR(ReadStringMap(FindField(*m, "labels"), PathKey(mpath, "labels"), labels));
+  TESSERA_RETURN_IF_ERROR(
       ReadStringMap(FindField(*m, "annotations"), PathKey(mpath, "annotations"), annotations));
   if (deleting != nullptr) {
     std::string deletion;
     const Json* d = FindField(*m, "deletionTimestamp");
-    TESSERA_K8S_RETURN_IF_ERROR(ReadString(d, PathKey(mpath, "deletionTimestamp"), &deletion));
+    TESSERA_RETURN_IF_ERROR(ReadString(d, PathKey(mpath, "deletionTimestamp"), &deletion));
     *deleting = d != nullptr && !d->is_null();
   }
   return Status();
@@ -205,51 +204,51 @@ Result<Pod> DecodePod(const Json& j, std::string_view path) {
   if (!j.is_object()) return TypeError(path, "Pod object", j);
   Pod pod;
   pod.json_path = std::string(path);
-  TESSERA_K8S_RETURN_IF_ERROR(DecodeMetadata(j, path, &pod.uid, &pod.name, &pod.namespace_name,
-                                             &pod.resource_version, &pod.labels, &pod.annotations,
-                                             &pod.deleting));
+  TESSERA_RETURN_IF_ERROR(DecodeMetadata(j, path, &pod.uid, &pod.name, &pod.namespace_name,
+                                         &pod.resource_version, &pod.labels, &pod.annotations,
+                                         &pod.deleting));
   const Json* spec = nullptr;
-  TESSERA_K8S_ASSIGN(spec, ObjectField(j, "spec", path));
+  TESSERA_ASSIGN_OR_RETURN(spec, ObjectField(j, "spec", path));
   ResourceList overhead;
   if (spec != nullptr) {
     const std::string spath = PathKey(path, "spec");
-    TESSERA_K8S_RETURN_IF_ERROR(
+    TESSERA_RETURN_IF_ERROR(
         ReadString(FindField(*spec, "nodeName"), PathKey(spath, "nodeName"), &pod.node_name));
-    TESSERA_K8S_RETURN_IF_ERROR(ReadString(FindField(*spec, "schedulerName"),
-                                           PathKey(spath, "schedulerName"), &pod.scheduler_name));
+    TESSERA_RETURN_IF_ERROR(ReadString(FindField(*spec, "schedulerName"),
+                                       PathKey(spath, "schedulerName"), &pod.scheduler_name));
     int64_t priority = 0;
-    TESSERA_K8S_RETURN_IF_ERROR(ReadInt64(FindField(*spec, "priority"), PathKey(spath, "priority"),
-                                          std::numeric_limits<int32_t>::min(),
-                                          std::numeric_limits<int32_t>::max(), &priority));
+    TESSERA_RETURN_IF_ERROR(ReadInt64(FindField(*spec, "priority"), PathKey(spath, "priority"),
+                                      std::numeric_limits<int32_t>::min(),
+                                      std::numeric_limits<int32_t>::max(), &priority));
     pod.priority = static_cast<int32_t>(priority);
     const std::pair<std::string_view, Container::Kind> lists[] = {
         {"containers", Container::Kind::kApp}, {"initContainers", Container::Kind::kInit}};
     for (const auto& [key, kind] : lists) {
       const Json* list = nullptr;
-      TESSERA_K8S_ASSIGN(list, ArrayField(*spec, key, spath));
+      TESSERA_ASSIGN_OR_RETURN(list, ArrayField(*spec, key, spath));
       if (list == nullptr) continue;
       const std::string lpath = PathKey(spath, key);
       for (size_t i = 0; i < list->size(); ++i) {
         Container c;
-        TESSERA_K8S_ASSIGN(c, DecodeContainer((*list)[i], PathIndex(lpath, i), kind));
+        TESSERA_ASSIGN_OR_RETURN(c, DecodeContainer((*list)[i], PathIndex(lpath, i), kind));
         pod.containers.push_back(std::move(c));
       }
     }
-    TESSERA_K8S_RETURN_IF_ERROR(
+    TESSERA_RETURN_IF_ERROR(
         ReadResourceMap(FindField(*spec, "overhead"), PathKey(spath, "overhead"), &overhead));
   }
   const Json* status = nullptr;
-  TESSERA_K8S_ASSIGN(status, ObjectField(j, "status", path));
+  TESSERA_ASSIGN_OR_RETURN(status, ObjectField(j, "status", path));
   if (status != nullptr) {
     const std::string stpath = PathKey(path, "status");
-    TESSERA_K8S_RETURN_IF_ERROR(
+    TESSERA_RETURN_IF_ERROR(
         ReadString(FindField(*status, "phase"), PathKey(stpath, "phase"), &pod.phase));
-    TESSERA_K8S_RETURN_IF_ERROR(
+    TESSERA_RETURN_IF_ERROR(
         ReadString(FindField(*status, "qosClass"), PathKey(stpath, "qosClass"), &pod.qos_class));
   }
   if (pod.qos_class.empty()) pod.qos_class = ComputeQosClass(pod.containers);
-  TESSERA_K8S_ASSIGN(pod.requests,
-                     EffectiveRequests(pod.containers, overhead, PathKey(path, "spec")));
+  TESSERA_ASSIGN_OR_RETURN(pod.requests,
+                           EffectiveRequests(pod.containers, overhead, PathKey(path, "spec")));
   return pod;
 }
 
@@ -257,25 +256,25 @@ Result<Node> DecodeNode(const Json& j, std::string_view path) {
   if (!j.is_object()) return TypeError(path, "Node object", j);
   Node node;
   node.json_path = std::string(path);
-  TESSERA_K8S_RETURN_IF_ERROR(DecodeMetadata(j, path, &node.uid, &node.name, nullptr,
-                                             &node.resource_version, &node.labels,
-                                             &node.annotations, nullptr));
+  TESSERA_RETURN_IF_ERROR(DecodeMetadata(j, path, &node.uid, &node.name, nullptr,
+                                         &node.resource_version, &node.labels, &node.annotations,
+                                         nullptr));
   const Json* spec = nullptr;
-  TESSERA_K8S_ASSIGN(spec, ObjectField(j, "spec", path));
+  TESSERA_ASSIGN_OR_RETURN(spec, ObjectField(j, "spec", path));
   if (spec != nullptr) {
-    TESSERA_K8S_RETURN_IF_ERROR(ReadBool(FindField(*spec, "unschedulable"),
-                                         PathKey(PathKey(path, "spec"), "unschedulable"),
-                                         &node.unschedulable));
+    TESSERA_RETURN_IF_ERROR(ReadBool(FindField(*spec, "unschedulable"),
+                                     PathKey(PathKey(path, "spec"), "unschedulable"),
+                                     &node.unschedulable));
   }
   const Json* status = nullptr;
-  TESSERA_K8S_ASSIGN(status, ObjectField(j, "status", path));
+  TESSERA_ASSIGN_OR_RETURN(status, ObjectField(j, "status", path));
   if (status != nullptr) {
     const std::string stpath = PathKey(path, "status");
-    TESSERA_K8S_RETURN_IF_ERROR(ReadResourceMap(FindField(*status, "allocatable"),
-                                                PathKey(stpath, "allocatable"), nullptr,
-                                                &node.allocatable));
-    TESSERA_K8S_RETURN_IF_ERROR(ReadResourceMap(
-        FindField(*status, "capacity"), PathKey(stpath, "capacity"), nullptr, &node.capacity));
+    TESSERA_RETURN_IF_ERROR(ReadResourceMap(FindField(*status, "allocatable"),
+                                            PathKey(stpath, "allocatable"), nullptr,
+                                            &node.allocatable));
+    TESSERA_RETURN_IF_ERROR(ReadResourceMap(FindField(*status, "capacity"),
+                                            PathKey(stpath, "capacity"), nullptr, &node.capacity));
   }
   return node;
 }

@@ -165,15 +165,9 @@ Result<std::unique_ptr<Extender>> Extender::FromJson(std::string_view nodes_json
                                                      std::string_view pods_json,
                                                      const ExtenderOptions& options) {
   std::unique_ptr<Extender> ext(new Extender(options));
-  {
-    PolicyContext probe_context;
-    TargetWorkload probe = TargetWorkload::FromClasses({});
-    probe_context.workload = &probe;
-    if (MakePolicy(options.policy, probe_context) == nullptr) {
-      std::string known;
-      for (const std::string& n : PolicyNames()) known += (known.empty() ? "" : ", ") + n;
-      return Error{"unknown policy " + QuoteForError(options.policy) + " (known: " + known + ")"};
-    }
+  if (!IsPolicyName(options.policy)) {
+    return Error{"unknown policy " + QuoteForError(options.policy) + " (known: " + KnownPolicies() +
+                 ")"};
   }
 
   // Nodes.

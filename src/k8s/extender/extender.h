@@ -31,6 +31,7 @@
 #include "k8s/hami/register.h"
 #include "model/cluster.h"
 #include "policy/policy.h"
+#include "sched/engine.h"
 #include "sched/scheduler.h"
 #include "util/clock.h"
 #include "util/result.h"
@@ -380,11 +381,12 @@ class Extender final : public ClusterEventSink {
   double Now() const;
 
   mutable std::mutex mutex_;
-  ExtenderOptions options_;                   // GUARDED_BY(mutex_) (immutable)
-  std::unique_ptr<Cluster> cluster_;          // GUARDED_BY(mutex_)
-  std::unique_ptr<TargetWorkload> workload_;  // GUARDED_BY(mutex_)
-  std::unique_ptr<Policy> policy_;            // GUARDED_BY(mutex_)
-  std::unique_ptr<Scheduler> scheduler_;      // GUARDED_BY(mutex_)
+  ExtenderOptions options_;  // GUARDED_BY(mutex_) (immutable)
+  /// The engine (cluster, policy with its target workload, scheduler) as every front door
+  /// assembles it (sched/engine.h); rebuilt when the nodes change. GUARDED_BY(mutex_).
+  std::unique_ptr<Engine> engine_;
+  Cluster* cluster_ = nullptr;      // &engine_->cluster(); null before the first build
+  Scheduler* scheduler_ = nullptr;  // &engine_->scheduler(); null before the first build
   /// Hashes std::string and std::string_view alike (lookups by view without a copy).
   struct NameHash {
     using is_transparent = void;

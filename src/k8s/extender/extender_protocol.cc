@@ -43,13 +43,13 @@ Result<Pod> RequiredPod(const Json& obj) {
 // A list of strings (null elements are "", as in Go); nullopt when absent or null.
 Result<std::optional<std::vector<std::string>>> StringList(const Json& obj, std::string_view key) {
   const Json* list = nullptr;
-  TESSERA_K8S_ASSIGN(list, ArrayField(obj, key, ""));
+  TESSERA_ASSIGN_OR_RETURN(list, ArrayField(obj, key, ""));
   if (list == nullptr) return std::optional<std::vector<std::string>>();
   std::vector<std::string> out;
   out.reserve(list->size());
   for (size_t i = 0; i < list->size(); ++i) {
     std::string s;
-    TESSERA_K8S_RETURN_IF_ERROR(ReadString(&(*list)[i], PathIndex(key, i), &s));
+    TESSERA_RETURN_IF_ERROR(ReadString(&(*list)[i], PathIndex(key, i), &s));
     out.push_back(std::move(s));
   }
   return std::optional<std::vector<std::string>>(std::move(out));
@@ -67,7 +67,7 @@ Result<const Json*> NodeListItems(const Json& obj, std::string_view key, std::st
   if (!v->is_object()) return TypeError(key, "NodeList object", *v);
   *items_path = PathKey(key, "items");
   const Json* items = nullptr;
-  TESSERA_K8S_ASSIGN(items, ArrayField(*v, "items", key));
+  TESSERA_ASSIGN_OR_RETURN(items, ArrayField(*v, "items", key));
   static const Json kEmpty = Json::array();
   return items == nullptr ? &kEmpty : items;
 }
@@ -80,11 +80,11 @@ Result<MetaVictims> DecodeMetaVictims(const Json& v, std::string_view path) {
   MetaVictims m;
   if (v.is_null()) return m;
   if (!v.is_object()) return TypeError(path, "MetaVictims object", v);
-  TESSERA_K8S_RETURN_IF_ERROR(ReadInt64(FindField(v, "NumPDBViolations"),
-                                        PathKey(path, "NumPDBViolations"), kInt64Min, kInt64Max,
-                                        &m.num_pdb_violations));
+  TESSERA_RETURN_IF_ERROR(ReadInt64(FindField(v, "NumPDBViolations"),
+                                    PathKey(path, "NumPDBViolations"), kInt64Min, kInt64Max,
+                                    &m.num_pdb_violations));
   const Json* pods = nullptr;
-  TESSERA_K8S_ASSIGN(pods, ArrayField(v, "Pods", path));
+  TESSERA_ASSIGN_OR_RETURN(pods, ArrayField(v, "Pods", path));
   if (pods == nullptr) return m;
   const std::string pods_path = PathKey(path, "Pods");
   for (size_t i = 0; i < pods->size(); ++i) {
@@ -92,7 +92,7 @@ Result<MetaVictims> DecodeMetaVictims(const Json& v, std::string_view path) {
     const std::string ppath = PathIndex(pods_path, i);
     if (!p.is_object()) return TypeError(ppath, "MetaPod object", p);
     std::string uid;
-    TESSERA_K8S_RETURN_IF_ERROR(ReadString(FindField(p, "UID"), PathKey(ppath, "UID"), &uid));
+    TESSERA_RETURN_IF_ERROR(ReadString(FindField(p, "UID"), PathKey(ppath, "UID"), &uid));
     m.pod_uids.push_back(std::move(uid));
   }
   return m;
@@ -102,16 +102,16 @@ Result<Victims> DecodeVictims(const Json& v, std::string_view path) {
   Victims out;
   if (v.is_null()) return out;
   if (!v.is_object()) return TypeError(path, "Victims object", v);
-  TESSERA_K8S_RETURN_IF_ERROR(ReadInt64(FindField(v, "NumPDBViolations"),
-                                        PathKey(path, "NumPDBViolations"), kInt64Min, kInt64Max,
-                                        &out.num_pdb_violations));
+  TESSERA_RETURN_IF_ERROR(ReadInt64(FindField(v, "NumPDBViolations"),
+                                    PathKey(path, "NumPDBViolations"), kInt64Min, kInt64Max,
+                                    &out.num_pdb_violations));
   const Json* pods = nullptr;
-  TESSERA_K8S_ASSIGN(pods, ArrayField(v, "Pods", path));
+  TESSERA_ASSIGN_OR_RETURN(pods, ArrayField(v, "Pods", path));
   if (pods == nullptr) return out;
   const std::string pods_path = PathKey(path, "Pods");
   for (size_t i = 0; i < pods->size(); ++i) {
     Pod pod;
-    TESSERA_K8S_ASSIGN(pod, DecodePod((*pods)[i], PathIndex(pods_path, i)));
+    TESSERA_ASSIGN_OR_RETURN(pod, DecodePod((*pods)[i], PathIndex(pods_path, i)));
     out.pods.push_back(std::move(pod));
   }
   return out;
@@ -122,12 +122,12 @@ template <typename T, typename Decode>
 Result<std::optional<std::map<std::string, T>>> DecodeMap(const Json& obj, std::string_view key,
                                                           Decode decode) {
   const Json* m = nullptr;
-  TESSERA_K8S_ASSIGN(m, ObjectField(obj, key, ""));
+  TESSERA_ASSIGN_OR_RETURN(m, ObjectField(obj, key, ""));
   if (m == nullptr) return std::optional<std::map<std::string, T>>();
   std::map<std::string, T> out;
   for (auto it = m->begin(); it != m->end(); ++it) {
     T value;
-    TESSERA_K8S_ASSIGN(value, decode(*it, PathKey(key, it.key())));
+    TESSERA_ASSIGN_OR_RETURN(value, decode(*it, PathKey(key, it.key())));
     out.emplace(it.key(), std::move(value));
   }
   return std::optional<std::map<std::string, T>>(std::move(out));
@@ -135,7 +135,7 @@ Result<std::optional<std::map<std::string, T>>> DecodeMap(const Json& obj, std::
 
 // A required, non-empty string field.
 Status RequiredString(const Json& obj, std::string_view key, std::string* out) {
-  TESSERA_K8S_RETURN_IF_ERROR(ReadString(FindField(obj, key), key, out));
+  TESSERA_RETURN_IF_ERROR(ReadString(FindField(obj, key), key, out));
   if (out->empty()) return Error{std::string(key) + ": missing"};
   return Status();
 }
@@ -439,25 +439,25 @@ namespace {
 
 Result<ExtenderArgs> DecodeExtenderArgsGeneral(std::string_view body, size_t max_bytes) {
   Json j;
-  TESSERA_K8S_ASSIGN(j, ParseObjectBody(body, max_bytes, "ExtenderArgs"));
+  TESSERA_ASSIGN_OR_RETURN(j, ParseObjectBody(body, max_bytes, "ExtenderArgs"));
   ExtenderArgs args;
-  TESSERA_K8S_ASSIGN(args.pod, RequiredPod(j));
+  TESSERA_ASSIGN_OR_RETURN(args.pod, RequiredPod(j));
   std::string items_path;
   const Json* items = nullptr;
-  TESSERA_K8S_ASSIGN(items, NodeListItems(j, "Nodes", &items_path));
+  TESSERA_ASSIGN_OR_RETURN(items, NodeListItems(j, "Nodes", &items_path));
   if (items != nullptr) {
     std::vector<Node> nodes;
     nodes.reserve(items->size());
     args.nodes_json.reserve(items->size());
     for (size_t i = 0; i < items->size(); ++i) {
       Node n;
-      TESSERA_K8S_ASSIGN(n, DecodeNode((*items)[i], PathIndex(items_path, i)));
+      TESSERA_ASSIGN_OR_RETURN(n, DecodeNode((*items)[i], PathIndex(items_path, i)));
       nodes.push_back(std::move(n));
       args.nodes_json.push_back(DumpValue((*items)[i]));
     }
     args.nodes = std::move(nodes);
   }
-  TESSERA_K8S_ASSIGN(args.node_names, StringList(j, "NodeNames"));
+  TESSERA_ASSIGN_OR_RETURN(args.node_names, StringList(j, "NodeNames"));
   return args;
 }
 
@@ -505,25 +505,25 @@ Status DecodeExtenderArgsRef(std::string_view body, ExtenderArgsRef* out, size_t
 Result<ExtenderPreemptionArgs> DecodeExtenderPreemptionArgs(std::string_view body,
                                                             size_t max_bytes) {
   Json j;
-  TESSERA_K8S_ASSIGN(j, ParseObjectBody(body, max_bytes, "ExtenderPreemptionArgs"));
+  TESSERA_ASSIGN_OR_RETURN(j, ParseObjectBody(body, max_bytes, "ExtenderPreemptionArgs"));
   ExtenderPreemptionArgs args;
-  TESSERA_K8S_ASSIGN(args.pod, RequiredPod(j));
-  TESSERA_K8S_ASSIGN(args.node_name_to_victims,
-                     DecodeMap<Victims>(j, "NodeNameToVictims", DecodeVictims));
-  TESSERA_K8S_ASSIGN(args.node_name_to_meta_victims,
-                     DecodeMap<MetaVictims>(j, "NodeNameToMetaVictims", DecodeMetaVictims));
+  TESSERA_ASSIGN_OR_RETURN(args.pod, RequiredPod(j));
+  TESSERA_ASSIGN_OR_RETURN(args.node_name_to_victims,
+                           DecodeMap<Victims>(j, "NodeNameToVictims", DecodeVictims));
+  TESSERA_ASSIGN_OR_RETURN(args.node_name_to_meta_victims,
+                           DecodeMap<MetaVictims>(j, "NodeNameToMetaVictims", DecodeMetaVictims));
   return args;
 }
 
 Result<ExtenderBindingArgs> DecodeExtenderBindingArgs(std::string_view body, size_t max_bytes) {
   Json j;
-  TESSERA_K8S_ASSIGN(j, ParseObjectBody(body, max_bytes, "ExtenderBindingArgs"));
+  TESSERA_ASSIGN_OR_RETURN(j, ParseObjectBody(body, max_bytes, "ExtenderBindingArgs"));
   ExtenderBindingArgs args;
-  TESSERA_K8S_RETURN_IF_ERROR(RequiredString(j, "PodName", &args.pod_name));
-  TESSERA_K8S_RETURN_IF_ERROR(
+  TESSERA_RETURN_IF_ERROR(RequiredString(j, "PodName", &args.pod_name));
+  TESSERA_RETURN_IF_ERROR(
       ReadString(FindField(j, "PodNamespace"), "PodNamespace", &args.pod_namespace));
-  TESSERA_K8S_RETURN_IF_ERROR(RequiredString(j, "PodUID", &args.pod_uid));
-  TESSERA_K8S_RETURN_IF_ERROR(RequiredString(j, "Node", &args.node));
+  TESSERA_RETURN_IF_ERROR(RequiredString(j, "PodUID", &args.pod_uid));
+  TESSERA_RETURN_IF_ERROR(RequiredString(j, "Node", &args.node));
   return args;
 }
 
@@ -602,11 +602,11 @@ std::string EncodeExtenderBindingArgs(const ExtenderBindingArgs& args) {
 
 Result<ExtenderFilterResult> DecodeExtenderFilterResult(std::string_view body, size_t max_bytes) {
   Json j;
-  TESSERA_K8S_ASSIGN(j, ParseObjectBody(body, max_bytes, "ExtenderFilterResult"));
+  TESSERA_ASSIGN_OR_RETURN(j, ParseObjectBody(body, max_bytes, "ExtenderFilterResult"));
   ExtenderFilterResult r;
   std::string items_path;
   const Json* items = nullptr;
-  TESSERA_K8S_ASSIGN(items, NodeListItems(j, "Nodes", &items_path));
+  TESSERA_ASSIGN_OR_RETURN(items, NodeListItems(j, "Nodes", &items_path));
   if (items != nullptr) {
     std::vector<std::string> nodes;
     for (size_t i = 0; i < items->size(); ++i) {
@@ -617,20 +617,20 @@ Result<ExtenderFilterResult> DecodeExtenderFilterResult(std::string_view body, s
     r.nodes_json = std::move(nodes);
   }
   std::optional<std::vector<std::string>> names;
-  TESSERA_K8S_ASSIGN(names, StringList(j, "NodeNames"));
+  TESSERA_ASSIGN_OR_RETURN(names, StringList(j, "NodeNames"));
   if (names) r.node_names = std::move(*names);
-  TESSERA_K8S_RETURN_IF_ERROR(
+  TESSERA_RETURN_IF_ERROR(
       ReadStringMap(FindField(j, "FailedNodes"), "FailedNodes", &r.failed_nodes));
-  TESSERA_K8S_RETURN_IF_ERROR(ReadStringMap(FindField(j, "FailedAndUnresolvableNodes"),
-                                            "FailedAndUnresolvableNodes",
-                                            &r.failed_and_unresolvable_nodes));
-  TESSERA_K8S_RETURN_IF_ERROR(ReadString(FindField(j, "Error"), "Error", &r.error));
+  TESSERA_RETURN_IF_ERROR(ReadStringMap(FindField(j, "FailedAndUnresolvableNodes"),
+                                        "FailedAndUnresolvableNodes",
+                                        &r.failed_and_unresolvable_nodes));
+  TESSERA_RETURN_IF_ERROR(ReadString(FindField(j, "Error"), "Error", &r.error));
   return r;
 }
 
 Result<HostPriorityList> DecodeHostPriorityList(std::string_view body, size_t max_bytes) {
   Json j;
-  TESSERA_K8S_ASSIGN(j, ParseJson(body, max_bytes, "HostPriorityList"));
+  TESSERA_ASSIGN_OR_RETURN(j, ParseJson(body, max_bytes, "HostPriorityList"));
   HostPriorityList out;
   if (j.is_null()) return out;
   if (!j.is_array()) return TypeError("HostPriorityList", "array", j);
@@ -639,8 +639,8 @@ Result<HostPriorityList> DecodeHostPriorityList(std::string_view body, size_t ma
     const std::string path = PathIndex("HostPriorityList", i);
     if (!e.is_object()) return TypeError(path, "HostPriority object", e);
     HostPriority h;
-    TESSERA_K8S_RETURN_IF_ERROR(ReadString(FindField(e, "Host"), PathKey(path, "Host"), &h.host));
-    TESSERA_K8S_RETURN_IF_ERROR(
+    TESSERA_RETURN_IF_ERROR(ReadString(FindField(e, "Host"), PathKey(path, "Host"), &h.host));
+    TESSERA_RETURN_IF_ERROR(
         ReadInt64(FindField(e, "Score"), PathKey(path, "Score"), kInt64Min, kInt64Max, &h.score));
     out.push_back(std::move(h));
   }
@@ -650,19 +650,20 @@ Result<HostPriorityList> DecodeHostPriorityList(std::string_view body, size_t ma
 Result<ExtenderPreemptionResult> DecodeExtenderPreemptionResult(std::string_view body,
                                                                 size_t max_bytes) {
   Json j;
-  TESSERA_K8S_ASSIGN(j, ParseObjectBody(body, max_bytes, "ExtenderPreemptionResult"));
+  TESSERA_ASSIGN_OR_RETURN(j, ParseObjectBody(body, max_bytes, "ExtenderPreemptionResult"));
   ExtenderPreemptionResult r;
   std::optional<std::map<std::string, MetaVictims>> m;
-  TESSERA_K8S_ASSIGN(m, DecodeMap<MetaVictims>(j, "NodeNameToMetaVictims", DecodeMetaVictims));
+  TESSERA_ASSIGN_OR_RETURN(m,
+                           DecodeMap<MetaVictims>(j, "NodeNameToMetaVictims", DecodeMetaVictims));
   if (m) r.node_name_to_meta_victims = std::move(*m);
   return r;
 }
 
 Result<ExtenderBindingResult> DecodeExtenderBindingResult(std::string_view body, size_t max_bytes) {
   Json j;
-  TESSERA_K8S_ASSIGN(j, ParseObjectBody(body, max_bytes, "ExtenderBindingResult"));
+  TESSERA_ASSIGN_OR_RETURN(j, ParseObjectBody(body, max_bytes, "ExtenderBindingResult"));
   ExtenderBindingResult r;
-  TESSERA_K8S_RETURN_IF_ERROR(ReadString(FindField(j, "Error"), "Error", &r.error));
+  TESSERA_RETURN_IF_ERROR(ReadString(FindField(j, "Error"), "Error", &r.error));
   return r;
 }
 

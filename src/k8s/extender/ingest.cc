@@ -97,13 +97,9 @@ PodRecord Extender::RecordOf(const Pod& pod, const Result<PodSpec>& spec, std::s
 Result<std::unique_ptr<Extender>> Extender::Create(const ExtenderOptions& options,
                                                    const LiveOptions& live) {
   if (live.api == nullptr) return Error{"API mode needs a Kubernetes API client"};
-  PolicyContext probe_context;
-  TargetWorkload probe = TargetWorkload::FromClasses({});
-  probe_context.workload = &probe;
-  if (MakePolicy(options.policy, probe_context) == nullptr) {
-    std::string known;
-    for (const std::string& n : PolicyNames()) known += (known.empty() ? "" : ", ") + n;
-    return Error{"unknown policy " + QuoteForError(options.policy) + " (known: " + known + ")"};
+  if (!IsPolicyName(options.policy)) {
+    return Error{"unknown policy " + QuoteForError(options.policy) + " (known: " + KnownPolicies() +
+                 ")"};
   }
   std::unique_ptr<Extender> ext(new Extender(options));
   ext->live_ = live;
@@ -159,38 +155,26 @@ void Extender::Rebuild() {
     node_flags_.push_back(FlagsOf(*record));
     specs.push_back(record->spec);
   }
-  scheduler_.reset();  // it points into the policy and the cluster
-  policy_.reset();
-  cluster_ = std::make_unique<Cluster>(std::move(specs));
-  blocked_.assign(cluster_->size(), std::string());
-  placed_.assign(cluster_->size(), {});
-  unaccounted_.assign(cluster_->size(), {});
-
-  // M from the bound pods' decoded requests (file mode: every pod of the file).
+  // M from the bound pods' decoded requests (file mode: every pod of the file); the engine
+  // takes one whole GPU as M when there are none.
   std::vector<PodSpec> bound;
   for (const auto& [uid, r] : pods_.records()) {
     if (r.estimated.empty() && r.opaque.empty() && (!api_mode_ || r.phase != PodPhase::kSeen)) {
       bound.push_back(r.spec);
     }
   }
-  if (bound.empty()) {
-    TargetClass whole_gpu;
-    whole_gpu.gpu_milli = kMilliPerGpu;
-    whole_gpu.gpu_count = 1;
-    whole_gpu.probability = 1;
-    whole_gpu.count = 1;
-    workload_ = std::make_unique<TargetWorkload>(TargetWorkload::FromClasses({whole_gpu}));
-  } else {
-    workload_ = std::make_unique<TargetWorkload>(TargetWorkload::FromPods(bound));
-  }
-  workload_->Resolve(*cluster_);
-  PolicyContext context;
-  context.workload = workload_.get();
-  policy_ = MakePolicy(options_.policy, context);  // checked by Create / FromJson
-  std::vector<int> node_order(cluster_->size());
-  std::iota(node_order.begin(), node_order.end(), 0);
-  scheduler_ =
-      std::make_unique<Scheduler>(cluster_.get(), policy_.get(), node_order, options_.seed);
+  scheduler_ = nullptr;
+  cluster_ = nullptr;
+  engine_.reset();
+  Result<std::unique_ptr<Engine>> engine =
+      Engine::Create(std::move(specs), bound, options_.policy, options_.seed);
+  TESSERA_CHECK(engine.ok());  // the policy name was checked by Create / FromJson
+  engine_ = std::move(*engine);
+  cluster_ = &engine_->cluster();
+  scheduler_ = &engine_->scheduler();
+  blocked_.assign(cluster_->size(), std::string());
+  placed_.assign(cluster_->size(), {});
+  unaccounted_.assign(cluster_->size(), {});
   // The pending pods seen so far count for the policy's context, as the engine counts each pod
   // it is asked about once.
   for (const auto& [uid, r] : pods_.records()) {

@@ -63,20 +63,21 @@ Result<ContainerGpu> GpuOf(const Container& c) {
     count = t_count;
     g.milli = kMilliPerGpu;
     if (t_milli != nullptr) {
-      TESSERA_K8S_ASSIGN(g.milli,
-                         WholeIn(c, kTesseraGpuMilli, *t_milli, 1, kMilliPerGpu, "milli-GPU"));
+      TESSERA_ASSIGN_OR_RETURN(
+          g.milli, WholeIn(c, kTesseraGpuMilli, *t_milli, 1, kMilliPerGpu, "milli-GPU"));
       per_gpu = t_milli;
       per_gpu_name = kTesseraGpuMilli;
     }
     if (t_mem != nullptr) {
-      TESSERA_K8S_ASSIGN(g.memory_mib,
-                         WholeIn(c, kTesseraGpuMemory, *t_mem, 0, kMaxGpuMemoryMib, "MiB"));
+      TESSERA_ASSIGN_OR_RETURN(g.memory_mib,
+                               WholeIn(c, kTesseraGpuMemory, *t_mem, 0, kMaxGpuMemoryMib, "MiB"));
       per_gpu = t_mem;
       per_gpu_name = kTesseraGpuMemory;
     }
     g.count = 1;
     if (count != nullptr) {
-      TESSERA_K8S_ASSIGN(g.count, WholeIn(c, kTesseraGpu, *count, 0, kMaxGpusPerNode, "GPUs"));
+      TESSERA_ASSIGN_OR_RETURN(g.count,
+                               WholeIn(c, kTesseraGpu, *count, 0, kMaxGpusPerNode, "GPUs"));
     }
   } else if (h_count != nullptr || h_mem != nullptr || h_cores != nullptr) {
     if (Find(r, kHamiGpuMemPercent) != nullptr) {
@@ -87,19 +88,20 @@ Result<ContainerGpu> GpuOf(const Container& c) {
     g.milli = kMilliPerGpu;
     if (h_cores != nullptr) {
       int64_t cores = 0;
-      TESSERA_K8S_ASSIGN(cores, WholeIn(c, kHamiGpuCores, *h_cores, 0, 100, "percent"));
+      TESSERA_ASSIGN_OR_RETURN(cores, WholeIn(c, kHamiGpuCores, *h_cores, 0, 100, "percent"));
       if (cores > 0) g.milli = cores * 10;
       per_gpu = h_cores;
       per_gpu_name = kHamiGpuCores;
     }
     if (h_mem != nullptr) {
-      TESSERA_K8S_ASSIGN(g.memory_mib, WholeIn(c, kHamiGpuMem, *h_mem, 0, kMaxGpuMemoryMib, "MiB"));
+      TESSERA_ASSIGN_OR_RETURN(g.memory_mib,
+                               WholeIn(c, kHamiGpuMem, *h_mem, 0, kMaxGpuMemoryMib, "MiB"));
       per_gpu = h_mem;
       per_gpu_name = kHamiGpuMem;
     }
     g.count = 1;  // HAMi's admission webhook adds nvidia.com/gpu: 1 (its default) when absent
     if (count != nullptr) {
-      TESSERA_K8S_ASSIGN(g.count, WholeIn(c, kNvidiaGpu, *count, 0, kMaxGpusPerNode, "GPUs"));
+      TESSERA_ASSIGN_OR_RETURN(g.count, WholeIn(c, kNvidiaGpu, *count, 0, kMaxGpusPerNode, "GPUs"));
     }
   } else {
     return g;  // no GPU
@@ -179,7 +181,7 @@ Result<PodSpec> PodToSpec(const Pod& pod) {
   std::vector<std::pair<const Container*, ContainerGpu>> gpu_containers;
   for (const Container& c : pod.containers) {
     ContainerGpu g;
-    TESSERA_K8S_ASSIGN(g, GpuOf(c));
+    TESSERA_ASSIGN_OR_RETURN(g, GpuOf(c));
     if (g.count > 0) gpu_containers.emplace_back(&c, g);
   }
   if (gpu_containers.size() == 1) {
@@ -251,10 +253,10 @@ Result<NodeSpec> NodeToSpec(const Node& node) {
   const std::string labels_path = PathKey(PathKey(node.json_path, "metadata"), "labels");
   const std::string ann_path = PathKey(PathKey(node.json_path, "metadata"), "annotations");
   std::optional<int64_t> v;
-  TESSERA_K8S_ASSIGN(
+  TESSERA_ASSIGN_OR_RETURN(
       v, NodeQuantity(node.allocatable, kResourceCpu, alloc_path, QuantityToMilli, kMaxCpuMilli));
   s.cpu_milli = v.value_or(0);
-  TESSERA_K8S_ASSIGN(
+  TESSERA_ASSIGN_OR_RETURN(
       v, NodeQuantity(node.allocatable, kResourceMemory, alloc_path, QuantityToMiB, kMaxMemoryMib));
   s.memory_mib = v.value_or(0);
 
@@ -273,8 +275,8 @@ Result<NodeSpec> NodeToSpec(const Node& node) {
   }
 
   std::optional<int64_t> count;
-  TESSERA_K8S_ASSIGN(count, NodeQuantity(node.allocatable, kTesseraGpu, alloc_path, QuantityToInt,
-                                         kMaxGpusPerNode));
+  TESSERA_ASSIGN_OR_RETURN(count, NodeQuantity(node.allocatable, kTesseraGpu, alloc_path,
+                                               QuantityToInt, kMaxGpusPerNode));
   if (!count && has_hami) {
     if (healthy.size() > static_cast<size_t>(kMaxGpusPerNode)) {
       return At(PathKey(ann_path, kHamiRegisterAnnotation), std::to_string(healthy.size()) +
@@ -284,8 +286,8 @@ Result<NodeSpec> NodeToSpec(const Node& node) {
     count = static_cast<int64_t>(healthy.size());
   }
   if (!count) {
-    TESSERA_K8S_ASSIGN(count, NodeQuantity(node.allocatable, kNvidiaGpu, alloc_path, QuantityToInt,
-                                           kMaxGpusPerNode));
+    TESSERA_ASSIGN_OR_RETURN(count, NodeQuantity(node.allocatable, kNvidiaGpu, alloc_path,
+                                                 QuantityToInt, kMaxGpusPerNode));
   }
   s.gpu_count = static_cast<int>(count.value_or(0));
   if (s.gpu_count == 0) return s;
@@ -308,16 +310,16 @@ Result<NodeSpec> NodeToSpec(const Node& node) {
 
   // Per-GPU memory.
   std::optional<int64_t> memory;
-  TESSERA_K8S_ASSIGN(memory, NodeQuantity(node.labels, kGpuMemoryLabel, labels_path, QuantityToInt,
-                                          kMaxGpuMemoryMib));
+  TESSERA_ASSIGN_OR_RETURN(memory, NodeQuantity(node.labels, kGpuMemoryLabel, labels_path,
+                                                QuantityToInt, kMaxGpuMemoryMib));
   if (!memory && !healthy.empty()) {
     int64_t smallest = healthy[0].memory_mib;
     for (const HamiDevice& d : healthy) smallest = std::min(smallest, d.memory_mib);
     memory = smallest;
   }
   if (!memory) {
-    TESSERA_K8S_ASSIGN(memory, NodeQuantity(node.labels, kNvidiaMemoryLabel, labels_path,
-                                            QuantityToInt, kMaxGpuMemoryMib));
+    TESSERA_ASSIGN_OR_RETURN(memory, NodeQuantity(node.labels, kNvidiaMemoryLabel, labels_path,
+                                                  QuantityToInt, kMaxGpuMemoryMib));
   }
   s.gpu_memory_mib = memory ? *memory : KnownGpuMemoryMib(s.gpu_model);
   return s;

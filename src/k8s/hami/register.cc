@@ -21,7 +21,6 @@ Error At(std::string_view path, std::string_view what) {
   return Error{std::string(path) + ": " + std::string(what)};
 }
 
-
 bool ParseInt(std::string_view s, int64_t* out) {
   if (s.empty()) return false;
   const char* end = s.data() + s.size();
@@ -66,33 +65,31 @@ Result<std::vector<HamiDevice>> ParseHamiJson(std::string_view value) {
     HamiDevice dev;
     int64_t v = 0;
     constexpr int64_t kI32 = std::numeric_limits<int32_t>::max();
-    TESSERA_K8S_RETURN_IF_ERROR(ReadString(FindField(d, "id"), PathKey(path, "id"), &dev.uuid));
+    TESSERA_RETURN_IF_ERROR(ReadString(FindField(d, "id"), PathKey(path, "id"), &dev.uuid));
     v = static_cast<int64_t>(i);  // HAMi omits index 0 (omitempty); absent = its position
-    TESSERA_K8S_RETURN_IF_ERROR(
-        ReadInt64(FindField(d, "index"), PathKey(path, "index"), 0, kI32, &v));
+    TESSERA_RETURN_IF_ERROR(ReadInt64(FindField(d, "index"), PathKey(path, "index"), 0, kI32, &v));
     dev.index = static_cast<int32_t>(v);
     v = 0;
-    TESSERA_K8S_RETURN_IF_ERROR(
-        ReadInt64(FindField(d, "count"), PathKey(path, "count"), 0, kI32, &v));
+    TESSERA_RETURN_IF_ERROR(ReadInt64(FindField(d, "count"), PathKey(path, "count"), 0, kI32, &v));
     dev.split_count = static_cast<int32_t>(v);
     v = 0;
-    TESSERA_K8S_RETURN_IF_ERROR(
+    TESSERA_RETURN_IF_ERROR(
         ReadInt64(FindField(d, "devmem"), PathKey(path, "devmem"), 0, kI32, &v));
     dev.memory_mib = v;
     v = 0;
-    TESSERA_K8S_RETURN_IF_ERROR(
+    TESSERA_RETURN_IF_ERROR(
         ReadInt64(FindField(d, "devcore"), PathKey(path, "devcore"), 0, kI32, &v));
     dev.cores = static_cast<int32_t>(v);
-    TESSERA_K8S_RETURN_IF_ERROR(ReadString(FindField(d, "type"), PathKey(path, "type"), &dev.type));
+    TESSERA_RETURN_IF_ERROR(ReadString(FindField(d, "type"), PathKey(path, "type"), &dev.type));
     v = 0;
-    TESSERA_K8S_RETURN_IF_ERROR(
+    TESSERA_RETURN_IF_ERROR(
         ReadInt64(FindField(d, "numa"), PathKey(path, "numa"), -kI32, kI32, &v));
     dev.numa = static_cast<int32_t>(v);
     dev.mode = "hami-core";
-    TESSERA_K8S_RETURN_IF_ERROR(ReadString(FindField(d, "mode"), PathKey(path, "mode"), &dev.mode));
-    TESSERA_K8S_RETURN_IF_ERROR(
+    TESSERA_RETURN_IF_ERROR(ReadString(FindField(d, "mode"), PathKey(path, "mode"), &dev.mode));
+    TESSERA_RETURN_IF_ERROR(
         ReadBool(FindField(d, "health"), PathKey(path, "health"), &dev.healthy));
-    TESSERA_K8S_RETURN_IF_ERROR(CheckDevice(dev, path));
+    TESSERA_RETURN_IF_ERROR(CheckDevice(dev, path));
     out.push_back(std::move(dev));
   }
   return out;
@@ -148,7 +145,7 @@ Result<std::vector<HamiDevice>> ParseHamiColon(std::string_view value) {
     d.cores = static_cast<int32_t>(cores);
     d.numa = static_cast<int32_t>(numa);
     d.index = static_cast<int32_t>(index);
-    TESSERA_K8S_RETURN_IF_ERROR(CheckDevice(d, where));
+    TESSERA_RETURN_IF_ERROR(CheckDevice(d, where));
     out.push_back(std::move(d));
     ++position;
   }

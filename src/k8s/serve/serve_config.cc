@@ -74,25 +74,25 @@ Status ParseServeConfig(std::string_view text, const std::string& file, ServeCon
     const std::string key = entry.first.Scalar();
     const YAML::Node& v = entry.second;
     if (key == "listen") {
-      TESSERA_K8S_RETURN_IF_ERROR(ReadString(file, v, key, &config->listen));
+      TESSERA_RETURN_IF_ERROR(ReadString(file, v, key, &config->listen));
     } else if (key == "policy") {
-      TESSERA_K8S_RETURN_IF_ERROR(ReadString(file, v, key, &config->policy));
+      TESSERA_RETURN_IF_ERROR(ReadString(file, v, key, &config->policy));
     } else if (key == "seed") {
-      TESSERA_K8S_RETURN_IF_ERROR(ReadUnsigned(file, v, key, &config->seed));
+      TESSERA_RETURN_IF_ERROR(ReadUnsigned(file, v, key, &config->seed));
     } else if (key == "logRequests") {
-      TESSERA_K8S_RETURN_IF_ERROR(ReadBool(file, v, key, &config->log_requests));
+      TESSERA_RETURN_IF_ERROR(ReadBool(file, v, key, &config->log_requests));
     } else if (key == "spinMicroseconds") {
       uint64_t spin = 0;
-      TESSERA_K8S_RETURN_IF_ERROR(ReadUnsigned(file, v, key, &spin));
+      TESSERA_RETURN_IF_ERROR(ReadUnsigned(file, v, key, &spin));
       if (spin > static_cast<uint64_t>(kMaxSpinMicroseconds)) {
         return At(file, v, key,
                   "expected 0.." + std::to_string(kMaxSpinMicroseconds) + ", got " + v.Scalar());
       }
       config->spin_us = static_cast<int>(spin);
     } else if (key == "probeListen") {
-      TESSERA_K8S_RETURN_IF_ERROR(ReadString(file, v, key, &config->probe_listen));
+      TESSERA_RETURN_IF_ERROR(ReadString(file, v, key, &config->probe_listen));
     } else if (key == "bindRequiresFilterSeconds") {
-      TESSERA_K8S_RETURN_IF_ERROR(ReadUnsigned(file, v, key, &config->filter_pass_seconds));
+      TESSERA_RETURN_IF_ERROR(ReadUnsigned(file, v, key, &config->filter_pass_seconds));
     } else if (key == "tls") {
       if (v.IsNull()) continue;
       if (!v.IsMap()) return At(file, v, key, "expected a mapping, got " + Describe(v));
@@ -100,12 +100,11 @@ Status ParseServeConfig(std::string_view text, const std::string& file, ServeCon
         const std::string sub = k.first.Scalar();
         const std::string path = "tls." + sub;
         if (sub == "certFile") {
-          TESSERA_K8S_RETURN_IF_ERROR(ReadString(file, k.second, path, &config->tls_cert_file));
+          TESSERA_RETURN_IF_ERROR(ReadString(file, k.second, path, &config->tls_cert_file));
         } else if (sub == "keyFile") {
-          TESSERA_K8S_RETURN_IF_ERROR(ReadString(file, k.second, path, &config->tls_key_file));
+          TESSERA_RETURN_IF_ERROR(ReadString(file, k.second, path, &config->tls_key_file));
         } else if (sub == "clientCAFile") {
-          TESSERA_K8S_RETURN_IF_ERROR(
-              ReadString(file, k.second, path, &config->tls_client_ca_file));
+          TESSERA_RETURN_IF_ERROR(ReadString(file, k.second, path, &config->tls_client_ca_file));
         } else {
           return At(file, k.first, path, "unknown key (known: certFile, keyFile, clientCAFile)");
         }
@@ -117,12 +116,11 @@ Status ParseServeConfig(std::string_view text, const std::string& file, ServeCon
         const std::string sub = k.first.Scalar();
         const std::string path = "kubernetes." + sub;
         if (sub == "inCluster") {
-          TESSERA_K8S_RETURN_IF_ERROR(ReadBool(file, k.second, path, &config->in_cluster));
+          TESSERA_RETURN_IF_ERROR(ReadBool(file, k.second, path, &config->in_cluster));
         } else if (sub == "kubeconfig") {
-          TESSERA_K8S_RETURN_IF_ERROR(ReadString(file, k.second, path, &config->kubeconfig));
+          TESSERA_RETURN_IF_ERROR(ReadString(file, k.second, path, &config->kubeconfig));
         } else if (sub == "readNodeBeforeBind") {
-          TESSERA_K8S_RETURN_IF_ERROR(
-              ReadBool(file, k.second, path, &config->read_node_before_bind));
+          TESSERA_RETURN_IF_ERROR(ReadBool(file, k.second, path, &config->read_node_before_bind));
         } else {
           return At(file, k.first, path,
                     "unknown key (known: inCluster, kubeconfig, readNodeBeforeBind)");
