@@ -8,8 +8,8 @@
 // and no Debian HTTP library spins on a socket before sleeping. The spin is what keeps the
 // extender's tail latency low on virtual machines: a thread that sleeps between requests leaves
 // its vCPU idle, and waking an idle vCPU costs 0.1 ms typically and milliseconds in the tail
-// (docs/PERFORMANCE.md, "Eighth session"). kube-scheduler sends filter, prioritize and bind of
-// one pod back to back on one connection, so a short spin after each answer catches the next
+// (docs/PERFORMANCE.md, the extender under load). kube-scheduler sends filter, prioritize and bind
+// of one pod back to back on one connection, so a short spin after each answer catches the next
 // request without a wake-up.
 
 #include <sys/uio.h>

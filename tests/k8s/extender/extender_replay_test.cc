@@ -1,4 +1,4 @@
-// Replay (issue 3, acceptance 3): the extender in API mode, driven over real HTTP the way
+// Replay: the extender in API mode, driven over real HTTP the way
 // kube-scheduler drives it (filter → prioritize → bind; deletes reach it through the watch),
 // places a seeded pod sequence exactly as the in-process engine (Cluster + MakePolicy +
 // Scheduler) does for the same policy, nodes and order: same node and same GPU indices for
