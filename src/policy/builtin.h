@@ -6,7 +6,8 @@
 
 namespace tessera {
 
-// Factories of the built-in policies, one per file beside this one (see DESIGN.md, "Policies").
+// Factories of the built-in policies, one per file beside this one (formulas at the top of each
+// file and in docs/POLICIES.md).
 std::unique_ptr<Policy> MakeRandomPolicy(const PolicyContext& context);
 std::unique_ptr<Policy> MakeDotProdPolicy(const PolicyContext& context);
 std::unique_ptr<Policy> MakeClusteringPolicy(const PolicyContext& context);

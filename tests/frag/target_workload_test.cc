@@ -7,7 +7,7 @@
 namespace tessera {
 namespace {
 
-// The 31-class workload of the FGD artifact's unit tests (DESIGN.md), probabilities in %.
+// The 31-class workload of the FGD artifact's unit tests, probabilities in %.
 TargetWorkload ArtifactWorkload(const Cluster& cluster) {
   struct Row {
     int64_t cpu;

@@ -1,5 +1,5 @@
 // Each policy's choice on a small hand-made cluster, with the scores worked out by hand in
-// the comments (formulas in DESIGN.md, "Policies").
+// the comments (formulas at the top of each policy file).
 #include <gtest/gtest.h>
 
 #include <memory>

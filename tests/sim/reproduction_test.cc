@@ -1,4 +1,4 @@
-// Reproduction of the FGD paper's published numbers (DESIGN.md, "The inflation experiment"):
+// Reproduction of the FGD paper's published numbers (docs/ARCHITECTURE.md, "Definitions"):
 // default trace, 1213 GPU nodes, seeds 42–51, mean unallocated GPU % at 100 % arrival within
 // 0.5 pp of the published value per policy, and within 0.3 pp of ideal at 90 % arrival.
 #include <gtest/gtest.h>
