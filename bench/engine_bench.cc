@@ -1,6 +1,7 @@
 // Engine benchmarks (Google Benchmark). Results and machine are recorded in
 // docs/PERFORMANCE.md. Run: build/bench/tessera_bench [--benchmark_filter=...]
 #include <benchmark/benchmark.h>
+#include <malloc.h>
 
 #include <filesystem>
 #include <memory>
@@ -106,8 +107,18 @@ void BM_GridAllPodLists(benchmark::State& state) {
 }
 BENCHMARK(BM_GridAllPodLists)->Unit(benchmark::kSecond)->Iterations(1)->UseRealTime();
 
+// Bytes of heap in use (glibc's mallinfo2: the main arena and mmapped blocks; the benchmarks
+// run on one thread).
+double HeapInUse() {
+  const struct mallinfo2 m = mallinfo2();
+  return static_cast<double>(m.uordblks + m.hblkhd);
+}
+
 // Per-pod decision time (Decide + Bind + Unbind) with FGD on synthetic clusters built from the
-// openb node mix, loaded to about half their GPUs with default-trace pods first.
+// openb node mix, loaded to about half their GPUs with default-trace pods first. Counters:
+// distinct_states (groups of equal nodes at the end), warmup_pods, and
+// scheduler_bytes_per_node: the heap the Scheduler holds at the end (its groups, records and
+// score caches), from the heap in use just before it is built, per node.
 void BM_DecisionSynthetic(benchmark::State& state) {
   const Trace& t = DefaultTrace();
   const int num_nodes = static_cast<int>(state.range(0));
@@ -128,9 +139,10 @@ void BM_DecisionSynthetic(benchmark::State& state) {
   std::vector<int> order(num_nodes);
   std::iota(order.begin(), order.end(), 0);
   rng.Shuffle(order);
-  Scheduler scheduler(&cluster, policy.get(), order, 1);
   std::vector<PodRequest> reqs;
   for (const PodSpec& p : t.pods) reqs.push_back(cluster.MakeRequest(p));
+  const double heap_before = HeapInUse();
+  Scheduler scheduler(&cluster, policy.get(), order, 1);
   // Warm-up: load the cluster to half its GPUs by placing pods on random nodes where they
   // fit (cheap, and it leaves as many distinct node states as a real run or more).
   size_t k = 0;
@@ -154,6 +166,7 @@ void BM_DecisionSynthetic(benchmark::State& state) {
   }
   state.counters["distinct_states"] = scheduler.distinct_states();
   state.counters["warmup_pods"] = static_cast<double>(k);
+  state.counters["scheduler_bytes_per_node"] = (HeapInUse() - heap_before) / num_nodes;
 }
 BENCHMARK(BM_DecisionSynthetic)->Arg(1000)->Arg(10000)->Arg(100000)->Unit(benchmark::kMicrosecond);
 

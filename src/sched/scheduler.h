@@ -2,6 +2,7 @@
 
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <set>
 #include <unordered_map>
 #include <utility>
@@ -9,6 +10,7 @@
 
 #include "model/cluster.h"
 #include "model/fit.h"
+#include "model/fit_summary.h"
 #include "policy/policy.h"
 #include "util/rng.h"
 
@@ -30,6 +32,15 @@ struct Decision {
 /// pods they hold) form one group, scored once; a score is cached per (group, pod shape), so
 /// the cost of a decision grows with the number of distinct node states, not with nodes.
 /// Ties go to the node that comes first in `node_order` (the per-seed random node order).
+/// Every group has a 32-byte record (its FitSummary, its lowest rank and its size) in one
+/// array by group id, which a decision reads first: a group that cannot take the pod costs
+/// that record only. For ScoreMode::kInteger policies without a context, the cached scores
+/// are columns, one per pod shape, of one 32-bit integer per group id, so a decision reads
+/// two arrays in order and touches a group itself only to score it for the first time; a
+/// policy with Policy::ScoreBound gets a group's bound first, and its score only if the bound
+/// could beat the best score found (the choice is the same). A pod shape that fit no node is
+/// remembered with its rejections, kept up to date by Bind and Unbind, until a node enters a
+/// state where it fits: until then its pods are answered without a pass over the groups.
 /// For a policy that uses a cluster-wide context (Policy::UsesContext), the scheduler keeps a
 /// ClusterSummary up to date and caches scores per (group, pod shape, the part of the context
 /// value that concerns the group's GPU model and the pod: Policy::ContextFor), up to four
@@ -106,6 +117,14 @@ class Scheduler {
     double raw;
     GpuSet gpus;
   };
+  // What a decision reads of every group first, by group id; for a free id, a FitSummary
+  // that fits nothing and no members.
+  struct Record {
+    FitSummary fit = FitSummary::None();
+    int32_t min_rank = 0;  // the lowest rank of a member in node_order
+    int32_t members = 0;
+  };
+  static_assert(sizeof(Record) == 32);
   struct Group {
     Key key;
     int representative = -1;
@@ -121,6 +140,27 @@ class Scheduler {
   };
 
   int ShapeId(const PodRequest& pod);
+  // The column of `shape` (columns_ only): scores_ from shape * stride_, by group id.
+  int32_t* Column(int shape) { return scores_.data() + static_cast<size_t>(shape) * stride_; }
+  // The cached integer score of `pod` on group `gid` in `column`, computed if not cached;
+  // false if it does not fit. Precondition: MayFit of the group's summary.
+  template <bool kExact>
+  bool ColumnScore(int gid, int32_t* column, const PodRequest& pod, int32_t* score);
+  // The best group by (score, lowest rank) over the columns, or −1; sets *score.
+  template <bool kExact, bool kBound>
+  int BestInColumn(int shape, const FitQuery& query, const PodRequest& pod, int* score);
+  // The integer score of `pod` on group `gid` (which it fits), and its bound.
+  int32_t ScoreOf(int gid, const PodRequest& pod);
+  int32_t BoundOf(int gid, const PodRequest& pod);
+  // Fills d.rejected for a pod that fits no group, and remembers the shape in failed_.
+  void CountRejections(int shape, const FitQuery& query, const PodRequest& pod, Decision& d);
+  void CountRejectionsOnce(int shape, const FitQuery& query, const PodRequest& pod, Decision& d);
+  // CheckFit's reason for `pod` (whose query is `query`) on group `gid`.
+  FitReason ReasonOn(const FitQuery& query, int gid, const PodRequest& pod) const;
+  // Counts a node entering (+1) or leaving (−1) group `gid` in failed_.
+  void TrackFailed(int gid, int sign);
+  // Makes room for group id `gid` in every column and forgets its scores.
+  void ResetColumns(int gid);
   // The cached score of `pod` on `g`, or nullptr with `*reason` set when it does not fit.
   template <bool kContext>
   const CacheEntry* Evaluate(Group& g, int shape, const PodRequest& pod, FitReason* reason);
@@ -132,13 +172,14 @@ class Scheduler {
   void ComputePair(Group& g, CacheEntry& e, CacheEntry& sibling, bool bit_set,
                    const PodRequest& pod);
   template <bool kContext>
-  void ScoreGroups(int shape, const PodRequest& pod, Decision& d, int64_t& feasible_nodes,
+  void ScoreGroups(int shape, const FitQuery& query, const PodRequest& pod, int64_t& feasible_nodes,
                    double& lo, double& hi);
   template <bool kContext, typename Visit>
-  void ForEachFit(int shape, const PodRequest& pod, Decision& d, Visit&& feasible);
+  void ForEachFit(int shape, const FitQuery& query, const PodRequest& pod, Visit&& feasible);
   // ScoreGroups and the choice in one pass, for ScoreMode::kInteger policies.
   template <bool kContext>
-  void BestGroup(int shape, const PodRequest& pod, Decision& d, Feasible& best);
+  void BestGroup(int shape, const FitQuery& query, const PodRequest& pod, Decision& d,
+                 Feasible& best);
   // Computes the policy's ContextFor of every GPU model of the cluster for `pod`.
   void ProjectContext(const PodRequest& pod);
   void Insert(int node);
@@ -148,6 +189,15 @@ class Scheduler {
   void AddFreeGpus(int node, int sign);
   void UpdateContext();
   static constexpr size_t kContextSlots = 4;  // cache entries per (group, shape) with a context
+  // Column values that are not scores: not computed yet, "bounded" and "does not fit, for
+  // this reason". A score equal to one of them is not cached.
+  static constexpr int32_t kUnknown = std::numeric_limits<int32_t>::min();
+  // "Not computed, at most bounds_ at the same place" (policies with Policy::ScoreBound).
+  static constexpr int32_t kBounded = kUnknown + 1;
+  // kRejected + r: "does not fit, FitReason r" (r ≥ 1).
+  static constexpr int32_t kRejected = kBounded;
+  static constexpr int32_t kLastSentinel = kRejected + kNumFitReasons - 1;
+  static bool IsRejection(int32_t v) { return v > kBounded && v <= kLastSentinel; }
 
   Cluster* cluster_;
   const Policy* policy_;
@@ -157,6 +207,7 @@ class Scheduler {
   std::vector<int> group_of_;    // node -> group id
   std::vector<int> member_pos_;  // node -> position in its group's members
   std::vector<Group> groups_;
+  std::vector<Record> records_;  // by group id
   // The policy's memo of each group's state (NodeView::scratch), by group id; kept out of
   // Group so that the scoring loop's group stride stays as it was.
   std::vector<PolicyScratch> memo_;
@@ -169,6 +220,24 @@ class Scheduler {
   const bool uses_context_;
   const int64_t paired_bit_;  // Policy::PairedContextBit, if uses_context_
   const size_t slots_;        // cache entries per line: kContextSlots with a context, else 1
+  // Scores cached in columns (ScoreMode::kInteger without a context) instead of lines.
+  const bool columns_;
+  std::vector<int32_t> scores_;  // column of shape s: [s * stride_, (s + 1) * stride_)
+  size_t stride_ = 0;            // group ids each column has room for
+  const bool bounds_on_;         // columns_ and Policy::HasScoreBound
+  std::vector<int32_t> bounds_;  // Policy::ScoreBound where scores_ holds kBounded
+  // Pod shapes that fit no node when last decided, with every node's rejection, kept up to
+  // date by Insert and Remove until a node enters a state where the shape fits: a pod of
+  // such a shape is answered from here (the answer the plain loop would give).
+  struct Failed {
+    int shape;
+    FitQuery query;
+    std::array<int, kNumFitReasons> rejected;
+  };
+  static constexpr size_t kMaxFailed = 64;
+  std::vector<Failed> failed_;
+  // The groups of a decision whose bound may beat the best score: (key, group id).
+  std::vector<std::pair<int64_t, int>> candidates_;
   ClusterSummary summary_;
   int64_t context_ = 0;           // the policy's current context value
   std::vector<int> models_;       // GPU model ids of the cluster (−1 for nodes without GPUs)
