@@ -7,15 +7,18 @@
 // ScoreBound: Δ is bounded per node state, class by class. Let p be the pod's GPU milli in
 // all. A class m that the node cannot host before the placement cannot after (resources only
 // shrink), and neither can CPU-only classes use a GPU: their fragment is R before and after,
-// so Δ_m = p exactly. A class that the node can host loses nothing to the placement of a
-// whole GPU (those GPUs were usable for m): Δ_m ≤ 0; for a sharing pod placed on GPU i,
-// Δ_m ≤ p if f_i is below m's milli (f_i was fragment already) and Δ_m ≤ 0 otherwise. (If m
-// no longer fits after, its fragment grows to R_after = R − p ≥ F_m + p·[f_i ≥ milli_m].) So
+// so Δ_m = p exactly. For a class m that the node can host, placing a whole GPU costs nothing
+// (those GPUs were usable for m): Δ_m ≤ 0; placing a share on GPU i gives Δ_m ≤ p if f_i is
+// below m's milli (f_i was fragment already) and Δ_m ≤ 0 otherwise. (If m still fits after,
+// only GPU i's term changes; if not, Δ_m = p − U_m with U_m = R − F_m the milli usable for m,
+// and U_m ≥ f_i ≥ p when GPU i, or the whole GPUs taken, are usable for m.) So
 //   whole GPUs:  Δ ≤ p · (Σ p_m over the classes the node cannot host),
 //   sharing:     Δ ≤ p · (that + Σ p_m over hostable classes whose milli exceeds f_min),
 // f_min the least free milli among the GPUs with room for the pod (the placement tried that
 // gives the largest bound), CPU-only pods Δ ≤ 0, and any pod Δ ≤ p. The score is monotone
-// in Δ; a margin of 1e-6 milli covers the rounding of both sums (about 1e-10 milli).
+// in Δ; a margin of 1e-6 milli covers the rounding of both sums (about 1e-10 milli). The sums
+// of p_m run over sets of classes as bit masks, by tables of the sums of each byte's classes
+// (built once, class order within a byte, bytes in order: the same for every caller).
 #include <algorithm>
 #include <array>
 #include <bit>
@@ -41,7 +44,26 @@ constexpr double kBoundMargin = 1e-6;
 
 class FgdPolicy final : public Policy {
  public:
-  explicit FgdPolicy(const TargetWorkload* workload) : workload_(workload) {}
+  explicit FgdPolicy(const TargetWorkload* workload) : workload_(workload) {
+    const std::vector<TargetClass>& classes = workload_->gpu_classes();
+    if (classes.size() > 64) return;  // no bounds by mask: ScoreBound takes the plain loop
+    for (size_t i = 0; i < classes.size(); ++i) {
+      all_ |= uint64_t{1} << i;
+      for (int32_t f = 0; f <= kMilliPerGpu; ++f) {
+        if (classes[i].gpu_milli > f) above_[f] |= uint64_t{1} << i;
+      }
+    }
+    for (size_t byte = 0; byte < 8; ++byte) {
+      for (int v = 0; v < 256; ++v) {
+        double sum = 0;
+        for (int bit = 0; bit < 8; ++bit) {
+          const size_t c = byte * 8 + bit;
+          if (((v >> bit) & 1) != 0 && c < classes.size()) sum += classes[c].probability;
+        }
+        sums_[byte][v] = sum;
+      }
+    }
+  }
   std::string_view name() const override { return "fgd"; }
 
   NodeScore Score(const NodeView& node, const PodRequest& pod) const override {
@@ -68,32 +90,24 @@ class FgdPolicy final : public Policy {
         if (GpuHasRoom(node.state, i, pod)) f_min = std::min(f_min, node.state.gpu_free[i]);
       }
     }
-    const std::vector<TargetClass>& classes = workload_->gpu_classes();
-    double mass = 0;  // Σ p_m over the classes whose Δ_m may reach p
-    if (classes.size() <= 64) {
-      // The same sums in the same order with the memo as without it.
-      double unhostable = 0;
-      uint64_t hostable = 0;
+    double mass = workload_->cpu_only_probability();  // Σ p_m of the classes where Δ_m may be p
+    if (all_ != 0) {
+      // The classes the node can host, memoised per node state by the scheduler.
+      uint64_t hostable;
       if (node.scratch == nullptr) {
-        Hostable(node, &unhostable, &hostable);
+        hostable = Hostable(node);
       } else {
         if (!node.scratch->valid) {
-          Hostable(node, &node.scratch->values[0], &node.scratch->bits);
+          node.scratch->bits = Hostable(node);
           node.scratch->valid = true;
         }
-        unhostable = node.scratch->values[0];
         hostable = node.scratch->bits;
       }
-      mass = unhostable;
-      if (sharing) {
-        for (uint64_t b = hostable; b != 0; b &= b - 1) {
-          const TargetClass& c = classes[std::countr_zero(b)];
-          if (c.gpu_milli > f_min) mass += c.probability;
-        }
-      }
-    } else {  // too many classes for the memo's bits
-      mass = workload_->cpu_only_probability();
-      for (const TargetClass& c : classes) {
+      uint64_t counted = all_ & ~hostable;
+      if (sharing) counted |= hostable & above_[f_min];
+      for (size_t byte = 0; counted != 0; ++byte, counted >>= 8) mass += sums_[byte][counted & 255];
+    } else {  // too many classes for masks
+      for (const TargetClass& c : workload_->gpu_classes()) {
         if (!CanHost(node, c) || (sharing && c.gpu_milli > f_min)) mass += c.probability;
       }
     }
@@ -111,24 +125,20 @@ class FgdPolicy final : public Policy {
     for (int i = 0; i < node.spec.gpu_count; ++i) fitting += node.state.gpu_free[i] >= c.gpu_milli;
     return fitting >= c.gpu_count;
   }
-  // ScoreBound's memo of a node state: Σ p_m over the classes it cannot host (CPU-only
-  // included) in *unhostable, the GPU classes it can host as bits (index in gpu_classes()).
-  void Hostable(const NodeView& node, double* unhostable, uint64_t* hostable) const {
+  // The GPU classes the node can host, as bits (index in gpu_classes()).
+  uint64_t Hostable(const NodeView& node) const {
     const std::vector<TargetClass>& classes = workload_->gpu_classes();
-    double mass = workload_->cpu_only_probability();
     uint64_t bits = 0;
     for (size_t i = 0; i < classes.size(); ++i) {
-      if (CanHost(node, classes[i])) {
-        bits |= uint64_t{1} << i;
-      } else {
-        mass += classes[i].probability;
-      }
+      if (CanHost(node, classes[i])) bits |= uint64_t{1} << i;
     }
-    *unhostable = mass;
-    *hostable = bits;
+    return bits;
   }
 
   const TargetWorkload* workload_;
+  uint64_t all_ = 0;  // every GPU class, as bits (0: more than 64 classes)
+  std::array<uint64_t, kMilliPerGpu + 1> above_{};  // by milli f: the classes above f
+  std::array<std::array<double, 256>, 8> sums_{};   // Σ p of the classes of one byte's bits
 };
 
 }  // namespace

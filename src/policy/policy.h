@@ -31,7 +31,7 @@ struct PolicyScratch {
 /// What a policy sees of a node: its capacity, GPU model and current state. The scheduler
 /// may pass one view for a whole group of nodes in equal states.
 struct NodeView {
-  const NodeSpec& spec;  ///< capacity (the name may be any member of the group)
+  const NodeSpec& spec;  ///< capacity (the name may be any node of the same capacity and model)
   int model_id;          ///< -1 for a node without GPUs
   const NodeState& state;
   /// The policy's own cluster-wide context value (Policy::ContextKey), 0 for policies that

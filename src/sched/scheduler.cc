@@ -62,7 +62,9 @@ Scheduler::Scheduler(Cluster* cluster, const Policy* policy, const std::vector<i
     const NodeSpec& s = cluster_->spec(i);
     auto key = std::make_tuple(s.cpu_milli, s.memory_mib, s.gpu_count, cluster_->model_id(i),
                                s.gpu_memory_mib);
-    type_[i] = types.emplace(key, static_cast<int>(types.size())).first->second;
+    const auto [it, added] = types.emplace(key, static_cast<int>(types.size()));
+    type_[i] = it->second;
+    if (added) type_node_.push_back(i);
     if (std::find(models_.begin(), models_.end(), cluster_->model_id(i)) == models_.end()) {
       models_.push_back(cluster_->model_id(i));
     }
@@ -124,9 +126,10 @@ void Scheduler::Insert(int node) {
       gid = static_cast<int>(groups_.size());
       groups_.emplace_back();
       records_.emplace_back();
+      min_rank_.emplace_back();
       memo_.emplace_back();
+      if (columns_ && static_cast<size_t>(gid) >= stride_) WidenColumns(gid);
     }
-    if (columns_) ResetColumns(gid);
     Group& g = groups_[gid];
     g.key = key;
     g.representative = node;
@@ -136,8 +139,8 @@ void Scheduler::Insert(int node) {
     g.fit.clear();
     g.lines.clear();
     memo_[gid] = PolicyScratch{};
-    records_[gid] =
-        Record{FitSummary::Of(cluster_->spec(node).gpu_count, g.model, key.state), rank_[node], 0};
+    records_[gid] = Record{FitSummary::Of(cluster_->spec(node).gpu_count, g.model, key.state), 0};
+    min_rank_[gid] = rank_[node];
     g.live_pos = static_cast<int>(live_.size());
     live_.push_back(gid);
     group_index_.emplace(key, gid);
@@ -148,9 +151,8 @@ void Scheduler::Insert(int node) {
   if (IsIdle(node)) ++summary_.idle_nodes_by_gpus[cluster_->spec(node).gpu_count];
   if (uses_context_) AddFreeGpus(node, +1);
   g.ranks.insert(rank_[node]);
-  Record& record = records_[gid];
-  record.min_rank = std::min(record.min_rank, rank_[node]);
-  ++record.members;
+  min_rank_[gid] = std::min(min_rank_[gid], rank_[node]);
+  ++records_[gid].members;
   member_pos_[node] = static_cast<int>(g.members.size());
   g.members.push_back(node);
   group_of_[node] = gid;
@@ -164,9 +166,8 @@ void Scheduler::Remove(int node) {
   if (IsIdle(node)) --summary_.idle_nodes_by_gpus[cluster_->spec(node).gpu_count];
   if (uses_context_) AddFreeGpus(node, -1);
   g.ranks.erase(rank_[node]);
-  Record& record = records_[gid];
-  --record.members;
-  if (record.min_rank == rank_[node] && !g.ranks.empty()) record.min_rank = *g.ranks.begin();
+  --records_[gid].members;
+  if (min_rank_[gid] == rank_[node] && !g.ranks.empty()) min_rank_[gid] = *g.ranks.begin();
   const int pos = member_pos_[node];
   const int last = g.members.back();
   g.members[pos] = last;
@@ -181,6 +182,7 @@ void Scheduler::Remove(int node) {
     group_index_.erase(g.key);
     memo_[gid] = PolicyScratch{};
     records_[gid] = Record{};
+    if (columns_) ForgetColumns(gid);
     free_groups_.push_back(gid);
   } else if (g.representative == node) {
     g.representative = g.members.front();
@@ -200,7 +202,6 @@ int Scheduler::ShapeId(const PodRequest& pod) {
   shapes_.push_back(pod);
   ids.push_back(id);
   if (columns_) scores_.resize(shapes_.size() * stride_, kUnknown);
-  if (bounds_on_) bounds_.resize(scores_.size());
   return id;
 }
 
@@ -336,25 +337,21 @@ void Scheduler::Compute(Group& g, CacheEntry& e, const PodRequest& pod) {
   }
 }
 
-// Makes room for group id `gid` in every column (doubling their length when `gid` is past
-// it) and marks its scores as not computed.
-void Scheduler::ResetColumns(int gid) {
-  const size_t id = static_cast<size_t>(gid);
-  if (id >= stride_) {
-    const size_t stride = std::max<size_t>({64, 2 * stride_, id + 1});
-    const auto grow = [&](std::vector<int32_t>& column, int32_t fill) {
-      std::vector<int32_t> wider(shapes_.size() * stride, fill);
-      for (size_t s = 0; s < shapes_.size(); ++s) {
-        std::copy_n(column.data() + s * stride_, stride_, wider.data() + s * stride);
-      }
-      column.swap(wider);
-    };
-    grow(scores_, kUnknown);
-    if (bounds_on_) grow(bounds_, 0);
-    stride_ = stride;
-    return;
+// Doubles the columns' length (or more) so that they have room for group id `gid`.
+void Scheduler::WidenColumns(int gid) {
+  const size_t stride = std::max<size_t>({64, 2 * stride_, static_cast<size_t>(gid) + 1});
+  std::vector<int32_t> wider(shapes_.size() * stride, kUnknown);
+  for (size_t s = 0; s < shapes_.size(); ++s) {
+    std::copy_n(scores_.data() + s * stride_, stride_, wider.data() + s * stride);
   }
-  for (size_t s = 0; s < shapes_.size(); ++s) scores_[s * stride_ + id] = kUnknown;
+  scores_.swap(wider);
+  stride_ = stride;
+}
+
+// A group id is freed: nothing is known of its next group. (Entries of free ids stay
+// kUnknown: the scan skips them by their record.)
+void Scheduler::ForgetColumns(int gid) {
+  for (size_t s = 0; s < shapes_.size(); ++s) scores_[s * stride_ + gid] = kUnknown;
 }
 
 int32_t Scheduler::ScoreOf(int gid, const PodRequest& pod) {
@@ -363,131 +360,158 @@ int32_t Scheduler::ScoreOf(int gid, const PodRequest& pod) {
   return static_cast<int>(e.raw);
 }
 
+// The view's spec is the first node of the group's capacity type (the same capacity and
+// model as every member; a small array, where the representative's spec is one more cache
+// miss per group on large clusters).
 int32_t Scheduler::BoundOf(int gid, const PodRequest& pod) {
   Group& g = groups_[gid];
-  const int node = g.representative;
   return policy_->ScoreBound(
-      NodeView{cluster_->spec(node), g.model, g.key.state, context_, &memo_[gid]}, pod);
+      NodeView{cluster_->spec(type_node_[g.key.type]), g.model, g.key.state, context_, &memo_[gid]},
+      pod);
 }
 
-// The cached score of `pod` on group `gid` in `column` into *score, computed if not cached
-// (or only bounded); false if the pod does not fit (only when !kExact: with an exact
-// FitQuery the caller's MayFit decided). The sentinels are the smallest int32 values, so
-// one comparison tells a cached score.
-template <bool kExact>
-[[gnu::always_inline]] inline bool Scheduler::ColumnScore(int gid, int32_t* column,
-                                                          const PodRequest& pod, int32_t* score) {
-  const int32_t cached = column[gid];
-  if (cached > kLastSentinel) [[likely]] {
-    *score = cached;
-    return true;
+// Resolves a kUnknown entry of a live group: its rejection (the reason, or false for a free
+// id), else its bound (kBound, when it has a column value) or its score. *uncached is set to
+// a score that has no column value (it was not stored), else left alone.
+template <bool kExact, bool kBound>
+bool Scheduler::Resolve(int gid, int32_t* column, const FitQuery& query, const PodRequest& pod,
+                        int64_t* uncached) {
+  const Record& r = records_[gid];
+  if (r.members == 0) return false;  // a free group id: left kUnknown
+  const Group& g = groups_[gid];
+  FitReason fit = FitReason::kFits;
+  if (!query.MayFit(r.fit)) {
+    fit = kExact ? query.Reason(r.fit)
+                 : CheckFit(cluster_->spec(g.representative).gpu_count, g.model, g.key.state, pod);
+  } else if (!kExact) {
+    fit = CheckFit(cluster_->spec(g.representative).gpu_count, g.model, g.key.state, pod);
   }
-  if (!kExact && IsRejection(cached)) return false;
-  if (!kExact && cached == kUnknown) {
-    const Group& g = groups_[gid];
-    const FitReason fit =
-        CheckFit(cluster_->spec(g.representative).gpu_count, g.model, g.key.state, pod);
-    if (fit != FitReason::kFits) {
-      column[gid] = kRejected + static_cast<int32_t>(fit);
-      return false;
+  if (fit != FitReason::kFits) {
+    column[gid] = kRejected + static_cast<int32_t>(fit);
+    return false;
+  }
+  if constexpr (kBound) {
+    const int32_t b = BoundOf(gid, pod);
+    if (Storable(b)) {
+      column[gid] = Encode(b, true);
+      return true;
     }
   }
   const int32_t s = ScoreOf(gid, pod);
-  if (s > kLastSentinel) column[gid] = s;
-  *score = s;
+  if (Storable(s)) {
+    column[gid] = Encode(s, false);
+    return true;
+  }
+  *uncached = std::max(*uncached, KeyOf(s, min_rank_[gid]));
+  return false;
+}
+
+// The integer score of `pod` on group `gid` (a live group it fits, whose entry holds a bound
+// or a score), stored in its entry if it fits there.
+int32_t Scheduler::Exact(int gid, int32_t* column, const PodRequest& pod) {
+  const int32_t e = column[gid];
+  if ((e & 1) == 0) return e >> 1;
+  const int32_t s = ScoreOf(gid, pod);
+  TESSERA_CHECK(s <= (e >> 1));  // Policy::ScoreBound's contract
+  if (Storable(s)) column[gid] = Encode(s, false);
+  return s;
+}
+
+template <bool kExact>
+[[gnu::always_inline]] inline bool Scheduler::ColumnScore(int gid, int32_t* column,
+                                                          const FitQuery& query,
+                                                          const PodRequest& pod, int32_t* score) {
+  int32_t e = column[gid];
+  if (e <= kLastSentinel) [[unlikely]] {
+    if (e != kUnknown) return false;  // a rejection
+    int64_t uncached = std::numeric_limits<int64_t>::min();
+    if (!Resolve<kExact, false>(gid, column, query, pod, &uncached)) {
+      if (uncached == std::numeric_limits<int64_t>::min()) return false;
+      *score = static_cast<int32_t>(uncached >> 32);
+      return true;
+    }
+  }
+  *score = Exact(gid, column, pod);
   return true;
 }
 
 // The choice of a kInteger policy without a context: the highest score, then the lowest
-// rank, as one 64-bit key per group (score in the high half, the rank's complement in the
-// low half). With bounds (kBound), a group whose score is not known gets its bound instead
-// (cached where its score would be), and the pass keeps the kTop best bound keys of those
-// beside the best known score. They are then scored, best bound first, while a bound beats
-// the best score found; every other bound is at most the last of them, so if that one is
-// beaten too the choice is made. Otherwise (when many bounds beat the known scores, as for a
-// pod shape seen for the first time) a second pass collects every bound that beats the best
-// score found and scores them from a heap, best first, until the next cannot beat it.
+// rank. Every entry of the column is a key, KeyOf(its value, the group's lowest rank), where
+// the value is a score or (kBound) an upper bound of it; the pass keeps the kTop largest
+// keys. Taken largest first, a score wins (no other value exceeds it) and a bound is replaced
+// by the score, until a key cannot beat the best score found; if the kTop run out before
+// that, a second pass collects every key that can and takes them from a heap the same way.
 template <bool kExact, bool kBound>
 int Scheduler::BestInColumn(int shape, const FitQuery& query, const PodRequest& pod, int* score) {
-  const auto key_of = [](int32_t value, int32_t rank) {
-    return static_cast<int64_t>(value) * (int64_t{1} << 32) +
-           (int64_t{0xffffffff} - static_cast<int64_t>(rank));
-  };
   int32_t* column = Column(shape);
-  int32_t* bounds = kBound ? bounds_.data() + static_cast<size_t>(shape) * stride_ : nullptr;
-  const Record* records = records_.data();
+  const int32_t* min_rank = min_rank_.data();
   const int n = static_cast<int>(records_.size());
-  int64_t best_key = std::numeric_limits<int64_t>::min();
+  constexpr int64_t kNone = std::numeric_limits<int64_t>::min();
+  int64_t best_key = kNone;  // of the scores found, and of those without a column value
   int best = -1;
+  int64_t uncached = kNone;
   constexpr int kTop = 4;
-  std::array<std::pair<int64_t, int>, kTop> top;  // by key, descending
-  top.fill({std::numeric_limits<int64_t>::min(), -1});
+  std::array<std::pair<int64_t, int>, kTop> top;  // (key, gid), by key, descending
+  top.fill({kNone, -1});
+  int64_t threshold = kNone;  // top[kTop - 1].first
   for (int gid = 0; gid < n; ++gid) {
-    const Record& r = records[gid];
-    if (!query.MayFit(r.fit)) continue;
-    int32_t s = column[gid];
-    if (s <= kLastSentinel) [[unlikely]] {
-      if constexpr (kBound) {
-        if (!kExact && IsRejection(s)) continue;
-        if (s == kUnknown) {
-          if (!kExact) {
-            const Group& g = groups_[gid];
-            const FitReason fit =
-                CheckFit(cluster_->spec(g.representative).gpu_count, g.model, g.key.state, pod);
-            if (fit != FitReason::kFits) {
-              column[gid] = kRejected + static_cast<int32_t>(fit);
-              continue;
-            }
-          }
-          bounds[gid] = BoundOf(gid, pod);
-          column[gid] = kBounded;
+    const int32_t e = column[gid];
+    if (e <= kLastSentinel) [[unlikely]] {
+      if (e != kUnknown) continue;  // a rejection
+      const int64_t before = uncached;
+      if (!Resolve<kExact, kBound>(gid, column, query, pod, &uncached)) {
+        if (uncached != before) {
+          best_key = uncached;
+          best = gid;
         }
-        const int64_t bound_key = key_of(bounds[gid], r.min_rank);
-        if (bound_key > top[kTop - 1].first && bound_key > best_key) {
-          int i = kTop - 1;
-          for (; i > 0 && top[i - 1].first < bound_key; --i) top[i] = top[i - 1];
-          top[i] = {bound_key, gid};
-        }
-        continue;
-      } else if (!ColumnScore<kExact>(gid, column, pod, &s)) {
         continue;
       }
     }
-    const int64_t key = key_of(s, r.min_rank);
-    if (key > best_key) {
-      best_key = key;
-      best = gid;
+    const int64_t key = KeyOf(column[gid] >> 1, min_rank[gid]);
+    if (key > threshold) [[unlikely]] {
+      int i = kTop - 1;
+      for (; i > 0 && top[i - 1].first < key; --i) top[i] = top[i - 1];
+      top[i] = {key, gid};
+      threshold = top[kTop - 1].first;
     }
   }
-  if constexpr (kBound) {
-    const auto score_group = [&](int gid) {
-      const int32_t s = ScoreOf(gid, pod);
-      TESSERA_CHECK(s <= bounds[gid]);  // Policy::ScoreBound's contract
-      if (s > kLastSentinel) column[gid] = s;
-      const int64_t key = key_of(s, records[gid].min_rank);
-      if (key > best_key) {
-        best_key = key;
-        best = gid;
-      }
-    };
-    for (const auto& [bound_key, gid] : top) {
-      if (bound_key <= best_key) break;
-      score_group(gid);
+  // Largest key first: a score is the best (every other key, hence score, is at most it);
+  // a bound is scored. Returns false while the choice is not made.
+  const auto take = [&](int64_t key, int gid) {
+    if (key <= best_key) return true;
+    if ((column[gid] & 1) == 0) {
+      best_key = key;
+      best = gid;
+      return true;
     }
-    if (top[kTop - 1].first > best_key) {  // bounds past the kTop may beat it: all of them
-      candidates_.clear();
-      for (int gid = 0; gid < n; ++gid) {
-        if (column[gid] != kBounded || !query.MayFit(records[gid].fit)) continue;
-        const int64_t bound_key = key_of(bounds[gid], records[gid].min_rank);
-        if (bound_key > best_key) candidates_.emplace_back(bound_key, gid);
-      }
-      std::make_heap(candidates_.begin(), candidates_.end());
-      while (!candidates_.empty() && candidates_.front().first > best_key) {
-        std::pop_heap(candidates_.begin(), candidates_.end());
-        const int gid = candidates_.back().second;
-        candidates_.pop_back();
-        score_group(gid);
-      }
+    const int64_t exact = KeyOf(Exact(gid, column, pod), min_rank[gid]);
+    if (exact > best_key) {
+      best_key = exact;
+      best = gid;
+    }
+    return false;
+  };
+  bool done = false;
+  for (const auto& [key, gid] : top) {
+    if (gid < 0 || take(key, gid)) {
+      done = true;
+      break;
+    }
+  }
+  if (!done && threshold > best_key) {  // keys past the kTop may beat it: all of them
+    candidates_.clear();
+    for (int gid = 0; gid < n; ++gid) {
+      const int32_t e = column[gid];
+      if (e <= kLastSentinel) continue;
+      const int64_t key = KeyOf(e >> 1, min_rank[gid]);
+      if (key > best_key) candidates_.emplace_back(key, gid);
+    }
+    std::make_heap(candidates_.begin(), candidates_.end());
+    while (!candidates_.empty()) {
+      std::pop_heap(candidates_.begin(), candidates_.end());
+      const auto [key, gid] = candidates_.back();
+      candidates_.pop_back();
+      if (take(key, gid)) break;
     }
   }
   if (best >= 0) *score = static_cast<int32_t>(best_key >> 32);
@@ -593,7 +617,7 @@ void Scheduler::BestGroup(int shape, const FitQuery& query, const PodRequest& po
   ForEachFit<kContext>(shape, query, pod, [&](int gid, const Group&, const CacheEntry& e) {
     const int score = static_cast<int>(e.raw);
     if (score < best_score) return;
-    const int rank = records_[gid].min_rank;
+    const int rank = min_rank_[gid];
     if (score > best_score || rank < best_rank) {
       best_score = score;
       best_rank = rank;
@@ -700,7 +724,7 @@ Decision Scheduler::Decide(const PodRequest& pod) {
   int best_rank = std::numeric_limits<int>::max();
   for (const Feasible& f : scratch_) {
     const int score = FinalScore(mode, f.raw, lo, hi);
-    const int rank = records_[f.group].min_rank;
+    const int rank = min_rank_[f.group];
     if (score > best_score || (score == best_score && rank < best_rank)) {
       best_score = score;
       best_rank = rank;
@@ -730,8 +754,8 @@ std::vector<std::pair<int, int>> Scheduler::ScoreNodes(const PodRequest& pod,
     double r = 0;
     if (columns_) {
       int32_t s;
-      if (!(query.exact() ? ColumnScore<true>(gid, column, pod, &s)
-                          : ColumnScore<false>(gid, column, pod, &s))) {
+      if (!(query.exact() ? ColumnScore<true>(gid, column, query, pod, &s)
+                          : ColumnScore<false>(gid, column, query, pod, &s))) {
         continue;
       }
       r = s;
@@ -758,7 +782,7 @@ std::vector<std::pair<int, int>> Scheduler::ScoreNodes(const PodRequest& pod,
 
 Decision Scheduler::Finish(Decision d, const Feasible& best, const PodRequest& pod) {
   const Group& g = groups_[best.group];
-  const int rank = records_[best.group].min_rank;
+  const int rank = min_rank_[best.group];
   // The member with that rank: members are few per group on average; find it.
   for (int node : g.members) {
     if (rank_[node] == rank) {

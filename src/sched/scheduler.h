@@ -117,11 +117,10 @@ class Scheduler {
     double raw;
     GpuSet gpus;
   };
-  // What a decision reads of every group first, by group id; for a free id, a FitSummary
-  // that fits nothing and no members.
+  // What a decision reads of a group it knows nothing of yet for the pod's shape, by group
+  // id; for a free id, a FitSummary that fits nothing and no members.
   struct Record {
     FitSummary fit = FitSummary::None();
-    int32_t min_rank = 0;  // the lowest rank of a member in node_order
     int32_t members = 0;
   };
   static_assert(sizeof(Record) == 32);
@@ -142,10 +141,17 @@ class Scheduler {
   int ShapeId(const PodRequest& pod);
   // The column of `shape` (columns_ only): scores_ from shape * stride_, by group id.
   int32_t* Column(int shape) { return scores_.data() + static_cast<size_t>(shape) * stride_; }
-  // The cached integer score of `pod` on group `gid` in `column`, computed if not cached;
-  // false if it does not fit. Precondition: MayFit of the group's summary.
+  // The score of `pod` on group `gid` into *score: from the column, computed if it holds a
+  // bound or nothing yet; false if the pod does not fit.
   template <bool kExact>
-  bool ColumnScore(int gid, int32_t* column, const PodRequest& pod, int32_t* score);
+  bool ColumnScore(int gid, int32_t* column, const FitQuery& query, const PodRequest& pod,
+                   int32_t* score);
+  // Fills a kUnknown entry (see the .cc); true if it now holds a value.
+  template <bool kExact, bool kBound>
+  bool Resolve(int gid, int32_t* column, const FitQuery& query, const PodRequest& pod,
+               int64_t* uncached);
+  // The score of a group whose entry holds a value (a bound is replaced by the score).
+  int32_t Exact(int gid, int32_t* column, const PodRequest& pod);
   // The best group by (score, lowest rank) over the columns, or −1; sets *score.
   template <bool kExact, bool kBound>
   int BestInColumn(int shape, const FitQuery& query, const PodRequest& pod, int* score);
@@ -159,8 +165,9 @@ class Scheduler {
   FitReason ReasonOn(const FitQuery& query, int gid, const PodRequest& pod) const;
   // Counts a node entering (+1) or leaving (−1) group `gid` in failed_.
   void TrackFailed(int gid, int sign);
-  // Makes room for group id `gid` in every column and forgets its scores.
-  void ResetColumns(int gid);
+  // Makes room for group id `gid` in every column; forgets what they hold for it.
+  void WidenColumns(int gid);
+  void ForgetColumns(int gid);
   // The cached score of `pod` on `g`, or nullptr with `*reason` set when it does not fit.
   template <bool kContext>
   const CacheEntry* Evaluate(Group& g, int shape, const PodRequest& pod, FitReason* reason);
@@ -189,25 +196,35 @@ class Scheduler {
   void AddFreeGpus(int node, int sign);
   void UpdateContext();
   static constexpr size_t kContextSlots = 4;  // cache entries per (group, shape) with a context
-  // Column values that are not scores: not computed yet, "bounded" and "does not fit, for
-  // this reason". A score equal to one of them is not cached.
+  // Column entries that are not values: nothing known yet, and kRejected + r: "does not fit,
+  // FitReason r" (r ≥ 1); the smallest int32 values.
   static constexpr int32_t kUnknown = std::numeric_limits<int32_t>::min();
-  // "Not computed, at most bounds_ at the same place" (policies with Policy::ScoreBound).
-  static constexpr int32_t kBounded = kUnknown + 1;
-  // kRejected + r: "does not fit, FitReason r" (r ≥ 1).
-  static constexpr int32_t kRejected = kBounded;
+  static constexpr int32_t kRejected = kUnknown + 1;
   static constexpr int32_t kLastSentinel = kRejected + kNumFitReasons - 1;
-  static bool IsRejection(int32_t v) { return v > kBounded && v <= kLastSentinel; }
+  static bool IsRejection(int32_t v) { return v > kRejected && v <= kLastSentinel; }
+  // A column entry: kUnknown, kRejected + a FitReason, or a value v (a score, or an upper
+  // bound of it) as 2v + (1 if a bound); values outside [kMinValue, kMaxValue] are not kept.
+  static constexpr int32_t kMinValue = (kLastSentinel >> 1) + 1;
+  static constexpr int32_t kMaxValue = std::numeric_limits<int32_t>::max() >> 1;
+  static bool Storable(int32_t v) { return v >= kMinValue && v <= kMaxValue; }
+  static int32_t Encode(int32_t v, bool bound) { return v * 2 + (bound ? 1 : 0); }
+  // The order of the choice: the higher value, then the lower rank.
+  static int64_t KeyOf(int32_t value, int32_t rank) {
+    return static_cast<int64_t>(value) * (int64_t{1} << 32) +
+           (int64_t{0xffffffff} - static_cast<int64_t>(rank));
+  }
 
   Cluster* cluster_;
   const Policy* policy_;
   Rng rng_;
   std::vector<int> rank_;        // node -> rank in node_order
   std::vector<int> type_;        // node -> capacity type id
+  std::vector<int> type_node_;   // capacity type id -> its first node
   std::vector<int> group_of_;    // node -> group id
   std::vector<int> member_pos_;  // node -> position in its group's members
   std::vector<Group> groups_;
-  std::vector<Record> records_;  // by group id
+  std::vector<Record> records_;    // by group id
+  std::vector<int32_t> min_rank_;  // by group id: the lowest rank of a member in node_order
   // The policy's memo of each group's state (NodeView::scratch), by group id; kept out of
   // Group so that the scoring loop's group stride stays as it was.
   std::vector<PolicyScratch> memo_;
@@ -225,7 +242,6 @@ class Scheduler {
   std::vector<int32_t> scores_;  // column of shape s: [s * stride_, (s + 1) * stride_)
   size_t stride_ = 0;            // group ids each column has room for
   const bool bounds_on_;         // columns_ and Policy::HasScoreBound
-  std::vector<int32_t> bounds_;  // Policy::ScoreBound where scores_ holds kBounded
   // Pod shapes that fit no node when last decided, with every node's rejection, kept up to
   // date by Insert and Remove until a node enters a state where the shape fits: a pod of
   // such a shape is answered from here (the answer the plain loop would give).
@@ -236,7 +252,7 @@ class Scheduler {
   };
   static constexpr size_t kMaxFailed = 64;
   std::vector<Failed> failed_;
-  // The groups of a decision whose bound may beat the best score: (key, group id).
+  // The groups of a decision whose key may beat the best score: (key, group id).
   std::vector<std::pair<int64_t, int>> candidates_;
   ClusterSummary summary_;
   int64_t context_ = 0;           // the policy's current context value
