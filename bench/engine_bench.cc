@@ -169,6 +169,14 @@ void BM_DecisionSynthetic(benchmark::State& state) {
   state.counters["scheduler_bytes_per_node"] = (HeapInUse() - heap_before) / num_nodes;
 }
 BENCHMARK(BM_DecisionSynthetic)->Arg(1000)->Arg(10000)->Arg(100000)->Unit(benchmark::kMicrosecond);
+// The same with a fixed count of decisions, for instruction counts (callgrind's Ir of
+// Scheduler::Decide divided by 2000; see docs/PERFORMANCE.md, "Engine scale").
+BENCHMARK(BM_DecisionSynthetic)
+    ->Name("BM_DecisionCount")
+    ->Arg(10000)
+    ->Arg(100000)
+    ->Iterations(2000)
+    ->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace tessera

@@ -205,10 +205,11 @@ int Scheduler::ShapeId(const PodRequest& pod) {
   return id;
 }
 
-uint32_t Scheduler::Classify(Group& g, const PodRequest& pod) {
+uint32_t Scheduler::Classify(Group& g, const PodRequest& pod, bool fits) {
   const int node = g.representative;
   const FitReason fit =
-      CheckFit(cluster_->spec(node).gpu_count, cluster_->model_id(node), g.key.state, pod);
+      fits ? FitReason::kFits
+           : CheckFit(cluster_->spec(node).gpu_count, cluster_->model_id(node), g.key.state, pod);
   uint32_t value = static_cast<uint32_t>(fit) + 1;
   if (fit == FitReason::kFits) {
     const size_t line = g.lines.size() / slots_;
@@ -225,13 +226,13 @@ uint32_t Scheduler::Classify(Group& g, const PodRequest& pod) {
 // longest ago is replaced. Without, one entry per line.
 template <bool kContext>
 [[gnu::always_inline]] inline const Scheduler::CacheEntry* Scheduler::Evaluate(
-    Group& g, int shape, const PodRequest& pod, FitReason* reason) {
+    Group& g, int shape, const PodRequest& pod, bool fits, FitReason* reason) {
   if (g.fit.size() <= static_cast<size_t>(shape)) [[unlikely]] {
     g.fit.resize(shapes_.size());
   }
   uint32_t fit = g.fit[shape];
   if (fit == 0) [[unlikely]] {
-    fit = g.fit[shape] = Classify(g, pod);
+    fit = g.fit[shape] = Classify(g, pod, fits);
   }
   if ((fit & 15) != 1) {
     *reason = static_cast<FitReason>((fit & 15) - 1);
@@ -573,7 +574,7 @@ void Scheduler::CountRejectionsOnce(int shape, const FitQuery& query, const PodR
     Group& g = groups_[gid];
     if (g.fit.size() <= static_cast<size_t>(shape)) g.fit.resize(shapes_.size());
     uint32_t& fit = g.fit[shape];
-    if (fit == 0) fit = Classify(g, pod);
+    if (fit == 0) fit = Classify(g, pod, false);
     TESSERA_CHECK((fit & 15) != 1);
     d.rejected[(fit & 15) - 1] += records_[gid].members;
   }
@@ -588,7 +589,7 @@ template <bool kContext, typename Visit>
     if (!query.MayFit(records_[gid].fit)) continue;
     Group& g = groups_[gid];
     FitReason reason = FitReason::kFits;
-    const CacheEntry* e = Evaluate<kContext>(g, shape, pod, &reason);
+    const CacheEntry* e = Evaluate<kContext>(g, shape, pod, query.exact(), &reason);
     if (e == nullptr) continue;
     feasible(gid, g, *e);
   }
@@ -762,8 +763,8 @@ std::vector<std::pair<int, int>> Scheduler::ScoreNodes(const PodRequest& pod,
     } else {
       Group& g = groups_[gid];
       FitReason reason = FitReason::kFits;
-      const CacheEntry* e = uses_context_ ? Evaluate<true>(g, shape, pod, &reason)
-                                          : Evaluate<false>(g, shape, pod, &reason);
+      const CacheEntry* e = uses_context_ ? Evaluate<true>(g, shape, pod, query.exact(), &reason)
+                                          : Evaluate<false>(g, shape, pod, query.exact(), &reason);
       if (e == nullptr) continue;
       r = e->raw;
     }

@@ -168,13 +168,16 @@ class Scheduler {
   // Makes room for group id `gid` in every column; forgets what they hold for it.
   void WidenColumns(int gid);
   void ForgetColumns(int gid);
-  // The cached score of `pod` on `g`, or nullptr with `*reason` set when it does not fit.
+  // The cached score of `pod` on `g`, or nullptr with `*reason` set when it does not fit
+  // (`fits`: as Classify's).
   template <bool kContext>
-  const CacheEntry* Evaluate(Group& g, int shape, const PodRequest& pod, FitReason* reason);
+  const CacheEntry* Evaluate(Group& g, int shape, const PodRequest& pod, bool fits,
+                             FitReason* reason);
   // Evaluate's miss with a context: computes `context`'s entry of the line at `first`.
   CacheEntry* Fill(Group& g, CacheEntry* first, int64_t context, const PodRequest& pod);
   // Checks whether `pod` fits the group and, if so, gives it a line: Group::fit's value.
-  uint32_t Classify(Group& g, const PodRequest& pod);
+  // `fits`: known to fit (an exact FitQuery said so), CheckFit is not needed.
+  uint32_t Classify(Group& g, const PodRequest& pod, bool fits);
   void Compute(Group& g, CacheEntry& e, const PodRequest& pod);
   void ComputePair(Group& g, CacheEntry& e, CacheEntry& sibling, bool bit_set,
                    const PodRequest& pod);
