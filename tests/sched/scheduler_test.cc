@@ -469,5 +469,55 @@ TEST(Scheduler, EqualNodesShareOneGroupUntilTheyDiffer) {
   EXPECT_EQ(s.distinct_states(), 1);
 }
 
+// A pod shape that fits no node is answered from what the scheduler remembers of it; binds and
+// unbinds keep its rejection counts those of CheckFit on every node, and once a node can take
+// it again it is decided as before.
+TEST(Scheduler, AShapeThatFitsNowhereIsDecidedAgainWhenANodeFrees) {
+  for (const char* name : {"fgd", "bestfit", "tessera"}) {
+    SCOPED_TRACE(name);
+    Cluster c({NodeSpec{"a", 8000, 16384, 1, "T4", 0}, NodeSpec{"b", 8000, 16384, 1, "T4", 0},
+               NodeSpec{"c", 8000, 16384, 0, "", 0}});
+    PodSpec whole;
+    whole.cpu_milli = 1000;
+    whole.memory_mib = 1024;
+    whole.gpu_count = 1;
+    whole.gpu_milli = 1000;
+    PodSpec cpu;
+    cpu.cpu_milli = 6500;
+    TargetWorkload w = TargetWorkload::FromPods({whole, cpu});
+    w.Resolve(c);
+    PolicyContext ctx;
+    ctx.workload = &w;
+    std::unique_ptr<Policy> p = MakeTestPolicy(name, ctx);
+    Scheduler s(&c, p.get(), {0, 1, 2}, 1);
+    const PodRequest g = c.MakeRequest(whole);
+    const PodRequest big = c.MakeRequest(cpu);
+    const Decision first = s.Decide(g);
+    ASSERT_TRUE(first.ok());
+    s.Bind(first.node, g, first.gpus);
+    const Decision second = s.Decide(g);
+    ASSERT_TRUE(second.ok());
+    s.Bind(second.node, g, second.gpus);
+    // Both GPUs taken: no room on a or b; c has no GPU (of any model).
+    Decision none = s.Decide(g);
+    ASSERT_FALSE(none.ok());
+    EXPECT_EQ(none.rejected, PlainRejections(c, g));
+    EXPECT_EQ(none.rejected[static_cast<int>(FitReason::kGpu)], 2);
+    EXPECT_EQ(none.rejected[static_cast<int>(FitReason::kGpuModel)], 1);
+    // A CPU-only pod on a: a's reason becomes CPU (checked first), the shape still fits nowhere.
+    s.Bind(first.node, big, 0);
+    none = s.Decide(g);
+    ASSERT_FALSE(none.ok());
+    EXPECT_EQ(none.rejected, PlainRejections(c, g));
+    EXPECT_EQ(none.rejected[static_cast<int>(FitReason::kCpu)], 1);
+    // b's GPU freed: the pod goes there.
+    s.Unbind(second.node, g, second.gpus);
+    const Decision again = s.Decide(g);
+    ASSERT_TRUE(again.ok());
+    EXPECT_EQ(again.node, second.node);
+    EXPECT_EQ(again.gpus, second.gpus);
+  }
+}
+
 }  // namespace
 }  // namespace tessera
