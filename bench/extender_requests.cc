@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "k8s/extender.h"
-#include "k8s/extender_protocol.h"
+#include "k8s/extender/extender.h"
+#include "k8s/extender/extender_protocol.h"
 #include "util/file.h"
 
 namespace tessera::k8s {

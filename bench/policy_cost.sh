@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What a `tessera` run costs against an FGD run (issue 5, acceptance 4: at most 2x), counted in
+# What a `tessera` run costs against an FGD run (the target: at most 2x), counted in
 # instructions by callgrind so that the figure does not depend on how busy the machine is.
 # For each pod list and policy: the whole `tessera frag --seeds 42 --threads 1` run minus the
 # same run with `--max-arrival 1` (reading the trace and building the cluster), then the ratio.

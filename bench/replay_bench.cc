@@ -1,4 +1,4 @@
-// Replay benchmarks (Google Benchmark; issue 4, acceptance 3): one replay of the default trace
+// Replay benchmarks (Google Benchmark): one replay of the default trace
 // (8152 pods, 7255 with usable times) with each policy, one thread, including building the
 // policy and its target workload. Results and machine in docs/PERFORMANCE.md.
 // Run: build/bench/tessera_replay_bench [--benchmark_filter=...]

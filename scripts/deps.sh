@@ -1,23 +1,47 @@
 #!/usr/bin/env bash
-# Installs what Tessera needs to build, test and render reports, from Debian 12 packages.
+# Installs what Tessera needs from Debian 12 packages:
+#   bash scripts/deps.sh          to build and run it (scripts/run.sh);
+#   bash scripts/deps.sh --test   also to test it and render the reports (scripts/test.sh);
+#   --print                       lists the packages of that set instead of installing them.
 # Idempotent: installs only what is missing, so a second run costs a few dpkg queries.
 set -euo pipefail
 
+with_tests=0
+print=0
+for arg in "$@"; do
+  case "$arg" in
+    --test) with_tests=1 ;;
+    --print) print=1 ;;
+    *) echo "usage: $0 [--test] [--print]" >&2; exit 2 ;;
+  esac
+done
+
 packages=(
   g++ cmake ninja-build pkg-config          # toolchain
-  libgtest-dev libgmock-dev libbenchmark-dev  # tests and benchmarks
   nlohmann-json3-dev libcli11-dev libyaml-cpp-dev
-  libcpp-httplib-dev                        # HTTP client (API server access, tests)
+  libcpp-httplib-dev                        # HTTP client (API server access)
   libboost-dev                              # Boost.Beast: tessera serve's HTTP server
+  prometheus-cpp-dev                        # tessera serve's metrics (core library)
+  libssl-dev                                # TLS on tessera serve's listener
   libglpk-dev                               # LP solver of tessera frag --offline
-  curl                                      # a real HTTP client for the extender e2e test
-  openssl                                   # certificates for the API client's TLS tests
-  chromium imagemagick fonts-dejavu-core    # the report check: headless Chromium screenshot
 )
-# kubectl: a real client for the e2e tests (kubectl prints the Pod/Node JSON the extender is fed,
-# and checks deploy/). Debian 12 ships it as kubernetes-client; a machine with another kubectl
-# (e.g. the upstream package) keeps its own.
-if ! command -v kubectl >/dev/null; then packages+=(kubernetes-client); fi
+if [ "$with_tests" -eq 1 ]; then
+  packages+=(
+    libgtest-dev libgmock-dev libbenchmark-dev  # tests and benchmarks
+    curl                                        # a real HTTP client for the extender e2e test
+    openssl                                     # certificates for the API client's TLS tests
+    chromium imagemagick fonts-dejavu-core      # the report check: headless Chromium screenshot
+  )
+  # kubectl: a real client for the e2e tests (kubectl prints the Pod/Node JSON the extender is
+  # fed, and checks deploy/). Debian 12 ships it as kubernetes-client; a machine with another
+  # kubectl (e.g. the upstream package) keeps its own.
+  if ! command -v kubectl >/dev/null; then packages+=(kubernetes-client); fi
+fi
+
+if [ "$print" -eq 1 ]; then
+  printf '%s\n' "${packages[@]}"
+  exit 0
+fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The replay experiment of issue 4 side by side: tessera against priority + preemption with
+# The replay experiment side by side: tessera against priority + preemption with
 # the published placement policies, at the stated contention levels, with the
 # latency-utilization trade-off (LS p99 wait and BE GPU-hours against cluster size).
 # Usage: scripts/replay_tradeoff.sh [BUILD_DIR] [OUT_DIR]     (see docs/REPLAY.md)

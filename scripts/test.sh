@@ -1,19 +1,22 @@
 #!/usr/bin/env bash
 # The whole test suite (README "Tests"; CI runs exactly this, see .ci/run):
-#   1. install what is missing (scripts/deps.sh),
+#   1. install what is missing (scripts/deps.sh --test: the build set and the test tools),
 #   2. Release build of everything, benchmarks included (they are only compiled here, so CI
 #      still proves they build), and every test: unit tests and all e2e scripts,
 #   3. ASan + UBSan build (-O1 -g1, no benchmarks) and every unit test under the sanitizers,
 #      plus the e2e scripts that drive our binaries with inputs the unit tests do not: `tessera
 #      serve` over real HTTP (serve_curl, serve_config) and the CLI on good and bad files
-#      (replay_cli, cli_bad_input).
+#      (replay_cli, cli_bad_input, cli_errors, cli_first_run).
 # Not run under the sanitizers (they ran in step 2):
 #   - e2e.invariants (24 pod lists x 8 policies, ~2 min under ASan): the engine still runs the
 #     whole default trace under the sanitizers in Reproduction.* and TesseraVsFgd.*;
 #   - e2e.report_chromium, e2e.replay_report_chromium: most of their time is Chromium rendering
 #     the HTML; the report writers they exercise run under the sanitizers in report_test.cc,
 #     TesseraSlo.* and the replay_cli script (which writes a report);
-#   - e2e.deploy_kubectl: runs only kubectl on deploy/, none of our code.
+#   - e2e.deploy_kubectl: runs only kubectl on deploy/, none of our code;
+#   - e2e.image: reads the Dockerfile and deploy/ and runs ldd on the binary, none of our code;
+#   - e2e.engine_only: configures and builds the engine alone in Release (its own build folder),
+#     whatever the build it is started from.
 # Precompiled headers (-DTESSERA_PCH=ON, see CMakeLists.txt) are not used here: measured, they
 # save only about 7 % of compile CPU and, with g++ 12, need -Warray-bounds and
 # -Wstringop-overflow turned off (false reports inside libstdc++), which CI should keep checking
@@ -52,7 +55,7 @@ summary() {
 trap summary EXIT
 
 section "deps"
-bash scripts/deps.sh
+bash scripts/deps.sh --test
 
 section "Release build: everything, benchmarks included"
 cmake -S . -B build-test -G Ninja -DCMAKE_BUILD_TYPE=Release -DTESSERA_BENCH=ON >/dev/null
@@ -73,5 +76,5 @@ cmake --build build-asan -j "$jobs"
 section "ASan + UBSan tests: all unit tests, the CLI and serve e2e scripts"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build-asan --output-on-failure -j "$jobs" --timeout 1800 \
-  -E '^e2e\.(invariants|report_chromium|replay_report_chromium|deploy_kubectl)_test$'
+  -E '^e2e\.(invariants|report_chromium|replay_report_chromium|deploy_kubectl|image|engine_only)_test$'
 end_section

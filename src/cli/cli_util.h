@@ -3,6 +3,8 @@
 #include <string>
 #include <vector>
 
+#include "model/node.h"
+#include "model/pod.h"
 #include "util/result.h"
 
 namespace tessera {
@@ -24,5 +26,37 @@ struct ScenarioText {
 /// `name_or_file` as an embedded scenario name, else as a YAML file; the error lists the
 /// embedded names.
 Result<ScenarioText> LoadScenarioText(const std::string& name_or_file);
+
+/// What to print for a command line the option parser refused, and the exit code (always 2,
+/// the code for bad input). `args` are argv[1..]; `commands` the subcommand names; `what` the
+/// parser's message. The message is "tessera <command>: error: <what> (see tessera <command>
+/// --help)" when the line names a command, "tessera: error: unknown command 'x' (commands:
+/// ...)" when its first word is no command, and "tessera: error: no command given ..." when it
+/// is empty.
+struct UsageError {
+  std::string message;
+  int exit_code = 2;
+};
+UsageError DescribeUsageError(const std::vector<std::string>& args,
+                              const std::vector<std::string>& commands, const std::string& what);
+
+/// Pods that no node of the empty cluster can ever host, grouped by scenario class (the pod
+/// name without its "-<k>" suffix) when `by_class`, else by request (cpu, memory, GPUs, milli,
+/// GPU memory, models).
+struct NeverFitGroup {
+  std::string what;  ///< "class 'huge'" or "pods like 'p1' (8 GPU x 1000 milli, ...)"
+  int pods = 0;
+  std::string why;  ///< e.g. "no node has GPU model 'H100'" or "gpu-count on 40 of 40 nodes"
+};
+std::vector<NeverFitGroup> FindNeverFit(const std::vector<NodeSpec>& nodes,
+                                        const std::vector<PodSpec>& pods, bool by_class);
+/// Prints one "tessera <command>: warning: ..." line per group on stderr (at most 10, then a
+/// count of the rest).
+void WarnNeverFit(const std::string& command, const std::vector<NeverFitGroup>& groups);
+
+/// Checks before any long computation that `dir` can hold the output files: creates it (and
+/// its parents) if missing, then creates and removes a probe file in it. The error names the
+/// folder and the OS reason ("results/x: not writable: Permission denied").
+Status CheckOutputDir(const std::string& dir);
 
 }  // namespace tessera

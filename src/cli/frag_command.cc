@@ -29,6 +29,7 @@ struct Workload {
   std::vector<PodSpec> pods;
   std::string nodes_source;
   std::string pods_source;
+  bool from_scenario = false;  ///< pods are named "<class>-<k>"
 };
 
 Result<Workload> LoadWorkload(const FragOptions& o) {
@@ -58,6 +59,7 @@ Result<Workload> LoadWorkload(const FragOptions& o) {
   if (!scenario) return scenario.error();
   w.nodes = ScenarioNodes(*scenario);
   w.pods = ScenarioPods(*scenario);
+  w.from_scenario = true;
   w.nodes_source = source + " (" + std::to_string(scenario->nodes.size()) + " node pools)";
   w.pods_source = source + " (" + std::to_string(scenario->classes.size()) +
                   " pod classes, generated with seed " + std::to_string(scenario->seed) + ")";
@@ -74,6 +76,38 @@ Result<std::vector<std::string>> ParsePolicies(const std::string& text) {
                    ", or all)"};
     }
     if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
+  }
+  return out;
+}
+
+/// One entry per embedded scenario: its name, then the first sentence of its description
+/// wrapped at 90 columns.
+std::string EmbeddedScenarioList() {
+  std::string out;
+  for (const std::string& name : EmbeddedScenarioNames()) {
+    Result<Scenario> s = ParseScenario(EmbeddedScenario(name), name);
+    std::string about = s ? s->description : "";
+    const size_t end = about.find(". ");
+    if (end != std::string::npos) about = about.substr(0, end);
+    if (!about.empty() && about.back() == '.') about.pop_back();
+    if (s && s->horizon_h > 0) about += "; has a timeline, so `tessera replay` runs it too";
+    std::string line = "  " + name;
+    line.resize(std::max<size_t>(line.size() + 1, 15), ' ');
+    size_t pos = 0;
+    while (pos < about.size()) {
+      size_t word_end = about.find(' ', pos);
+      if (word_end == std::string::npos) word_end = about.size();
+      const std::string word = about.substr(pos, word_end - pos);
+      if (line.size() + word.size() > 90 && line.size() > 15) {
+        while (!line.empty() && line.back() == ' ') line.pop_back();
+        out += line + "\n";
+        line = std::string(15, ' ');
+      }
+      line += word + " ";
+      pos = word_end + 1;
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out += line + "\n";
   }
   return out;
 }
@@ -118,9 +152,15 @@ void AddFragCommand(CLI::App& app, FragOptions& o, int& exit_code) {
       "  tessera frag --nodes openb_node_list_gpu_node.csv --pods openb_pod_list_default.csv\n"
       "  tessera frag --policy fgd,bestfit --seeds 42-44 --out results/quick\n"
       "  tessera frag --offline --policy fgd,tessera   # and the headroom left to them\n"
-      "\nOutputs in --out: curve.csv (every arrival %), placements.csv (every pod; check it with\n"
-      "tessera_check), report.html (self-contained charts and table); with --offline also\n"
-      "offline_bound.csv (the bound per seed) and offline_gap.csv (policy - bound per run).\n"
+      "\nEmbedded scenarios (--scenario NAME; docs/SCENARIOS.md for the YAML format):\n" +
+      EmbeddedScenarioList() +
+      "\nOutputs in --out: curve.csv (every arrival %), report.html (self-contained charts and\n"
+      "table); with --placements also placements.csv (every pod of every run, about 50 MB for\n"
+      "the default trace; check it with tessera_check); with --offline also offline_bound.csv\n"
+      "(the bound per seed) and offline_gap.csv (policy - bound per run).\n"
+      "\nEach curve point is the cluster at exactly that arrived workload: the pod that crosses\n"
+      "a level counts by the share of its GPU request that has arrived (linear interpolation\n"
+      "between the states before and after it), so no point can beat the ideal line.\n"
       "\nThe offline bound (--offline): for each seed, the pods that have arrived by 100 % are\n"
       "known in advance, and a linear program that relaxes their placement is solved (GLPK):\n"
       "maximise the placed GPU milli over node types x pod shapes, with each node type's CPU,\n"
@@ -136,7 +176,8 @@ void AddFragCommand(CLI::App& app, FragOptions& o, int& exit_code) {
       "--pods", o.pods_file,
       "Pod list CSV (openb format: name,cpu_milli,memory_mib,num_gpu,gpu_milli[,gpu_spec,...])");
   cmd->add_option("--scenario", o.scenario,
-                  "Embedded scenario name or YAML scenario file, used when no CSVs are given")
+                  "Embedded scenario name (" + JoinNames(EmbeddedScenarioNames()) +
+                      ") or YAML scenario file, used when no CSVs are given")
       ->capture_default_str();
   cmd->add_option("--policy", o.policies,
                   "Comma-separated policies: tessera,fgd,bestfit,packing,clustering,dotprod,random,"
@@ -151,14 +192,21 @@ void AddFragCommand(CLI::App& app, FragOptions& o, int& exit_code) {
   cmd->add_option("--max-arrival", o.max_arrival, "Inflate the workload to this % of GPU capacity")
       ->check(CLI::Range(1.0, 1000.0))
       ->capture_default_str();
-  cmd->add_flag("!--no-placements", o.placements,
-                "Do not write placements.csv (saves memory on big grids)");
+  cmd->add_flag("--placements,!--no-placements", o.placements,
+                "Also write placements.csv: every submitted pod of every run (node, GPUs or the "
+                "filters that refused it), for tessera_check; large (about 50 MB for the default "
+                "trace's 80 runs) and it costs memory on big grids, so off by default");
   cmd->add_flag("--offline", o.offline,
                 "Also compute, per seed, a lower bound on unallocated GPU % at 100 % arrival (at "
                 "--max-arrival if lower) that "
                 "no placement of that seed's pods can beat (LP relaxation; see below), and the "
                 "gap of each policy to it");
-  cmd->add_flag("-q,--quiet", o.quiet, "No progress on stderr");
+  cmd->add_flag("-q,--quiet", o.quiet, "No progress on stderr (warnings are still printed)");
+  cmd->add_option("--progress-s", o.progress_s,
+                  "Seconds between progress lines inside a long run (0: at every step of "
+                  "1024 pods)")
+      ->check(CLI::Range(0.0, 1e6))
+      ->capture_default_str();
   for (CLI::Option* opt : cmd->get_options()) {
     opt->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);  // the last one given wins
   }
@@ -184,14 +232,13 @@ int RunFrag(const FragOptions& o) {
   TargetWorkload workload = TargetWorkload::FromPods(w->pods);
   workload.Resolve(empty);
 
-  // Pods that no node of the empty cluster could ever host.
+  // Pods that no node of the empty cluster could ever host: said on the terminal, by class.
+  const std::vector<NeverFitGroup> never = FindNeverFit(w->nodes, w->pods, w->from_scenario);
   int never_fit = 0;
-  for (const PodSpec& p : w->pods) {
-    const PodRequest r = empty.MakeRequest(p);
-    bool fits = false;
-    for (int n = 0; n < empty.size() && !fits; ++n) fits = empty.Check(n, r) == FitReason::kFits;
-    never_fit += !fits;
-  }
+  for (const NeverFitGroup& g : never) never_fit += g.pods;
+  WarnNeverFit("frag", never);
+  // The output folder is checked before the runs, not after them.
+  if (Status s = CheckOutputDir(o.out_dir); !s) return fail(s.error().message);
 
   const int threads = o.threads > 0
                           ? o.threads
@@ -206,20 +253,34 @@ int RunFrag(const FragOptions& o) {
   options.max_arrival_pct = o.max_arrival;
   options.record_placements = o.placements;
   const auto start = std::chrono::steady_clock::now();
+  auto seconds = [&start] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
   GridProgress progress = nullptr;
+  RunProgress within = nullptr;
+  double last_line = 0;  // guarded by the grid's lock (the callbacks run one at a time)
   if (!o.quiet) {
     progress = [&](int done, int total, const RunResult& r) {
-      const double elapsed =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       const size_t at100 = std::min<size_t>(100, r.curve.size() - 1);
       std::fprintf(stderr,
                    "  [%d/%d] %-12s seed %-4llu unallocated@100%% %6.2f%%  failed %5d  (%.1f s)\n",
                    done, total, r.policy.c_str(), static_cast<unsigned long long>(r.seed),
-                   r.curve[at100].unallocated_pct, r.failed, elapsed);
+                   r.curve[at100].unallocated_pct, r.failed, seconds());
+      last_line = seconds();
+    };
+    within = [&](const std::string& policy, uint64_t seed, int64_t submitted, int64_t total) {
+      const double now = seconds();
+      if (now - last_line < o.progress_s) return;
+      last_line = now;
+      std::fprintf(stderr,
+                   "  ... %-12s seed %-4llu %lld of %lld pods submitted (%.0f %%)  (%.1f s)\n",
+                   policy.c_str(), static_cast<unsigned long long>(seed),
+                   static_cast<long long>(submitted), static_cast<long long>(total),
+                   100.0 * static_cast<double>(submitted) / static_cast<double>(total), now);
     };
   }
   Result<std::vector<RunResult>> runs =
-      RunGrid(w->nodes, w->pods, workload, *policies, *seeds, threads, options, progress);
+      RunGrid(w->nodes, w->pods, workload, *policies, *seeds, threads, options, progress, within);
   if (!runs) return fail(runs.error().message);
 
   // The offline bound per seed, at 100 % arrival (or the highest level the runs reach).
@@ -269,7 +330,6 @@ int RunFrag(const FragOptions& o) {
               << " pod(s) fit no node of the empty cluster (counted as arrived, never placed)\n";
   }
 
-  if (Status s = MakeDirectories(o.out_dir); !s) return fail(s.error().message);
   if (Status s = WriteFile(o.out_dir + "/curve.csv", CurveCsv(*runs)); !s)
     return fail(s.error().message);
   if (o.placements) {

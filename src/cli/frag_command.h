@@ -22,9 +22,10 @@ struct FragOptions {
   int threads = 0;  ///< 0 = all cores
   std::string out_dir = "results/frag";
   double max_arrival = 130;
-  bool placements = true;
-  bool offline = false;  ///< also compute the offline bound per seed (offline/offline_bound.h)
+  bool placements = false;  ///< write placements.csv (--placements; large: every pod of every run)
+  bool offline = false;     ///< also compute the offline bound per seed (offline/offline_bound.h)
   bool quiet = false;
+  double progress_s = 5;     ///< seconds between progress lines inside a run (0: every step)
   std::string command_line;  ///< as typed, for the report
 };
 

@@ -3,7 +3,9 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 #include <string>
+#include <vector>
 
+#include "cli/cli_util.h"
 #include "cli/frag_command.h"
 #include "cli/replay_command.h"
 #include "cli/serve_command.h"
@@ -14,6 +16,7 @@ int main(int argc, char** argv) {
       "One scheduling engine, several front doors; run `tessera <command> --help` for each."};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("tessera 0.1.0"));
+  app.footer("\nArchitecture and guides: README.md, docs/ARCHITECTURE.md.");
   int exit_code = 0;
   tessera::FragOptions frag;
   frag.command_line = "tessera";
@@ -27,7 +30,15 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) {
+      return app.exit(e);  // --help, --version
+    }
+    std::vector<std::string> commands;
+    for (const CLI::App* sub : app.get_subcommands({})) commands.push_back(sub->get_name());
+    std::vector<std::string> args(argv + 1, argv + argc);
+    const tessera::UsageError usage = tessera::DescribeUsageError(args, commands, e.what());
+    std::cerr << usage.message << "\n";
+    return usage.exit_code;
   }
   return exit_code;
 }

@@ -1,6 +1,8 @@
 #include "cli/replay_command.h"
 
 #include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdio>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -23,7 +25,8 @@ struct Input {
   std::vector<NodeSpec> nodes;
   Timeline timeline;
   std::string source;
-  double horizon_s = -1;  // from a scenario
+  double horizon_s = -1;       // from a scenario
+  bool from_scenario = false;  // pods are named "<class>-<k>"
 };
 
 Result<Input> LoadInput(const ReplayCliOptions& o) {
@@ -59,6 +62,7 @@ Result<Input> LoadInput(const ReplayCliOptions& o) {
   in.timeline = ScenarioTimeline(*scenario, o.time_scale);
   in.horizon_s = scenario->horizon_h * 3600.0 / o.time_scale;
   in.source = source;
+  in.from_scenario = true;
   return in;
 }
 
@@ -105,6 +109,15 @@ Result<std::vector<ReplayPolicy>> ParsePolicies(const ReplayCliOptions& o) {
   return out;
 }
 
+std::string ScenariosWithTimeline() {
+  std::vector<std::string> names;
+  for (const std::string& name : EmbeddedScenarioNames()) {
+    Result<Scenario> s = ParseScenario(EmbeddedScenario(name), name);
+    if (s && s->horizon_h > 0) names.push_back(name);
+  }
+  return JoinNames(names);
+}
+
 int64_t Gpus(const std::vector<NodeSpec>& nodes) {
   int64_t g = 0;
   for (const NodeSpec& n : nodes) g += n.gpu_count;
@@ -125,6 +138,9 @@ void AddReplayCommand(CLI::App& app, ReplayCliOptions& o, int& exit_code) {
       "  tessera replay --nodes openb_node_list_gpu_node.csv --pods openb_pod_list_default.csv \\\n"
       "                 --time-scale 100 --num-nodes 120 --policy tessera,k8s-default\n"
       "  tessera replay --sweep-nodes 60,80,100,120 ...   # the latency-utilization trade-off\n"
+      "\nEmbedded scenarios with a timeline: " +
+      ScenariosWithTimeline() +
+      " (docs/SCENARIOS.md).\n"
       "\nOutputs in --out: classes.csv, series.csv, skipped.csv, sweep.csv (with --sweep-nodes),\n"
       "report.html. Policies: tessera, or any placement policy (k8s-default, fgd, bestfit, ...)\n"
       "with priority + preemption; add /nopreempt to turn preemption off. See docs/REPLAY.md.");
@@ -160,33 +176,54 @@ void AddReplayCommand(CLI::App& app, ReplayCliOptions& o, int& exit_code) {
       ->check(CLI::Range(0, 1000000))
       ->capture_default_str();
   cmd->add_option("--out", o.out_dir, "Output folder (created if missing)")->capture_default_str();
-  cmd->add_flag("-q,--quiet", o.quiet, "No progress on stderr");
+  cmd->add_flag("-q,--quiet", o.quiet, "No progress on stderr (warnings are still printed)");
+  // The defaults shown are the tessera policy's own (TesseraReplayPolicy()); the option
+  // variables stay "unset" so that only the options given override it.
+  const ReplayPolicy d = TesseraReplayPolicy();
+  auto number = [](double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof(buf), "%g", v);
+    return std::string(buf);
+  };
   cmd->add_option("--headroom-mode", o.headroom_mode,
-                  "tessera: how the LS headroom is sized: backlog (default; twice the highest LS "
+                  "tessera: how the LS headroom is sized: backlog (twice the highest LS "
                   "backlog of the window, drained at the observed rate GPUs become idle), "
                   "forecast (a quantile of LS GPUs requested per bucket), static "
                   "(--headroom-gpus), none")
-      ->check(CLI::IsMember({"backlog", "forecast", "static", "none"}));
+      ->check(CLI::IsMember({"backlog", "forecast", "static", "none"}))
+      ->default_str("backlog");
   cmd->add_option("--headroom-gpus", o.headroom_gpus,
                   "tessera: the least idle GPUs kept for LS (the floor of the forecast)")
-      ->check(CLI::Range(0.0, 1e7));
+      ->check(CLI::Range(0.0, 1e7))
+      ->default_str(number(static_cast<double>(d.headroom.gpus)));
   cmd->add_option("--headroom-bucket-s", o.headroom_bucket_s,
                   "tessera: forecast mode: LS demand is measured per this many virtual seconds; "
                   "backlog mode: how often old backlog peaks leave the window")
-      ->check(CLI::Range(1e-3, 1e9));
+      ->check(CLI::Range(1e-3, 1e9))
+      ->default_str(number(d.headroom.bucket_s));
   cmd->add_option("--headroom-window-s", o.headroom_window_s,
-                  "tessera: the sliding window of the forecast (virtual seconds)")
-      ->check(CLI::Range(1e-3, 1e10));
+                  "tessera: the sliding window of the backlog or the forecast (virtual seconds)")
+      ->check(CLI::Range(1e-3, 1e10))
+      ->default_str(number(d.headroom.window_s));
   cmd->add_option("--headroom-quantile", o.headroom_quantile,
                   "tessera, forecast mode: the quantile of per-bucket LS demand kept free (0..1)")
-      ->check(CLI::Range(0.0, 1.0));
-  cmd->add_option("--headroom-factor", o.headroom_factor, "tessera: multiplies the forecast")
-      ->check(CLI::Range(0.0, 1000.0));
+      ->check(CLI::Range(0.0, 1.0))
+      ->default_str(number(d.headroom.quantile));
+  cmd->add_option("--headroom-factor", o.headroom_factor,
+                  "tessera: multiplies the backlog or the forecast")
+      ->check(CLI::Range(0.0, 1000.0))
+      ->default_str(number(d.headroom.factor));
   cmd->add_option("--preempt-delay-s", o.preempt_delay_s,
                   "tessera: an LS pod preempts only after waiting this long (virtual seconds)")
-      ->check(CLI::Range(0.0, 1e9));
+      ->check(CLI::Range(0.0, 1e9))
+      ->default_str(number(d.preempt_delay_s));
   cmd->add_option("--tessera-placement", o.tessera_placement,
-                  "tessera: the placement policy under the headroom (default tessera)");
+                  "tessera: the placement policy under the headroom")
+      ->default_str(d.placement);
+  cmd->add_option("--progress-s", o.progress_s,
+                  "Seconds between progress lines inside a long run (0: every 1024 events)")
+      ->check(CLI::Range(0.0, 1e6))
+      ->capture_default_str();
   for (CLI::Option* opt : cmd->get_options()) {
     opt->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   }
@@ -205,13 +242,9 @@ int RunReplayCommand(const ReplayCliOptions& o) {
   Result<Input> in = LoadInput(o);
   if (!in) return fail(in.error().message);
   if (in->timeline.pods.empty()) return fail("no pod has usable times: nothing to replay");
-  for (const SkippedPod& s : in->timeline.skipped) {
-    if (!o.quiet) std::cerr << s.where << ": pod '" << s.name << "' skipped: " << s.reason << "\n";
-  }
   const std::vector<NodeSpec> nodes =
       o.num_nodes > 0 ? ResizeNodes(in->nodes, o.num_nodes, o.seed) : in->nodes;
   if (Gpus(nodes) == 0) return fail("the cluster has no GPUs");
-
   ReplayOptions base;
   if (!o.classes_file.empty()) {
     Result<std::string> text = ReadFile(o.classes_file);
@@ -232,22 +265,68 @@ int RunReplayCommand(const ReplayCliOptions& o) {
   base.seed = o.seed;
   base.samples = o.samples;
   base.horizon_s = o.horizon_s >= 0 ? o.horizon_s : in->horizon_s;
+  if (Status s = CheckOutputDir(o.out_dir); !s) return fail(s.error().message);
+
+  // Warnings (printed with --quiet too): pods left out, and kinds of pods no node can host.
+  const std::vector<SkippedPod>& skipped = in->timeline.skipped;
+  if (!skipped.empty()) {
+    std::cerr << "tessera replay: warning: " << skipped.size()
+              << " pod(s) skipped for missing or inconsistent times, e.g. " << skipped[0].where
+              << ": pod '" << skipped[0].name << "': " << skipped[0].reason
+              << "; all of them, with file:line, in " << o.out_dir << "/skipped.csv\n";
+  }
+  {
+    std::vector<PodSpec> specs;
+    specs.reserve(in->timeline.pods.size());
+    for (const TimedPod& p : in->timeline.pods) specs.push_back(p.spec);
+    WarnNeverFit("replay", FindNeverFit(nodes, specs, in->from_scenario));
+  }
   if (!o.quiet) {
     std::cerr << "tessera replay: " << nodes.size() << " nodes, " << Gpus(nodes) << " GPUs, "
-              << in->timeline.pods.size() << " pods (" << in->timeline.skipped.size()
+              << in->timeline.pods.size() << " pods (" << skipped.size()
               << " skipped for their times), arrivals compressed " << o.time_scale << "x\n";
   }
+  const auto start = std::chrono::steady_clock::now();
+  auto seconds = [&start] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  double last_line = 0;
+  // Progress inside each run, at most every --progress-s seconds of wall time.
+  auto with_progress = [&](ReplayOptions options, const std::string& what) {
+    if (!o.quiet) {
+      options.progress = [&, what](double now_s, double horizon_s) {
+        const double t = seconds();
+        if (t - last_line < o.progress_s) return;
+        last_line = t;
+        std::fprintf(stderr, "  ... %s: virtual %.2f of %.2f h (%.0f %%)  (%.1f s)\n", what.c_str(),
+                     now_s / 3600, horizon_s / 3600,
+                     horizon_s > 0 ? 100 * now_s / horizon_s : 100.0, t);
+      };
+    }
+    return options;
+  };
+  auto done = [&](const ReplayResult& r, const std::string& what) {
+    if (o.quiet) return;
+    std::fprintf(stderr, "  %s done: %d preemptions  (%.1f s)\n", what.c_str(), r.preemptions,
+                 seconds());
+    last_line = seconds();
+  };
   std::vector<ReplayResult> runs;
-  for (const ReplayPolicy& p : *policies)
-    runs.push_back(RunReplayPolicy(nodes, in->timeline, p, base));
+  for (const ReplayPolicy& p : *policies) {
+    const std::string what = p.name + " on " + std::to_string(nodes.size()) + " nodes";
+    runs.push_back(RunReplayPolicy(nodes, in->timeline, p, with_progress(base, what)));
+    done(runs.back(), what);
+  }
   std::vector<SweepPoint> sweep;
   ReplayOptions sweep_options = base;
   sweep_options.samples = 0;
   for (int n : *sizes) {
     const std::vector<NodeSpec> sub = ResizeNodes(in->nodes, n, o.seed);
     for (const ReplayPolicy& p : *policies) {
+      const std::string what = p.name + " on " + std::to_string(sub.size()) + " nodes (sweep)";
       sweep.push_back({static_cast<int>(sub.size()), Gpus(sub),
-                       RunReplayPolicy(sub, in->timeline, p, sweep_options)});
+                       RunReplayPolicy(sub, in->timeline, p, with_progress(sweep_options, what))});
+      done(sweep.back().result, what);
     }
   }
   std::cout << ReplayTable(runs);
@@ -255,7 +334,6 @@ int RunReplayCommand(const ReplayCliOptions& o) {
     std::cout << in->timeline.skipped.size()
               << " pod(s) skipped for missing or inconsistent times (listed in skipped.csv)\n";
   }
-  if (Status s = MakeDirectories(o.out_dir); !s) return fail(s.error().message);
   const std::vector<std::pair<std::string, std::string>> files = {
       {"classes.csv", ReplayClassesCsv(runs)},
       {"series.csv", ReplaySeriesCsv(runs)},
@@ -277,6 +355,8 @@ int RunReplayCommand(const ReplayCliOptions& o) {
   info.num_pods = static_cast<int>(in->timeline.pods.size());
   info.skipped = static_cast<int>(in->timeline.skipped.size());
   info.time_scale = o.time_scale;
+  info.start_s = WorkloadStart(in->timeline, runs.empty() ? 0 : runs.front().horizon_s);
+  for (const TimedPod& p : in->timeline.pods) info.pods_before_start += p.arrival_s < info.start_s;
   info.generated_by = o.command_line;
   if (Status s = WriteFile(o.out_dir + "/report.html",
                            ReplayReportHtml(info, runs, sweep, base.qos.classes[top].name,

@@ -25,6 +25,7 @@ struct ReplayCliOptions {
   int samples = 500;
   std::string out_dir = "results/replay";
   bool quiet = false;
+  double progress_s = 5;  ///< seconds between progress lines inside a long run (0: every step)
   std::string command_line;
   // The tessera policy's knobs (docs/REPLAY.md); negative = its default.
   std::string headroom_mode;  ///< empty = the policy's default (backlog)

@@ -9,12 +9,15 @@
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 
-#include "k8s/cluster_cache.h"
-#include "k8s/extender.h"
-#include "k8s/http_server.h"
-#include "k8s/kube_api.h"
-#include "k8s/serve_config.h"
+#include "k8s/api/cluster_cache.h"
+#include "k8s/api/kube_api.h"
+#include "k8s/api/log.h"
+#include "k8s/extender/extender.h"
+#include "k8s/serve/http_server.h"
+#include "k8s/serve/serve_config.h"
+#include "k8s/serve/tls.h"
 #include "util/file.h"
 
 namespace tessera {
@@ -40,69 +43,98 @@ Result<HostPort> ParseHostPort(const std::string& text) {
 }
 
 void AddServeCommand(CLI::App& app, ServeOptions& o, int& exit_code) {
+  k8s::ServeConfig& c = o.settings;
   CLI::App* cmd = app.add_subcommand(
       "serve",
-      "Run as a kube-scheduler extender (HTTP): filter, prioritize and bind GPU pods with the "
-      "chosen policy. The cluster model comes from the Kubernetes API (list + watch, with "
-      "--in-cluster or --kubeconfig; bind then writes the GPU assignment and the Binding "
-      "through the API) or, offline, from kubectl JSON files (--nodes/--pods; bind only "
-      "updates the model). Stops gracefully on SIGTERM or SIGINT.");
+      "Run as a kube-scheduler extender (HTTP): filter, prioritize, preempt and bind GPU pods "
+      "with the chosen policy. The cluster model comes from the Kubernetes API (list + watch, "
+      "with --in-cluster or --kubeconfig; bind then writes the Binding, GPU annotations "
+      "included, through the API) or, offline, from kubectl JSON files (--nodes/--pods; bind "
+      "only updates the model). In API mode nothing is answered until the model is in sync "
+      "with the API. Stops gracefully on SIGTERM or SIGINT.");
   cmd->footer(
       "\nEndpoints: POST /filter /prioritize /bind /preempt (extender v1 JSON), GET /healthz\n"
-      "/readyz (ready once the model is loaded: after the initial lists in API mode)\n"
-      "/metrics (Prometheus text) /state (cluster model and assignments, JSON).\n"
+      "/readyz (ready once in sync with the API), /metrics (Prometheus text), /state (model,\n"
+      "assignments and what is counted without being known, JSON). --probe-listen adds a\n"
+      "listener with /healthz and /readyz only, for the kubelet when --listen is loopback.\n"
+      "\nSecurity: bind only places a pod on a node this extender's filter passed for it\n"
+      "(--bind-requires-filter-seconds). For a remote extender, --tls-cert-file/--tls-key-file\n"
+      "make --listen speak TLS and --tls-client-ca-file requires a client certificate (as\n"
+      "kube-scheduler's extender tlsConfig sends one); a client without one gets no answer.\n"
       "\nExactly one mode: --in-cluster, --kubeconfig PATH, or --nodes FILE [--pods FILE];\n"
       "the mode may also come from the config file (kubernetes.inCluster/kubeconfig).\n"
       "Precedence: defaults < --config file < command-line flags.\n"
       "\nConfig file (YAML; unknown keys and wrong types are errors naming file:line):\n"
-      "  listen: 0.0.0.0:8888        # --listen\n"
-      "  policy: fgd                 # --policy\n"
-      "  seed: 42                    # --seed\n"
-      "  logRequests: false          # --log-requests\n"
-      "  spinMicroseconds: 250       # --spin-us\n"
+      "  listen: 127.0.0.1:8888         # --listen\n"
+      "  probeListen: 0.0.0.0:8889      # --probe-listen\n"
+      "  policy: fgd                    # --policy\n"
+      "  seed: 42                       # --seed\n"
+      "  logRequests: false             # --log-requests\n"
+      "  spinMicroseconds: 250          # --spin-us\n"
+      "  bindRequiresFilterSeconds: 600 # --bind-requires-filter-seconds\n"
+      "  tls:\n"
+      "    certFile: /tls/tls.crt       # --tls-cert-file\n"
+      "    keyFile: /tls/tls.key        # --tls-key-file\n"
+      "    clientCAFile: /tls/ca.crt    # --tls-client-ca-file\n"
       "  kubernetes:\n"
-      "    inCluster: true           # --in-cluster\n"
-      "    kubeconfig: /path/config  # --kubeconfig\n"
+      "    inCluster: true              # --in-cluster\n"
+      "    kubeconfig: /path/config     # --kubeconfig\n"
+      "    readNodeBeforeBind: true     # --read-node-before-bind\n"
       "\nExamples:\n"
-      "  tessera serve --in-cluster --listen 0.0.0.0:8888 --policy fgd\n"
+      "  tessera serve --in-cluster --listen 127.0.0.1:8888 --probe-listen 0.0.0.0:8889\n"
       "  tessera serve --config /etc/tessera/tessera.yaml\n"
       "  tessera serve --kubeconfig ~/.kube/config --listen 127.0.0.1:0   # a free port, printed\n"
       "  kubectl get nodes -o json > nodes.json; kubectl get pods -A -o json > pods.json\n"
-      "  tessera serve --nodes nodes.json --pods pods.json --listen 0.0.0.0:8888\n"
+      "  tessera serve --nodes nodes.json --pods pods.json --listen 127.0.0.1:8888\n"
       "\nThe first line on stdout is \"listening on HOST:PORT\"; logs are JSON lines on stderr.\n"
-      "See docs/EXTENDER.md.");
-  cmd->add_option(
-      "--config", o.config_file,
-      "YAML configuration file (keys listen, policy, seed, logRequests, spinMicroseconds, "
-      "kubernetes.inCluster, kubernetes.kubeconfig); flags override it");
-  cmd->add_flag("--in-cluster", o.in_cluster,
+      "See docs/EXTENDER.md and docs/DEPLOY.md.");
+  cmd->add_option("--config", o.config_file,
+                  "YAML configuration file (keys as in the list below); flags override it");
+  cmd->add_flag("--in-cluster", c.in_cluster,
                 "API mode: reach the API server with the pod's service account "
                 "($KUBERNETES_SERVICE_HOST/PORT, /var/run/secrets/kubernetes.io/serviceaccount)");
-  cmd->add_option("--kubeconfig", o.kubeconfig,
+  cmd->add_option("--kubeconfig", c.kubeconfig,
                   "API mode: reach the API server as the current context of this kubeconfig "
                   "(token or client certificate; exec plugins are not supported)");
   cmd->add_option("--nodes", o.nodes_file,
                   "File mode: nodes as `kubectl get nodes -o json` prints them (a v1 NodeList)");
   cmd->add_option("--pods", o.pods_file,
-                  "File mode: pods as `kubectl get pods -A -o json` prints them; those with "
-                  "spec.nodeName are loaded as bound (GPUs from annotation tessera.io/gpu-indices, "
-                  "e.g. \"0-3\", else the generic choice), and all of them form fgd's target "
-                  "workload");
-  cmd->add_option("--policy", o.policy,
+                  "File mode: pods as `kubectl get pods -A -o json` prints them; those bound "
+                  "to a node occupy it as in API mode (GPUs from annotation "
+                  "tessera.io/gpu-indices, e.g. \"0-3\", else the generic choice; what cannot "
+                  "be applied as given is logged), and all of them form fgd's target workload");
+  cmd->add_option("--policy", c.policy,
                   "Placement policy: tessera,fgd,bestfit,packing,clustering,dotprod,random,"
                   "k8s-default")
       ->capture_default_str();
-  cmd->add_option("--listen", o.listen, "HOST:PORT to serve on (port 0 picks a free port)")
+  cmd->add_option("--listen", c.listen,
+                  "HOST:PORT to serve on (port 0 picks a free port). Keep it on loopback "
+                  "when kube-scheduler runs in the same pod (deploy/)")
       ->capture_default_str();
-  cmd->add_option("--seed", o.seed, "Seed of the random policy's draws")->capture_default_str();
-  cmd->add_flag("--log-requests", o.log_requests,
+  cmd->add_option("--probe-listen", c.probe_listen,
+                  "HOST:PORT of a second listener with only /healthz and /readyz (none when "
+                  "empty)");
+  cmd->add_option("--seed", c.seed, "Seed of the random policy's draws")->capture_default_str();
+  cmd->add_flag("--log-requests", c.log_requests,
                 "Log one JSON line per request on stderr (debug level)");
-  cmd->add_option("--spin-us", o.spin_us,
+  cmd->add_option("--spin-us", c.spin_us,
                   "Microseconds a server thread keeps trying a socket read or the model's lock "
                   "before it sleeps (0: sleep at once). Spinning costs at most this much CPU per "
                   "wait and saves the wake-up of an idle (v)CPU, which decides the tail latency "
                   "on virtual machines")
       ->check(CLI::Range(0, k8s::kMaxSpinMicroseconds))
+      ->capture_default_str();
+  cmd->add_option("--bind-requires-filter-seconds", c.filter_pass_seconds,
+                  "Bind a pod only to a node this extender's filter passed for it at most this "
+                  "many seconds before (0: no such check)")
+      ->capture_default_str();
+  cmd->add_option("--tls-cert-file", c.tls_cert_file, "PEM certificate: --listen speaks TLS");
+  cmd->add_option("--tls-key-file", c.tls_key_file, "PEM private key of --tls-cert-file");
+  cmd->add_option("--tls-client-ca-file", c.tls_client_ca_file,
+                  "PEM CA: every client must present a certificate it signed");
+  cmd->add_option("--read-node-before-bind", c.read_node_before_bind,
+                  "API mode: read the node's pods from the API before each bind, so that binds "
+                  "the watch has not delivered yet are counted (true/false)")
       ->capture_default_str();
   for (CLI::Option* opt : cmd->get_options()) {
     opt->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
@@ -123,30 +155,37 @@ Result<ServeOptions> Resolve(const ServeOptions& flags) {
   if (!flags.config_file.empty()) {
     Result<std::string> text = ReadFile(flags.config_file);
     if (!text.ok()) return text.error();
-    k8s::ServeConfig c;
-    c.listen = o.listen;
-    c.policy = o.policy;
-    c.seed = o.seed;
-    c.log_requests = o.log_requests;
-    c.spin_us = o.spin_us;
-    Status s = k8s::ParseServeConfig(*text, flags.config_file, &c);
+    k8s::ServeConfig file;  // the defaults, then what the file says
+    Status s = k8s::ParseServeConfig(*text, flags.config_file, &file);
     if (!s.ok()) return s.error();
+    k8s::ServeConfig& c = o.settings;
     const auto from_file = [&](const char* flag) { return flags.given.count(flag) == 0; };
-    if (from_file("--listen")) o.listen = c.listen;
-    if (from_file("--policy")) o.policy = c.policy;
-    if (from_file("--seed")) o.seed = c.seed;
-    if (from_file("--log-requests")) o.log_requests = c.log_requests;
-    if (from_file("--spin-us")) o.spin_us = c.spin_us;
+    if (from_file("--listen")) c.listen = file.listen;
+    if (from_file("--probe-listen")) c.probe_listen = file.probe_listen;
+    if (from_file("--policy")) c.policy = file.policy;
+    if (from_file("--seed")) c.seed = file.seed;
+    if (from_file("--log-requests")) c.log_requests = file.log_requests;
+    if (from_file("--spin-us")) c.spin_us = file.spin_us;
+    if (from_file("--bind-requires-filter-seconds")) {
+      c.filter_pass_seconds = file.filter_pass_seconds;
+    }
+    if (from_file("--tls-cert-file")) c.tls_cert_file = file.tls_cert_file;
+    if (from_file("--tls-key-file")) c.tls_key_file = file.tls_key_file;
+    if (from_file("--tls-client-ca-file")) c.tls_client_ca_file = file.tls_client_ca_file;
+    if (from_file("--read-node-before-bind")) {
+      c.read_node_before_bind = file.read_node_before_bind;
+    }
     // A mode given on the command line replaces the file's mode.
     const bool flag_mode = flags.given.count("--in-cluster") || flags.given.count("--kubeconfig") ||
                            flags.given.count("--nodes");
     if (!flag_mode) {
-      o.in_cluster = c.in_cluster;
-      o.kubeconfig = c.kubeconfig;
+      c.in_cluster = file.in_cluster;
+      c.kubeconfig = file.kubeconfig;
     }
   }
+  const k8s::ServeConfig& c = o.settings;
   const int modes =
-      (o.in_cluster ? 1 : 0) + (o.kubeconfig.empty() ? 0 : 1) + (o.nodes_file.empty() ? 0 : 1);
+      (c.in_cluster ? 1 : 0) + (c.kubeconfig.empty() ? 0 : 1) + (o.nodes_file.empty() ? 0 : 1);
   if (modes != 1) {
     return Error{std::string(modes == 0 ? "no cluster source" : "more than one cluster source") +
                  ": give exactly one of --in-cluster, --kubeconfig PATH or --nodes FILE (or "
@@ -154,6 +193,12 @@ Result<ServeOptions> Resolve(const ServeOptions& flags) {
   }
   if (!o.pods_file.empty() && o.nodes_file.empty()) {
     return Error{"--pods needs --nodes (file mode); in API mode pods come from the API"};
+  }
+  if (c.tls_cert_file.empty() != c.tls_key_file.empty()) {
+    return Error{"TLS needs both --tls-cert-file and --tls-key-file (tls.certFile, tls.keyFile)"};
+  }
+  if (!c.tls_client_ca_file.empty() && c.tls_cert_file.empty()) {
+    return Error{"--tls-client-ca-file needs --tls-cert-file and --tls-key-file"};
   }
   return o;
 }
@@ -174,98 +219,146 @@ sigset_t BlockStopSignals() {
 int RunServe(const ServeOptions& flags) {
   Result<ServeOptions> resolved = Resolve(flags);
   if (!resolved.ok()) {
-    std::cerr << "tessera serve: " << resolved.error().message << "\n";
+    std::cerr << "tessera serve: error: " << resolved.error().message << "\n";
     return 2;
   }
   const ServeOptions& o = *resolved;
-  Result<HostPort> hp = ParseHostPort(o.listen);
+  const k8s::ServeConfig& c = o.settings;
+  Result<HostPort> hp = ParseHostPort(c.listen);
   if (!hp.ok()) {
-    std::cerr << "tessera serve: " << hp.error().message << "\n";
+    std::cerr << "tessera serve: error: " << hp.error().message << "\n";
     return 2;
   }
+  std::optional<HostPort> probe;
+  if (!c.probe_listen.empty()) {
+    Result<HostPort> p = ParseHostPort(c.probe_listen);
+    if (!p.ok()) {
+      std::cerr << "tessera serve: --probe-listen: " << p.error().message << "\n";
+      return 2;
+    }
+    probe = *p;
+  }
+  std::shared_ptr<k8s::TlsContext> tls;
+  if (!c.tls_cert_file.empty()) {
+    Result<std::shared_ptr<k8s::TlsContext>> t =
+        k8s::TlsContext::Create({c.tls_cert_file, c.tls_key_file, c.tls_client_ca_file});
+    if (!t.ok()) {
+      std::cerr << "tessera serve: " << t.error().message << "\n";
+      return 2;
+    }
+    tls = std::move(*t);
+  }
   k8s::ExtenderOptions eo;
-  eo.policy = o.policy;
-  eo.seed = o.seed;
-  eo.spin_us = o.spin_us;
+  eo.policy = c.policy;
+  eo.seed = c.seed;
+  eo.spin_us = c.spin_us;
+  eo.filter_pass_seconds = static_cast<double>(c.filter_pass_seconds);
 
   std::unique_ptr<k8s::HttpKubeApi> api;
   std::unique_ptr<k8s::Extender> extender;
   std::string mode;
   if (o.nodes_file.empty()) {
     Result<k8s::KubeApiConfig> kc =
-        o.in_cluster ? k8s::InClusterConfig() : k8s::KubeconfigConfig(o.kubeconfig);
+        c.in_cluster ? k8s::InClusterConfig() : k8s::KubeconfigConfig(c.kubeconfig);
     if (!kc.ok()) {
-      std::cerr << "tessera serve: " << kc.error().message << "\n";
+      std::cerr << "tessera serve: error: " << kc.error().message << "\n";
       return 2;
     }
     Result<std::unique_ptr<k8s::HttpKubeApi>> client = k8s::HttpKubeApi::Create(*kc);
     if (!client.ok()) {
-      std::cerr << "tessera serve: " << client.error().message << "\n";
+      std::cerr << "tessera serve: error: " << client.error().message << "\n";
       return 2;
     }
     api = std::move(*client);
     k8s::LiveOptions lo;
     lo.api = api.get();
+    lo.read_node_before_bind = c.read_node_before_bind;
     Result<std::unique_ptr<k8s::Extender>> e = k8s::Extender::Create(eo, lo);
     if (!e.ok()) {
-      std::cerr << "tessera serve: " << e.error().message << "\n";
+      std::cerr << "tessera serve: error: " << e.error().message << "\n";
       return 2;
     }
     extender = std::move(*e);
-    mode = o.in_cluster ? "in-cluster" : "kubeconfig";
+    mode = c.in_cluster ? "in-cluster" : "kubeconfig";
   } else {
     Result<std::string> nodes = ReadFile(o.nodes_file);
     if (!nodes.ok()) {
-      std::cerr << "tessera serve: " << nodes.error().message << "\n";
+      std::cerr << "tessera serve: error: " << nodes.error().message << "\n";
       return 2;
     }
     std::string pods;
     if (!o.pods_file.empty()) {
       Result<std::string> text = ReadFile(o.pods_file);
       if (!text.ok()) {
-        std::cerr << "tessera serve: " << text.error().message << "\n";
+        std::cerr << "tessera serve: error: " << text.error().message << "\n";
         return 2;
       }
       pods = std::move(*text);
     }
     Result<std::unique_ptr<k8s::Extender>> e = k8s::Extender::FromJson(*nodes, pods, eo);
     if (!e.ok()) {
-      std::cerr << "tessera serve: " << e.error().message << "\n";
+      std::cerr << "tessera serve: error: " << e.error().message << "\n";
       return 2;
     }
     extender = std::move(*e);
     mode = "files";
+    for (const std::string& w : extender->warnings()) {
+      nlohmann::json f;
+      f["warning"] = w;
+      k8s::LogJson("warn", "pod not applied as given", f.dump());
+    }
   }
 
   sigset_t stop_signals = BlockStopSignals();
   k8s::HttpServerOptions so;
   so.host = hp->host;
   so.port = hp->port;
-  so.log_requests = o.log_requests;
-  so.socket.spin_us = o.spin_us;
+  so.log_requests = c.log_requests;
+  so.socket.spin_us = c.spin_us;
+  so.tls = tls;
   k8s::HttpServer server(extender.get(), so);
   Status started = server.Start();
   if (!started.ok()) {
-    std::cerr << "tessera serve: " << started.error().message << "\n";
+    std::cerr << "tessera serve: error: " << started.error().message << "\n";
     return 1;
+  }
+  std::unique_ptr<k8s::HttpServer> probes;
+  if (probe) {
+    k8s::HttpServerOptions po;
+    po.host = probe->host;
+    po.port = probe->port;
+    po.socket.spin_us = 0;  // a probe every few seconds: no spinning
+    po.probes_only = true;
+    probes = std::make_unique<k8s::HttpServer>(extender.get(), po);
+    Status s = probes->Start();
+    if (!s.ok()) {
+      std::cerr << "tessera serve: --probe-listen: " << s.error().message << "\n";
+      return 1;
+    }
   }
   nlohmann::json f;
   f["mode"] = mode;
-  f["policy"] = o.policy;
+  f["policy"] = c.policy;
+  f["tls"] = tls == nullptr                       ? "off"
+             : tls->requires_client_certificate() ? "client certificates"
+                                                  : "server only";
   if (api != nullptr) f["api_server"] = api->config().server;
   if (!o.config_file.empty()) f["config"] = o.config_file;
   k8s::LogJson("info", "start", f.dump());
   std::cout << "listening on " << hp->host << ":" << server.port() << std::endl;
+  if (probes) std::cout << "probes on " << probe->host << ":" << probes->port() << std::endl;
   std::unique_ptr<k8s::ClusterCache> cache;
   if (api != nullptr) {
     k8s::ClusterCacheOptions cache_options;
     cache_options.watch_disruption_budgets = true;  // preempt's NumPDBViolations
+    cache_options.metrics = extender->metrics_registry();
     cache = std::make_unique<k8s::ClusterCache>(api.get(), extender.get(), cache_options);
     cache->Start();
   }
   int sig = 0;
   sigwait(&stop_signals, &sig);
   k8s::LogJson("info", "stopping", std::string("{\"signal\":") + std::to_string(sig) + "}");
+  if (probes) probes->Stop();
   server.Stop();  // in-flight binds finish first
   if (cache != nullptr) cache->Stop();
   return 0;

@@ -4,8 +4,8 @@
 #include <set>
 #include <string>
 
+#include "k8s/serve/serve_config.h"
 #include "util/result.h"
-#include "util/spin_lock.h"
 
 namespace CLI {
 class App;
@@ -15,16 +15,11 @@ namespace tessera {
 
 /// Options of `tessera serve` (see its --help). Precedence: defaults < --config file < flags.
 struct ServeOptions {
-  std::string config_file;  ///< --config tessera.yaml (k8s/serve_config.h)
+  std::string config_file;  ///< --config tessera.yaml (k8s/serve/serve_config.h)
   std::string nodes_file;   ///< file mode: `kubectl get nodes -o json`
   std::string pods_file;    ///< file mode, optional: `kubectl get pods -A -o json`
-  std::string kubeconfig;   ///< API mode through a kubeconfig file
-  bool in_cluster = false;  ///< API mode through the pod's service account
-  std::string policy = "fgd";
-  std::string listen = "127.0.0.1:8888";
-  uint64_t seed = 42;
-  bool log_requests = false;
-  int spin_us = kDefaultSpinMicroseconds;  ///< --spin-us (util/spin_lock.h)
+  /// Everything the config file can set too (listen, policy, the mode, TLS, ...), as flags.
+  k8s::ServeConfig settings;
   /// The flags given on the command line ("--policy", ...): they override the config file.
   std::set<std::string> given;
 };

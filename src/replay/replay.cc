@@ -12,10 +12,11 @@
 
 #include "model/cluster.h"
 #include "model/fit.h"
-#include "replay/victims.h"
-#include "replay/virtual_clock.h"
+#include "sched/engine.h"
 #include "sched/scheduler.h"
+#include "sched/victims.h"
 #include "util/check.h"
+#include "util/clock.h"
 #include "util/rng.h"
 
 namespace tessera {
@@ -99,14 +100,16 @@ class Replay {
       : options_(options),
         timeline_(timeline),
         workload_(workload),
-        cluster_(nodes),
-        order_(NodeOrder(nodes.size(), options.seed)),
-        scheduler_(&cluster_, &placement, order_, options.seed),
+        engine_(Engine::Borrow(nodes, placement, workload, options.seed)),
+        cluster_(engine_->cluster()),
+        order_(engine_->order()),
+        scheduler_(engine_->scheduler()),
+        headroom_(options.headroom, &clock_),
         num_classes_(static_cast<int>(options.qos.classes.size())) {
     TESSERA_CHECK(num_classes_ > 0 && options.qos.fallback >= 0 &&
                   options.qos.fallback < num_classes_);
     rank_.resize(nodes.size());
-    for (size_t r = 0; r < order_.size(); ++r) rank_[order_[r]] = static_cast<int>(r);
+    for (int n = 0; n < cluster_.size(); ++n) rank_[n] = engine_->rank(n);
     on_node_.resize(nodes.size());
     nominated_.assign(nodes.size(), 0);
     for (int n = 0; n < cluster_.size(); ++n) idle_gpus_ += IdleGpus(n);
@@ -117,19 +120,21 @@ class Replay {
     SetUpPods();
     horizon_ = options.horizon_s;
     if (horizon_ < 0) horizon_ = timeline.pods.empty() ? 0 : timeline.pods.back().arrival_s;
-    headroom_ = options.headroom.mode == HeadroomOptions::Mode::kNone ? 0 : options.headroom.gpus;
   }
 
   ReplayResult Run(std::string policy_name) {
     for (size_t i = 0; i < pods_.size(); ++i) {
       Push(timeline_.pods[i].arrival_s, EventKind::kArrival, static_cast<int>(i));
     }
+    const int64_t every = std::max<int64_t>(1, options_.progress_every);
+    int64_t handled = 0;
     while (!events_.empty()) {
       const Event e = events_.top();
       if (e.t > horizon_) break;
       events_.pop();
       Advance(e.t);
       Handle(e);
+      if (options_.progress && ++handled % every == 0) options_.progress(now_, horizon_);
     }
     Advance(horizon_);
     if (options_.samples > 0 && next_sample_ <= options_.samples) Sample(horizon_);
@@ -137,14 +142,6 @@ class Replay {
   }
 
  private:
-  static std::vector<int> NodeOrder(size_t n, uint64_t seed) {
-    std::vector<int> order(n);
-    std::iota(order.begin(), order.end(), 0);
-    Rng rng(seed);
-    rng.Shuffle(order);
-    return order;
-  }
-
   int IdleGpus(int node) const {
     int idle = 0;
     const NodeState& s = cluster_.state(node);
@@ -155,6 +152,14 @@ class Replay {
   void SetUpPods() {
     std::unordered_map<PodRequest, int, RequestHash> shape_ids;
     pods_.resize(timeline_.pods.size());
+    // The victim search's names of the pods (its last tie-break): the pod's name, made unique.
+    ids_.resize(pods_.size());
+    for (size_t i = 0; i < pods_.size(); ++i) {
+      std::string id = timeline_.pods[i].spec.name;
+      if (id.empty() || by_id_.count(id)) id += "#" + std::to_string(i);
+      ids_[i] = id;
+      by_id_.emplace(id, static_cast<int>(i));
+    }
     for (size_t i = 0; i < pods_.size(); ++i) {
       Pod& p = pods_[i];
       const TimedPod& tp = timeline_.pods[i];
@@ -205,7 +210,7 @@ class Replay {
       if (ts >= t) break;
       Sample(ts);
     }
-    const double dt = t - clock_.now_s();
+    const double dt = t - clock_.NowSeconds();
     if (dt > 0) {
       alloc_integral_ += dt * static_cast<double>(cluster_.allocated_gpu_milli());
       for (int c = 0; c < num_classes_; ++c) {
@@ -213,17 +218,22 @@ class Replay {
       }
     }
     clock_.AdvanceTo(t);
-    now_ = clock_.now_s();
-    UpdateHeadroom();
+    now_ = clock_.NowSeconds();
+    bool shrank = false;
+    if (headroom_.Update(&shrank)) {
+      if (shrank) UnblockHeadroom();
+      if (headroom_.NextTick() >= 0) Push(headroom_.NextTick(), EventKind::kHeadroomTick, -1);
+    }
   }
 
   void Sample(double t) {
     TimePoint p;
     p.t_s = t;
     p.pending = pending_by_class_;
+    p.preempting = preempting_by_class_;
     p.allocated_milli = cluster_.allocated_gpu_milli();
     p.idle_gpus = idle_gpus_;
-    p.headroom_gpus = headroom_;
+    p.headroom_gpus = headroom_.target();
     if (workload_) {
       double frag = 0, idle = 0;
       for (int n = 0; n < cluster_.size(); ++n) {
@@ -235,80 +245,6 @@ class Replay {
     }
     series_.push_back(std::move(p));
     ++next_sample_;
-  }
-
-  // Forecast headroom: the quantile of protected GPU demand per bucket over the window;
-  // backlog headroom: aged-out peaks leave the sliding max at each bucket boundary.
-  void UpdateHeadroom() {
-    const HeadroomOptions& h = options_.headroom;
-    if (h.mode != HeadroomOptions::Mode::kForecast && h.mode != HeadroomOptions::Mode::kBacklog) {
-      return;
-    }
-    const int64_t bucket = static_cast<int64_t>(std::floor(now_ / h.bucket_s));
-    if (bucket == headroom_bucket_) return;
-    headroom_bucket_ = bucket;
-    if (h.mode == HeadroomOptions::Mode::kBacklog) {
-      SetHeadroom(BacklogHeadroom());
-      if (!peaks_.empty()) Push((bucket + 1) * h.bucket_s, EventKind::kHeadroomTick, -1);
-      return;
-    }
-    const int64_t width = std::max<int64_t>(1, static_cast<int64_t>(h.window_s / h.bucket_s));
-    while (!demand_.empty() && demand_.front().first < bucket - width) demand_.pop_front();
-    std::vector<double> per_bucket(static_cast<size_t>(width), 0.0);
-    for (const auto& [b, milli] : demand_) {
-      if (b >= bucket - width && b < bucket) per_bucket[b - (bucket - width)] += milli;
-    }
-    std::sort(per_bucket.begin(), per_bucket.end());
-    const double q = Percentile(per_bucket, h.quantile * 100.0);
-    SetHeadroom(
-        std::max<int64_t>(h.gpus, static_cast<int64_t>(std::ceil(h.factor * q / kMilliPerGpu))));
-    if (!demand_.empty()) Push((bucket + 1) * h.bucket_s, EventKind::kHeadroomTick, -1);
-  }
-
-  void SetHeadroom(int64_t gpus) {
-    const int64_t old = headroom_;
-    headroom_ = gpus;
-    if (headroom_ < old) UnblockHeadroom();
-  }
-
-  // kBacklog: ceil(factor · the highest backlog of the last window), at least the floor.
-  int64_t BacklogHeadroom() {
-    const HeadroomOptions& h = options_.headroom;
-    while (!peaks_.empty() && peaks_.front().first < now_ - h.window_s) peaks_.pop_front();
-    const double peak = peaks_.empty() ? 0.0 : peaks_.front().second;
-    return std::max<int64_t>(
-        h.gpus, static_cast<int64_t>(std::ceil(h.factor * peak / kMilliPerGpu - 1e-9)));
-  }
-
-  // kBacklog: whole GPUs made idle by a departure refill the headroom.
-  void NoteRelease(int gpus) {
-    if (options_.headroom.mode != HeadroomOptions::Mode::kBacklog || gpus <= 0) return;
-    releases_.emplace_back(now_, static_cast<double>(gpus) * kMilliPerGpu);
-    released_milli_ += releases_.back().second;
-  }
-
-  // A pod arrived: protected demand feeds the forecast (kForecast) or the backlog (kBacklog).
-  void NoteDemand(const Pod& p) {
-    const HeadroomOptions& h = options_.headroom;
-    if (p.priority < h.min_priority) return;
-    if (h.mode == HeadroomOptions::Mode::kBacklog) {
-      while (!releases_.empty() && releases_.front().first <= now_ - h.window_s) {
-        released_milli_ -= releases_.front().second;
-        releases_.pop_front();
-      }
-      const double rate = std::max(0.0, released_milli_) / h.window_s;  // milli-GPU per second
-      backlog_ = std::max(0.0, backlog_ - rate * (now_ - backlog_t_)) +
-                 static_cast<double>(p.req.TotalGpuMilli());
-      backlog_t_ = now_;
-      while (!peaks_.empty() && peaks_.back().second <= backlog_) peaks_.pop_back();
-      peaks_.emplace_back(now_, backlog_);
-      SetHeadroom(BacklogHeadroom());
-      return;
-    }
-    if (h.mode != HeadroomOptions::Mode::kForecast) return;
-    const int64_t bucket = static_cast<int64_t>(std::floor(now_ / h.bucket_s));
-    if (demand_.empty() || demand_.back().first != bucket) demand_.emplace_back(bucket, 0.0);
-    demand_.back().second += static_cast<double>(p.req.TotalGpuMilli());
   }
 
   void UnblockHeadroom() {
@@ -326,7 +262,7 @@ class Replay {
     Pod& p = pods_[e.pod];
     switch (e.kind) {
       case EventKind::kArrival: {
-        NoteDemand(p);
+        if (headroom_.NoteDemand(p.priority, p.req.TotalGpuMilli())) UnblockHeadroom();
         const std::string& never = never_fits_[p.key / num_classes_];
         if (!never.empty()) {
           p.state = State::kRejected;
@@ -374,17 +310,13 @@ class Replay {
   // Whether placing `d` keeps the headroom for a pod below the protected priority (pods of
   // non-preemptible classes are not held back unless hold_non_preemptible).
   bool KeepsHeadroom(const Pod& p, const Decision& d) const {
-    if (options_.headroom.mode == HeadroomOptions::Mode::kNone) return true;
-    if (p.priority >= options_.headroom.min_priority) return true;
-    if (!options_.headroom.hold_non_preemptible && !options_.qos.classes[p.cls].preemptible) {
-      return true;
-    }
+    if (!headroom_.Holds(p.priority, options_.qos.classes[p.cls].preemptible)) return true;
     int consumed = 0;
     const NodeState& s = cluster_.state(d.node);
     for (GpuSet g = d.gpus; g != 0; g &= g - 1) {
       consumed += s.gpu_free[std::countr_zero(g)] == kMilliPerGpu;
     }
-    return consumed == 0 || idle_gpus_ - consumed >= headroom_;
+    return headroom_.Keeps(idle_gpus_, consumed);
   }
 
   // For a sharing pod held back by the headroom: the best-scored node (ties: node order) with
@@ -459,46 +391,50 @@ class Replay {
     return true;
   }
 
-  // Kubernetes-style preemption: the node whose victims cost least (VictimCost, then node
-  // order); victims terminate over their grace period, the preemptor is placed after.
+  // Kubernetes-style preemption with the extender's victim search (sched/victims.h): on each
+  // node the victims SelectVictims chooses, then the node kube-scheduler would pick among them
+  // (ChoosePreemptionNode); victims terminate over their grace period, the preemptor is
+  // placed after.
   bool Preempt(int id) {
     Pod& p = pods_[id];
-    int best_node = -1;
-    VictimCost best_cost;
-    std::vector<int> best_victims, victims;
-    std::vector<VictimCandidate> candidates;
+    std::vector<NodeVictims> answers;
+    PreemptionNode node;
     for (int n = 0; n < cluster_.size(); ++n) {
       if (nominated_[n] > 0) continue;  // one preemption per node at a time
-      candidates.clear();
+      node.pods.clear();
       for (int v : on_node_[n]) {
         const Pod& q = pods_[v];
         if (q.state != State::kRunning || q.priority >= p.priority ||
             !options_.qos.classes[q.cls].preemptible) {
           continue;
         }
-        candidates.push_back({v, q.priority, q.req, q.gpus});
+        VictimCandidate c;
+        c.id = ids_[v];
+        c.priority = q.priority;
+        c.modelled = true;
+        c.request = q.req;
+        c.gpus = q.gpus;
+        node.pods.push_back(std::move(c));
       }
-      if (candidates.empty()) continue;
-      if (!VictimsOnNode(cluster_, n, p.req, candidates, &victims) || victims.empty()) continue;
-      VictimCost cost;
-      cost.count = static_cast<int>(victims.size());
-      for (int v : victims) {
-        cost.max_priority = std::max(cost.max_priority, pods_[v].priority);
-        cost.gpu_milli += pods_[v].req.TotalGpuMilli();
-      }
-      if (best_node < 0 || cost < best_cost ||
-          (!(best_cost < cost) && rank_[n] < rank_[best_node])) {
-        best_node = n;
-        best_cost = cost;
-        best_victims = victims;
-      }
+      if (node.pods.empty()) continue;
+      node.gpu_count = cluster_.spec(n).gpu_count;
+      node.model_id = cluster_.model_id(n);
+      node.state = cluster_.state(n);
+      std::optional<VictimSet> set = SelectVictims(node, {}, p.req, p.priority, {});
+      if (!set || set->ids.empty()) continue;
+      answers.push_back(NodeVictims{n, rank_[n], std::move(*set)});
     }
-    if (best_node < 0) return false;
+    const int chosen = ChoosePreemptionNode(answers);
+    if (chosen < 0) return false;
+    const int best_node = answers[chosen].node;
+    std::vector<int> best_victims;
+    for (const std::string& v : answers[chosen].victims.ids) best_victims.push_back(by_id_.at(v));
     Dequeue(id);
     p.state = State::kNominated;
     p.node = best_node;
     p.victims = best_victims;
     nominated_[best_node]++;
+    preempting_by_class_[p.cls]++;
     stats_preemptors_[p.cls]++;
     Record(ReplayEvent::Kind::kNominate, id, best_node);
     double grace = 0;
@@ -518,6 +454,7 @@ class Replay {
     Pod& p = pods_[id];
     const int node = p.node;
     nominated_[node]--;
+    preempting_by_class_[p.cls]--;
     for (int v : p.victims) {
       Pod& q = pods_[v];
       if (q.state != State::kTerminating) continue;  // it finished on its own meanwhile
@@ -527,10 +464,7 @@ class Replay {
     p.victims.clear();
     p.node = -1;
     if (cluster_.Check(node, p.req) == FitReason::kFits) {
-      const GpuSet gpus = p.req.IsCpuOnly() ? 0
-                                            : DefaultGpuChoice(cluster_.spec(node).gpu_count,
-                                                               cluster_.state(node), p.req);
-      Start(id, node, gpus);
+      Start(id, node, scheduler_.ChooseGpus(node, p.req));
     } else {
       Enqueue(id);  // someone else took the room: back to the queue
     }
@@ -566,7 +500,7 @@ class Replay {
     scheduler_.Unbind(node, p.req, p.gpus);
     const int idle_after = IdleGpus(node);
     idle_gpus_ += idle_after - idle_before;
-    if (!preempted) NoteRelease(idle_after - idle_before);
+    if (!preempted) headroom_.NoteRelease(idle_after - idle_before);
     auto& list = on_node_[node];
     list.erase(std::find(list.begin(), list.end(), id));
     class_alloc_milli_[p.cls] -= p.req.TotalGpuMilli();
@@ -696,13 +630,17 @@ class Replay {
   const ReplayOptions& options_;
   const Timeline& timeline_;
   const TargetWorkload* workload_;
-  Cluster cluster_;
-  std::vector<int> order_;
+  std::unique_ptr<Engine> engine_;  // the tie order (TieOrder) and the scheduler over the cluster
+  Cluster& cluster_;
+  const std::vector<int>& order_;
   std::vector<int> candidates_;  // scratch of ShareUsedGpu
-  Scheduler scheduler_;
+  Scheduler& scheduler_;
+  Headroom headroom_;
   const int num_classes_;
   std::vector<int> rank_;
   std::vector<Pod> pods_;
+  std::vector<std::string> ids_;                // by pod: its name in the victim search
+  std::unordered_map<std::string, int> by_id_;  // the inverse
   std::vector<PodRequest> shapes_;
   std::vector<std::string> never_fits_;  // by shape
   std::vector<uint8_t> blocked_;         // by key
@@ -714,23 +652,17 @@ class Replay {
   std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events_;
   uint64_t seq_ = 0;
   VirtualClock clock_;
-  double now_ = 0;  // clock_.now_s(), cached for the many readers
+  double now_ = 0;  // clock_.NowSeconds(), cached for the many readers
   double horizon_ = 0;
   bool dirty_ = false;
   int min_victim_priority_ = 0;
   int64_t idle_gpus_ = 0;
-  int64_t headroom_ = 0;
-  int64_t headroom_bucket_ = INT64_MIN;
-  std::deque<std::pair<int64_t, double>> demand_;   // kForecast: (bucket, milli-GPU)
-  std::deque<std::pair<double, double>> releases_;  // kBacklog: (time, milli-GPU made idle)
-  double released_milli_ = 0;                       // their sum
-  double backlog_ = 0, backlog_t_ = 0;              // kBacklog: B and when it was last updated
-  std::deque<std::pair<double, double>> peaks_;     // (time, B), B decreasing: a sliding max
   int next_sample_ = 0;
   double alloc_integral_ = 0;
   std::vector<double> class_alloc_integral_ = std::vector<double>(num_classes_, 0.0);
   std::vector<int64_t> class_alloc_milli_ = std::vector<int64_t>(num_classes_, 0);
   std::vector<int> pending_by_class_ = std::vector<int>(num_classes_, 0);
+  std::vector<int> preempting_by_class_ = std::vector<int>(num_classes_, 0);
   std::vector<int> stats_preempted_ = std::vector<int>(num_classes_, 0);
   std::vector<int> stats_preemptors_ = std::vector<int>(num_classes_, 0);
   std::vector<double> gpu_hours_ = std::vector<double>(num_classes_, 0.0);

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -9,37 +10,9 @@
 #include "policy/policy.h"
 #include "replay/qos.h"
 #include "replay/timeline.h"
+#include "sched/headroom.h"
 
 namespace tessera {
-
-/// GPU headroom kept for the important classes (DESIGN.md, "The replay experiment"): a pod
-/// of a class with priority < `min_priority` is placed only if at least `H` whole idle GPUs
-/// (GPUs with nothing on them) are left in the cluster afterwards. Pods of the protected
-/// classes may use the headroom. The idle GPUs are the holes a whole-GPU or sharing pod of a
-/// protected class can always use.
-struct HeadroomOptions {
-  enum class Mode { kNone, kStatic, kForecast, kBacklog };
-  Mode mode = Mode::kNone;
-  int min_priority = 1000;  ///< classes at or above this priority are protected
-  /// Whether pods of non-preemptible classes below min_priority (Guaranteed) are held back
-  /// too. Off: such a pod cannot be a victim and, held back, cannot preempt either, so under
-  /// a large headroom it could wait for hours (measured on the trace: 2 of 7 Guaranteed pods
-  /// waited until the horizon).
-  bool hold_non_preemptible = false;
-  int64_t gpus = 0;  ///< kStatic: H; kForecast, kBacklog: the floor of H
-  /// kForecast: H = ceil(factor · q-quantile of the protected GPUs requested per bucket_s,
-  /// over the buckets of the last window_s seconds), recomputed at each bucket boundary.
-  double window_s = 3600;
-  double bucket_s = 60;
-  double quantile = 0.99;
-  double factor = 1.0;
-  /// kBacklog (no bucket to choose): a virtual queue is fed by the protected GPUs requested
-  /// at each protected arrival and drained at r, the rate of whole GPUs made idle by
-  /// departures over the last window_s seconds (observed so far; divided by window_s, so r
-  /// starts low); its backlog B is the GPUs a burst takes from the headroom before departures
-  /// have refilled it. H = ceil(factor · the highest B of the last window_s seconds),
-  /// growing at the arrival that raised B, shrinking at bucket_s boundaries as peaks age out.
-};
 
 /// How a replay runs besides the placement policy.
 struct ReplayOptions {
@@ -51,6 +24,10 @@ struct ReplayOptions {
   int samples = 500;      ///< time-series points over [0, horizon]
   uint64_t seed = 42;     ///< the node order for ties
   bool record_events = false;
+  /// Called with (virtual now, horizon) every `progress_every` events, from the thread running
+  /// the replay; empty: never. Reads no clock itself.
+  std::function<void(double now_s, double horizon_s)> progress;
+  int64_t progress_every = 1024;
 };
 
 /// Per-class figures of a replay. Waits are from arrival to the first start (seconds); a
@@ -76,7 +53,8 @@ struct ClassStats {
 /// The state of the cluster at one instant.
 struct TimePoint {
   double t_s = 0;
-  std::vector<int> pending;  ///< per class
+  std::vector<int> pending;     ///< per class: in the queue
+  std::vector<int> preempting;  ///< per class: preemptors waiting out their victims' grace
   int64_t allocated_milli = 0;
   double frag_ratio = 0;  ///< Σ F_n(M) / Σ R_n (0 without a target workload)
   int64_t idle_gpus = 0;
@@ -115,8 +93,8 @@ struct ReplayResult {
   double mean_alloc_pct = 0;        ///< time-average of allocated GPU, % of capacity
 };
 
-/// Replays `timeline` on an empty cluster of `nodes` with `placement`, as DESIGN.md's
-/// replay experiment describes; see docs/REPLAY.md for the queue, preemption and headroom
+/// Replays `timeline` on an empty cluster of `nodes` with `placement`, as docs/ARCHITECTURE.md's
+/// "Definitions" describe; see docs/REPLAY.md for the queue, preemption and headroom
 /// rules. Virtual time only (no clock is read); deterministic for its inputs.
 /// `workload` (may be null) gives the fragmentation of the time series; it must be resolved
 /// against a cluster of `nodes`. Preconditions: classes non-empty, fallback valid, arrivals

@@ -17,8 +17,6 @@ void AppendNumber(std::string* out, double value) {
   out->append(buf, ec == std::errc() ? end : buf);
 }
 
-void AppendNumber(std::string* out, int64_t value) { *out += std::to_string(value); }
-
 /// `text` made safe for an unquoted CSV field: commas, quotes and line breaks become spaces
 /// (reasons use "cpu:12 gpu:1201", so nothing meaningful is lost).
 void AppendField(std::string* out, std::string_view text) {

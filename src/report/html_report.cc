@@ -385,6 +385,10 @@ table.summary tr.ideal th, table.summary tr.ideal td { color: #57606a; font-styl
 
 }  // namespace
 
+std::string_view ReportCss() { return kStyle; }
+
+std::string_view PolicyColor(size_t index) { return kPalette[index % kPaletteSize]; }
+
 std::string HtmlEscape(std::string_view text) {
   std::string out;
   out.reserve(text.size());
@@ -494,7 +498,9 @@ std::string FragReportHtml(const FragReportInfo& info, const std::vector<RunResu
                 unallocated, max_x);
   html +=
       "<p class=\"note\">Each line is the mean over seeds at every integer arrival %. "
-      "Arrived workload counts the GPU request of every submitted pod, placed or not. The "
+      "Arrived workload counts the GPU request of every submitted pod, placed or not; each "
+      "point is the cluster when exactly that much has arrived (the pod that crosses the level "
+      "counted by the share of its request that has), so no point can lie below the ideal. The "
       "dashed line is the ideal: every requested GPU allocated while capacity lasts.</p>\n";
   html += "</section>\n<section class=\"card\">\n";
   html += Chart({"fragmentation", "Fragmentation ratio vs arrived workload",

@@ -1,10 +1,13 @@
-// report.html of `tessera replay`: inline SVG line charts (one line per policy) and the
-// per-class table. No scripts and no external resources.
+// report.html of `tessera replay`: a headline table, inline SVG line charts (one line per
+// policy) and the per-class and sweep tables, in the style of the frag report (ReportCss()).
+// No scripts and no external resources.
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -16,80 +19,163 @@
 namespace tessera {
 namespace {
 
-constexpr std::string_view kPalette[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
-                                         "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f"};
-constexpr double kW = 1000, kH = 300, kL = 70, kT = 24, kR = 790, kB = 256;
-
 std::string F(double v, int d = 1) {
   char buf[64];
   std::snprintf(buf, sizeof(buf), "%.*f", d, v);
   return buf;
 }
 
-struct Line {
-  std::string name;
-  std::vector<std::pair<double, double>> points;  // (x, y)
-};
-
-double Step(double range) {
-  if (range <= 0) return 1;
-  const double raw = range / 6;
-  const double mag = std::pow(10.0, std::floor(std::log10(raw)));
-  for (double m : {1.0, 2.0, 5.0, 10.0}) {
-    if (m * mag >= raw) return m * mag;
-  }
-  return 10 * mag;
+/// "80" or "97.5": tick labels.
+std::string Compact(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%g", std::fabs(v) < 1e-12 ? 0.0 : v);
+  return buf;
 }
 
-// One chart: axes with ticks, a polyline per line (class "series", data-policy), a legend.
-std::string Chart(const std::string& title, const std::string& x_label, const std::string& y_label,
-                  const std::vector<Line>& lines) {
+/// A tick step of 1, 2 or 5 · 10^k giving at most `max_ticks` intervals over `range`.
+double NiceStep(double range, int max_ticks) {
+  if (range <= 0) return 1;
+  const double raw = range / max_ticks;
+  const double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
+  for (double m : {1.0, 2.0, 5.0, 10.0}) {
+    if (m * magnitude >= raw) return m * magnitude;
+  }
+  return 10 * magnitude;
+}
+
+struct Point {
+  double x = 0, y = 0;
+  std::string title;  ///< hover text of the marker, if the series has markers
+};
+
+/// One line of a chart.
+struct Series {
+  Series(std::string policy_name, std::string_view line_color)
+      : policy(std::move(policy_name)), color(line_color) {}
+  std::string policy;
+  std::string_view color;
+  std::string css = "series";  ///< class of the polyline ("series" for a policy's own line)
+  bool dashed = false;
+  bool markers = false;
+  std::vector<Point> points;
+};
+
+struct ChartSpec {
+  ChartSpec(std::string chart_id, std::string chart_title, std::string x, std::string y,
+            bool half_width = false, std::optional<double> lo = std::nullopt,
+            std::optional<double> hi = std::nullopt)
+      : id(std::move(chart_id)),
+        title(std::move(chart_title)),
+        x_label(std::move(x)),
+        y_label(std::move(y)),
+        half(half_width),
+        x_lo(lo),
+        x_hi(hi) {}
+  std::string id;
+  std::string title;
+  std::string x_label;
+  std::string y_label;
+  bool half = false;  ///< half width (two per row), no legend (the section has one)
+  std::optional<double> x_lo, x_hi;
+  bool integer_y = false;  ///< counts: whole-number ticks, at least 0..1
+};
+
+std::string Chart(const ChartSpec& spec, const std::vector<Series>& series) {
+  const double width = spec.half ? 560 : 1000;
+  const double height = spec.half ? 300 : 330;
+  const double left = 64, top = 18, bottom = height - 50;
+  const double right = spec.half ? width - 16 : 790;
   double x_lo = std::numeric_limits<double>::infinity(), x_hi = -x_lo, y_hi = 0;
-  for (const Line& l : lines) {
-    for (const auto& [x, y] : l.points) {
-      x_lo = std::min(x_lo, x);
-      x_hi = std::max(x_hi, x);
-      y_hi = std::max(y_hi, y);
+  for (const Series& s : series) {
+    for (const Point& p : s.points) {
+      x_lo = std::min(x_lo, p.x);
+      x_hi = std::max(x_hi, p.x);
+      y_hi = std::max(y_hi, p.y);
     }
   }
+  if (spec.x_lo) x_lo = *spec.x_lo;
+  if (spec.x_hi) x_hi = *spec.x_hi;
+  if (!std::isfinite(x_lo)) x_lo = 0;
   if (!(x_lo < x_hi)) {
-    x_lo = std::isfinite(x_lo) ? x_lo - 1 : 0;
+    x_lo -= 1;
     x_hi = x_lo + 2;
   }
-  const double y_step = Step(y_hi > 0 ? y_hi : 1);
-  y_hi = std::max(y_step, std::ceil(y_hi / y_step) * y_step);
-  auto X = [&](double x) { return kL + (x - x_lo) / (x_hi - x_lo) * (kR - kL); };
-  auto Y = [&](double y) { return kB - y / y_hi * (kB - kT); };
-  std::string s = "<h3>" + HtmlEscape(title) + "</h3>\n<svg viewBox=\"0 0 " + F(kW, 0) + " " +
-                  F(kH, 0) + "\" role=\"img\" aria-label=\"" + HtmlEscape(title) + "\">\n";
-  s += "<rect x=\"" + F(kL) + "\" y=\"" + F(kT) + "\" width=\"" + F(kR - kL) + "\" height=\"" +
-       F(kB - kT) + "\" class=\"frame\"/>\n";
+  if (spec.integer_y) y_hi = std::max(y_hi, 1.0);
+  double y_step = NiceStep(y_hi > 0 ? y_hi : 1, 5);
+  if (spec.integer_y) y_step = std::max(1.0, y_step);
+  y_hi = std::max(y_step, std::ceil(y_hi / y_step - 1e-9) * y_step);
+  auto X = [&](double x) { return left + (x - x_lo) / (x_hi - x_lo) * (right - left); };
+  auto Y = [&](double y) { return bottom - y / y_hi * (bottom - top); };
+
+  std::string s = "<figure class=\"chart\" id=\"" + spec.id + "\"><figcaption>" +
+                  HtmlEscape(spec.title) + "</figcaption>";
+  s += "<svg viewBox=\"0 0 " + F(width, 0) + " " + F(height, 0) + "\" role=\"img\" aria-label=\"" +
+       HtmlEscape(spec.title) + "\"><title>" + HtmlEscape(spec.title) + "</title>";
+  s += "<g class=\"grid\">";
   for (double y = 0; y <= y_hi + 1e-9; y += y_step) {
-    s += "<line class=\"grid\" x1=\"" + F(kL) + "\" x2=\"" + F(kR) + "\" y1=\"" + F(Y(y)) +
-         "\" y2=\"" + F(Y(y)) + "\"/><text x=\"" + F(kL - 6) + "\" y=\"" + F(Y(y) + 4) +
-         "\" text-anchor=\"end\">" + F(y, y_step < 1 ? 2 : 0) + "</text>\n";
+    s += "<line x1=\"" + F(left) + "\" y1=\"" + F(Y(y)) + "\" x2=\"" + F(right) + "\" y2=\"" +
+         F(Y(y)) + "\"/>";
   }
-  const double x_step = Step(x_hi - x_lo);
-  for (double x = std::ceil(x_lo / x_step) * x_step; x <= x_hi + 1e-9; x += x_step) {
-    s += "<text x=\"" + F(X(x)) + "\" y=\"" + F(kB + 16) + "\" text-anchor=\"middle\">" +
-         F(x, x_step < 1 ? 2 : 0) + "</text>\n";
+  const double x_step = NiceStep(x_hi - x_lo, spec.half ? 6 : 10);
+  const double x_first = std::ceil(x_lo / x_step - 1e-9) * x_step;
+  for (double x = x_first; x <= x_hi + 1e-9; x += x_step) {
+    s += "<line x1=\"" + F(X(x)) + "\" y1=\"" + F(top) + "\" x2=\"" + F(X(x)) + "\" y2=\"" +
+         F(bottom) + "\"/>";
   }
-  s += "<text x=\"" + F((kL + kR) / 2) + "\" y=\"" + F(kH - 4) + "\" text-anchor=\"middle\">" +
-       HtmlEscape(x_label) + "</text>\n<text x=\"14\" y=\"" + F((kT + kB) / 2) +
-       "\" transform=\"rotate(-90 14 " + F((kT + kB) / 2) + ")\" text-anchor=\"middle\">" +
-       HtmlEscape(y_label) + "</text>\n";
-  for (size_t i = 0; i < lines.size(); ++i) {
-    const std::string color(kPalette[i % std::size(kPalette)]);
-    s += "<polyline class=\"series\" data-policy=\"" + HtmlEscape(lines[i].name) +
-         "\" fill=\"none\" stroke=\"" + color + "\" stroke-width=\"2\" points=\"";
-    for (const auto& [x, y] : lines[i].points) s += F(X(x)) + "," + F(Y(y)) + " ";
-    s += "\"><title>" + HtmlEscape(lines[i].name) + "</title></polyline>\n";
-    const double ly = kT + 14 + 20.0 * static_cast<double>(i);
-    s += "<line x1=\"810\" x2=\"840\" y1=\"" + F(ly - 4) + "\" y2=\"" + F(ly - 4) + "\" stroke=\"" +
-         color + "\" stroke-width=\"3\"/><text x=\"848\" y=\"" + F(ly) + "\">" +
-         HtmlEscape(lines[i].name) + "</text>\n";
+  s += "</g><g class=\"axis\">";
+  s += "<line x1=\"" + F(left) + "\" y1=\"" + F(bottom) + "\" x2=\"" + F(right) + "\" y2=\"" +
+       F(bottom) + "\"/><line x1=\"" + F(left) + "\" y1=\"" + F(top) + "\" x2=\"" + F(left) +
+       "\" y2=\"" + F(bottom) + "\"/>";
+  for (double x = x_first; x <= x_hi + 1e-9; x += x_step) {
+    s += "<line x1=\"" + F(X(x)) + "\" y1=\"" + F(bottom) + "\" x2=\"" + F(X(x)) + "\" y2=\"" +
+         F(bottom + 5) + "\"/><text x=\"" + F(X(x)) + "\" y=\"" + F(bottom + 19) +
+         "\" text-anchor=\"middle\" font-size=\"12\">" + Compact(x) + "</text>";
   }
-  return s + "</svg>\n";
+  for (double y = 0; y <= y_hi + 1e-9; y += y_step) {
+    s += "<line x1=\"" + F(left - 5) + "\" y1=\"" + F(Y(y)) + "\" x2=\"" + F(left) + "\" y2=\"" +
+         F(Y(y)) + "\"/><text x=\"" + F(left - 8) + "\" y=\"" + F(Y(y) + 4) +
+         "\" text-anchor=\"end\" font-size=\"12\">" + Compact(y) + "</text>";
+  }
+  s += "</g>";
+  s += "<text class=\"axis-label\" x=\"" + F((left + right) / 2) + "\" y=\"" + F(height - 10) +
+       "\" text-anchor=\"middle\" font-size=\"13\">" + HtmlEscape(spec.x_label) + "</text>";
+  s += "<text class=\"axis-label\" transform=\"translate(16 " + F((top + bottom) / 2) +
+       ") rotate(-90)\" text-anchor=\"middle\" font-size=\"13\">" + HtmlEscape(spec.y_label) +
+       "</text>";
+  for (const Series& line : series) {
+    std::string points;
+    for (const Point& p : line.points) {
+      if (p.x < x_lo - 1e-9 || p.x > x_hi + 1e-9) continue;
+      points += (points.empty() ? "" : " ") + F(X(p.x)) + "," + F(Y(p.y));
+    }
+    s += "<polyline class=\"" + line.css + "\" data-policy=\"" + HtmlEscape(line.policy) +
+         "\" fill=\"none\" stroke=\"" + std::string(line.color) + "\" stroke-width=\"2\"" +
+         (line.dashed ? " stroke-dasharray=\"6 4\"" : "") + " stroke-linejoin=\"round\" points=\"" +
+         points + "\"><title>" + HtmlEscape(line.policy) + "</title></polyline>";
+    if (!line.markers) continue;
+    for (const Point& p : line.points) {
+      s += "<circle class=\"marker\" data-policy=\"" + HtmlEscape(line.policy) + "\" cx=\"" +
+           F(X(p.x)) + "\" cy=\"" + F(Y(p.y)) + "\" r=\"4.5\" fill=\"" + std::string(line.color) +
+           "\"><title>" + HtmlEscape(p.title) + "</title></circle>";
+    }
+  }
+  if (!spec.half) {  // the legend, right of the plot: one entry per policy
+    s += "<g class=\"legend\"><text x=\"812\" y=\"" + F(top + 10) +
+         "\" font-size=\"12\" font-weight=\"600\">Policy</text>";
+    double y = top + 34;
+    std::vector<std::string> seen;
+    for (const Series& line : series) {
+      if (std::find(seen.begin(), seen.end(), line.policy) != seen.end()) continue;
+      seen.push_back(line.policy);
+      s += "<g><line x1=\"812\" y1=\"" + F(y - 4) + "\" x2=\"840\" y2=\"" + F(y - 4) +
+           "\" stroke=\"" + std::string(line.color) +
+           "\" stroke-width=\"3\"/><text x=\"848\" y=\"" + F(y) + "\" font-size=\"13\">" +
+           HtmlEscape(line.policy) + "</text></g>";
+      y += 22;
+    }
+    s += "</g>";
+  }
+  return s + "</svg></figure>\n";
 }
 
 int ClassIndex(const ReplayResult& r, const std::string& name) {
@@ -99,81 +185,423 @@ int ClassIndex(const ReplayResult& r, const std::string& name) {
   return -1;
 }
 
+/// The classes (by index into runs' classes) that have a wait SLO and pods in some run, in
+/// class order.
+std::vector<int> SloClasses(const std::vector<ReplayResult>& runs) {
+  std::vector<int> out;
+  if (runs.empty()) return out;
+  for (size_t c = 0; c < runs.front().classes.size(); ++c) {
+    bool arrived = false;
+    for (const ReplayResult& r : runs) arrived |= c < r.classes.size() && r.classes[c].arrived > 0;
+    if (runs.front().classes[c].slo_wait_s >= 0 && arrived) out.push_back(static_cast<int>(c));
+  }
+  return out;
+}
+
+double AllocatedPct(const ReplayResult& r, const TimePoint& p) {
+  return r.capacity_milli > 0 ? 100.0 * static_cast<double>(p.allocated_milli) /
+                                    static_cast<double>(r.capacity_milli)
+                              : 0;
+}
+
+/// A table cell: `value` with a "best" class when it is the column's best.
+std::string Td(const std::string& value, bool best) {
+  return std::string(best ? "<td class=\"best\">" : "<td>") + value + "</td>";
+}
+
+/// Indices of the best value of each column: `better(a, b)` says a beats b.
+template <typename Better>
+int Best(const std::vector<double>& column, Better better) {
+  if (column.size() < 2) return -1;
+  int best = 0;
+  for (size_t i = 1; i < column.size(); ++i) {
+    if (better(column[i], column[best])) best = static_cast<int>(i);
+  }
+  // No bold when every row ties.
+  for (double v : column) {
+    if (better(column[best], v)) return best;
+  }
+  return -1;
+}
+
+std::string PolicyCell(const std::string& policy, std::string_view color) {
+  return "<th class=\"policy\" scope=\"row\"><span class=\"swatch\" style=\"background:" +
+         std::string(color) + "\"></span>" + HtmlEscape(policy) + "</th>";
+}
+
+/// A wait in seconds: two decimals below 100 s, one above ("20933.7 s").
+std::string Wait(double s) { return F(s, s < 100 ? 2 : 1) + " s"; }
+
+/// Two header rows: `before`, then per class with an SLO a group "<class>, SLO <s> s" over
+/// "within" and "p99", then `after` (cells of `before` and `after` span both rows).
+std::string SloHeader(const std::vector<ReplayResult>& runs, const std::vector<int>& slo,
+                      const std::string& before, const std::string& after) {
+  std::string top = "<tr>" + before, sub = "<tr>";
+  for (int c : slo) {
+    const ClassStats& k = runs.front().classes[c];
+    top += "<th class=\"group\" colspan=\"2\">" + HtmlEscape(k.name) + " (SLO " +
+           Compact(k.slo_wait_s) + " s)</th>";
+    sub += "<th>within SLO</th><th>p99 wait</th>";
+  }
+  return top + after + "</tr>\n" + sub + "</tr>\n";
+}
+
+constexpr std::string_view kExtraStyle = R"css(
+.charts2 { display: grid; grid-template-columns: 1fr 1fr; gap: 6px 24px; }
+.legend-row { display: flex; flex-wrap: wrap; gap: 4px 18px; margin: 4px 0 8px; font-size: 13px; }
+svg .marker { stroke: #fff; stroke-width: 1.5; }
+svg polyline.idle { opacity: .75; }
+figure.chart { margin-top: 14px; }
+table.summary thead tr:first-child th.group { border-bottom: 1px solid #d0d7de; padding-bottom: 2px; }
+table.summary thead th[rowspan] { vertical-align: bottom; white-space: normal; }
+)css";
+
 }  // namespace
+
+double WorkloadStart(const Timeline& timeline, double horizon_s) {
+  if (timeline.pods.empty()) return 0;
+  // Nearest rank: the ceil(0.01 · n)-th arrival (pods are sorted by arrival).
+  const size_t n = timeline.pods.size();
+  const size_t rank = std::max<size_t>(1, (n + 99) / 100);
+  const double t = timeline.pods[rank - 1].arrival_s;
+  return t <= 0.05 * horizon_s ? 0 : t;
+}
 
 std::string ReplayReportHtml(const ReplayReportInfo& info, const std::vector<ReplayResult>& runs,
                              const std::vector<SweepPoint>& sweep,
                              const std::string& protected_class, const std::string& batch_class) {
-  std::string h =
-      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" +
-      HtmlEscape(info.title) +
-      "</title>\n<style>body{font:14px system-ui,sans-serif;margin:24px;max-width:1100px}"
-      "svg{width:100%;height:auto}text{font-size:12px}.frame{fill:none;stroke:#57606a}"
-      ".grid{stroke:#d0d7de}table{border-collapse:collapse}td,th{padding:3px 8px;"
-      "border-bottom:1px solid #d0d7de;text-align:right}th{background:#f6f8fa}</style></head>"
-      "<body>\n<h1>" +
-      HtmlEscape(info.title) + "</h1>\n<p>Source: " + HtmlEscape(info.source) + "; " +
-      std::to_string(info.num_nodes) + " nodes, " + std::to_string(info.num_gpus) + " GPUs; " +
-      std::to_string(info.num_pods) + " pods replayed, " + std::to_string(info.skipped) +
-      " skipped (missing or inconsistent times); arrivals compressed " + F(info.time_scale, 2) +
-      "&times;.</p>\n<p><code>" + HtmlEscape(info.generated_by) + "</code></p>\n";
-  h += "<h2>Per class</h2>\n<table><tr><th>policy</th><th>class</th><th>arrived</th>"
-       "<th>wait p50 s</th><th>p95 s</th><th>p99 s</th><th>max s</th><th>SLO %</th>"
-       "<th>preempted</th><th>GPU-h served</th><th>GPU-h lost</th><th>mean GPUs</th></tr>\n";
+  // One colour per policy, in the order of the runs (then of the sweep).
+  std::vector<std::string> policies;
+  for (const ReplayResult& r : runs) policies.push_back(r.policy);
+  for (const SweepPoint& p : sweep) {
+    if (std::find(policies.begin(), policies.end(), p.result.policy) == policies.end()) {
+      policies.push_back(p.result.policy);
+    }
+  }
+  auto color = [&](const std::string& policy) {
+    const auto it = std::find(policies.begin(), policies.end(), policy);
+    return PolicyColor(static_cast<size_t>(it - policies.begin()));
+  };
+  const std::vector<int> slo = SloClasses(runs);
+  const std::string title = info.title.empty() ? "Replay" : info.title;
+
+  std::string h = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
+  h += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
+  h += "<title>" + HtmlEscape(title) + " \u2014 Tessera replay report</title>\n";
+  h += "<style>" + std::string(ReportCss()) + std::string(kExtraStyle) +
+       "</style>\n</head>\n<body>\n<main>\n";
+
+  // Header: what was run.
+  h += "<header class=\"card\">\n<p class=\"eyebrow\">Tessera \u00B7 replay on a virtual clock "
+       "(queue, priorities, preemption, SLOs)</p>\n<h1>" +
+       HtmlEscape(title) + "</h1>\n<dl class=\"meta\">\n";
+  auto meta = [&h](std::string_view name, const std::string& value_html) {
+    h += "<dt>" + std::string(name) + "</dt><dd>" + value_html + "</dd>\n";
+  };
+  meta("Cluster",
+       std::to_string(info.num_nodes) + " nodes \u00B7 " + std::to_string(info.num_gpus) + " GPUs");
+  meta("Workload", std::to_string(info.num_pods) + " pods replayed, " +
+                       std::to_string(info.skipped) +
+                       " skipped (missing or inconsistent times; skipped.csv) \u2014 <code>" +
+                       HtmlEscape(info.source) + "</code>");
+  meta("Time", "arrivals compressed " + Compact(info.time_scale) + "\u00D7; horizon " +
+                   (runs.empty() ? std::string("-") : F(runs.front().horizon_s / 3600, 2)) +
+                   " virtual hours");
+  meta("Command",
+       "<code>" + HtmlEscape(info.generated_by.empty() ? "-" : info.generated_by) + "</code>");
+  h += "</dl>\n</header>\n";
+
+  // Headline: every class with an SLO, then what the policy costs or serves.
+  h += "<section class=\"card\" id=\"headline\">\n<h2>Headline</h2>\n<div class=\"table-wrap\">"
+       "<table class=\"summary headline\">\n<thead>" +
+       SloHeader(runs, slo, "<th class=\"policy\" rowspan=\"2\">Policy</th>",
+                 "<th rowspan=\"2\">preemptions</th><th rowspan=\"2\">" + HtmlEscape(batch_class) +
+                     " GPU-h served</th><th rowspan=\"2\">mean GPU allocation</th>") +
+       "</thead>\n<tbody>\n";
+  std::vector<std::vector<double>> columns;
+  std::vector<bool> higher_is_better;
+  for (int c : slo) {
+    std::vector<double> within, p99;
+    for (const ReplayResult& r : runs) {
+      within.push_back(r.classes[c].slo_pct);
+      p99.push_back(r.classes[c].wait_p99_s);
+    }
+    columns.push_back(within);
+    higher_is_better.push_back(true);
+    columns.push_back(p99);
+    higher_is_better.push_back(false);
+  }
+  {
+    std::vector<double> preempt, hours, alloc;
+    for (const ReplayResult& r : runs) {
+      preempt.push_back(r.preemptions);
+      const int b = ClassIndex(r, batch_class);
+      hours.push_back(b >= 0 ? r.classes[b].gpu_hours : 0);
+      alloc.push_back(r.mean_alloc_pct);
+    }
+    columns.push_back(preempt);
+    higher_is_better.push_back(false);
+    columns.push_back(hours);
+    higher_is_better.push_back(true);
+    columns.push_back(alloc);
+    higher_is_better.push_back(true);
+  }
+  std::vector<int> best(columns.size());
+  for (size_t k = 0; k < columns.size(); ++k) {
+    best[k] = higher_is_better[k] ? Best(columns[k], [](double a, double b) { return a > b; })
+                                  : Best(columns[k], [](double a, double b) { return a < b; });
+  }
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const ReplayResult& r = runs[i];
+    h +=
+        "<tr data-policy=\"" + HtmlEscape(r.policy) + "\">" + PolicyCell(r.policy, color(r.policy));
+    size_t k = 0;
+    for (int c : slo) {
+      h += Td(F(r.classes[c].slo_pct, 2) + " %", best[k++] == static_cast<int>(i));
+      h += Td(Wait(r.classes[c].wait_p99_s), best[k++] == static_cast<int>(i));
+    }
+    const int b = ClassIndex(r, batch_class);
+    h += Td(std::to_string(r.preemptions), best[k++] == static_cast<int>(i));
+    h += Td(b >= 0 ? F(r.classes[b].gpu_hours, 1) : "-", best[k++] == static_cast<int>(i));
+    h += Td(F(r.mean_alloc_pct, 1) + " %", best[k++] == static_cast<int>(i));
+    h += "</tr>\n";
+  }
+  h += "</tbody></table></div>\n<p class=\"note\">Within SLO: share of the class's arrived, not "
+       "rejected pods whose wait from arrival to first start is at most the SLO; p99: "
+       "nearest-rank percentile of those waits (pods still pending at the horizon count with "
+       "their wait so far). Preemptions: victims, all classes. GPU-h served: runs not cut short "
+       "by preemption, within the horizon. Bold: the best of each column.</p>\n</section>\n";
+
+  // Per class.
+  h += "<section class=\"card\" id=\"classes\">\n<h2>Per class</h2>\n<div class=\"table-wrap\">"
+       "<table class=\"summary\">\n<thead><tr><th class=\"policy\">Policy</th><th>class</th>"
+       "<th>arrived</th><th>wait p50 s</th><th>p95 s</th><th>p99 s</th><th>max s</th>"
+       "<th>SLO %</th><th>preempted</th><th>GPU-h served</th><th>GPU-h lost</th>"
+       "<th>mean GPUs</th></tr></thead>\n<tbody>\n";
   for (const ReplayResult& r : runs) {
     for (const ClassStats& c : r.classes) {
       if (c.arrived == 0) continue;
-      h += "<tr><td>" + HtmlEscape(r.policy) + "</td><td>" + HtmlEscape(c.name) + "</td><td>" +
-           std::to_string(c.arrived) + "</td><td>" + F(c.wait_p50_s, 2) + "</td><td>" +
-           F(c.wait_p95_s, 2) + "</td><td>" + F(c.wait_p99_s, 2) + "</td><td>" +
+      h += "<tr>" + PolicyCell(r.policy, color(r.policy)) + "<td>" + HtmlEscape(c.name) +
+           "</td><td>" + std::to_string(c.arrived) + "</td><td>" + F(c.wait_p50_s, 2) +
+           "</td><td>" + F(c.wait_p95_s, 2) + "</td><td>" + F(c.wait_p99_s, 2) + "</td><td>" +
            F(c.wait_max_s, 1) + "</td><td>" + (c.slo_wait_s < 0 ? "-" : F(c.slo_pct, 2)) +
            "</td><td>" + std::to_string(c.preempted) + "</td><td>" + F(c.gpu_hours, 1) +
            "</td><td>" + F(c.lost_gpu_hours, 1) + "</td><td>" + F(c.mean_alloc_gpus, 1) +
            "</td></tr>\n";
     }
   }
-  h += "</table>\n<h2>Over time</h2>\n";
-  std::vector<Line> queue, alloc, frag;
+  h += "</tbody></table></div>\n</section>\n";
+
+  // Over time, from where the workload starts.
+  const double start_h = info.start_s / 3600;
+  const double end_h = runs.empty() ? start_h + 1 : runs.front().horizon_s / 3600;
+  std::string legend = "<div class=\"legend-row\">";
   for (const ReplayResult& r : runs) {
-    Line q{r.policy, {}}, a{r.policy, {}}, f{r.policy, {}};
-    for (const TimePoint& p : r.series) {
-      int pending = 0;
-      for (int v : p.pending) pending += v;
-      const double hours = p.t_s / 3600.0;
-      q.points.emplace_back(hours, pending);
-      a.points.emplace_back(hours, r.capacity_milli > 0
-                                       ? 100.0 * static_cast<double>(p.allocated_milli) /
-                                             static_cast<double>(r.capacity_milli)
-                                       : 0);
-      f.points.emplace_back(hours, 100.0 * p.frag_ratio);
+    legend += "<span><span class=\"swatch\" style=\"background:" + std::string(color(r.policy)) +
+              "\"></span>" + HtmlEscape(r.policy) + "</span>";
+  }
+  legend += "</div>\n";
+  const std::string time_label = "virtual hours since the first arrival";
+  h += "<section class=\"card\" id=\"over-time\">\n<h2>Over time</h2>\n";
+  if (info.start_s > 0) {
+    h += "<p class=\"note\">The time axes start at " + F(start_h, 2) +
+         " h, where the workload does: the " + std::to_string(info.pods_before_start) +
+         " pods that arrived before (the first 1 %) trickled in over the hours before. "
+         "series.csv has the whole run.</p>\n";
+  }
+  h += "<h3>Queue depth per class: pods waiting for a start (in the queue, or preempting and "
+       "waiting out their victims' grace period)</h3>\n" +
+       legend + "<div class=\"charts2\">\n";
+  if (!runs.empty()) {
+    for (size_t c = 0; c < runs.front().classes.size(); ++c) {
+      bool arrived = false;
+      for (const ReplayResult& r : runs) arrived |= r.classes[c].arrived > 0;
+      if (!arrived) continue;
+      std::vector<Series> lines;
+      for (const ReplayResult& r : runs) {
+        Series s{r.policy, color(r.policy)};
+        for (const TimePoint& p : r.series) {
+          const int queued = c < p.pending.size() ? p.pending[c] : 0;
+          const int preempting = c < p.preempting.size() ? p.preempting[c] : 0;
+          s.points.push_back({p.t_s / 3600, double(queued + preempting), ""});
+        }
+        lines.push_back(std::move(s));
+      }
+      const std::string name = runs.front().classes[c].name;
+      ChartSpec spec("queue-" + std::to_string(c), "Queue depth: " + name, time_label,
+                     "waiting " + name + " pods", true, start_h, end_h);
+      spec.integer_y = true;
+      h += Chart(spec, lines);
     }
-    queue.push_back(std::move(q));
+  }
+  h += "</div>\n";
+
+  // Headroom: only the policies that keep one.
+  std::vector<Series> headroom;
+  for (const ReplayResult& r : runs) {
+    bool keeps = false;
+    for (const TimePoint& p : r.series) keeps |= p.headroom_gpus > 0;
+    if (!keeps) continue;
+    Series kept{r.policy, color(r.policy)};
+    Series idle{r.policy, color(r.policy)};
+    idle.css = "series idle";
+    idle.dashed = true;
+    for (const TimePoint& p : r.series) {
+      kept.points.push_back({p.t_s / 3600, double(p.headroom_gpus), ""});
+      idle.points.push_back({p.t_s / 3600, double(p.idle_gpus), ""});
+    }
+    headroom.push_back(std::move(kept));
+    headroom.push_back(std::move(idle));
+  }
+  if (headroom.empty()) {
+    h += "<p class=\"note\">No policy kept GPU headroom.</p>\n";
+  } else {
+    h += Chart(
+        {"headroom", "Headroom kept for " + protected_class + " (solid) and idle GPUs (dashed)",
+         time_label, "GPUs", false, start_h, end_h},
+        headroom);
+    h += "<p class=\"note\">Headroom: the whole idle GPUs that pods below " +
+         HtmlEscape(protected_class) +
+         " may not take. Where the solid line is above the dashed one, no such pod can start "
+         "a GPU it would take from the idle ones.</p>\n";
+  }
+  std::vector<Series> alloc, frag;
+  for (const ReplayResult& r : runs) {
+    Series a{r.policy, color(r.policy)}, f{r.policy, color(r.policy)};
+    for (const TimePoint& p : r.series) {
+      a.points.push_back({p.t_s / 3600, AllocatedPct(r, p), ""});
+      f.points.push_back({p.t_s / 3600, 100.0 * p.frag_ratio, ""});
+    }
     alloc.push_back(std::move(a));
     frag.push_back(std::move(f));
   }
-  h += Chart("Queue depth (pending pods, all classes)", "virtual hours", "pods", queue);
-  h += Chart("GPU allocation", "virtual hours", "% of GPU capacity", alloc);
-  h += Chart("Fragmentation ratio", "virtual hours", "% of idle GPU", frag);
-  if (!sweep.empty()) {
-    h += "<h2>Latency&ndash;utilization trade-off</h2>\n";
-    std::vector<Line> p99, hours;
-    for (const SweepPoint& p : sweep) {
-      auto find = [&](std::vector<Line>& v) -> Line& {
-        for (Line& l : v) {
-          if (l.name == p.result.policy) return l;
-        }
-        v.push_back(Line{p.result.policy, {}});
-        return v.back();
-      };
-      const int ls = ClassIndex(p.result, protected_class);
-      const int be = ClassIndex(p.result, batch_class);
-      if (ls >= 0) find(p99).points.emplace_back(p.num_nodes, p.result.classes[ls].wait_p99_s);
-      if (be >= 0) find(hours).points.emplace_back(p.num_nodes, p.result.classes[be].gpu_hours);
+  h += Chart(
+      {"allocation", "GPU allocation", time_label, "% of GPU capacity", false, start_h, end_h},
+      alloc);
+  h += Chart(
+      {"fragmentation", "Fragmentation ratio", time_label, "% of idle GPU", false, start_h, end_h},
+      frag);
+  h += "</section>\n";
+
+  // The latency-utilization frontier: the main runs and the swept sizes.
+  h += "<section class=\"card\" id=\"frontier-section\">\n<h2>Latency\u2013utilization "
+       "frontier</h2>\n";
+  {
+    struct Measured {
+      int nodes;
+      double alloc_pct;
+      double p99;
+    };
+    std::map<std::string, std::vector<Measured>> by_policy;
+    for (const ReplayResult& r : runs) {
+      const int c = ClassIndex(r, protected_class);
+      if (c >= 0)
+        by_policy[r.policy].push_back({info.num_nodes, r.mean_alloc_pct, r.classes[c].wait_p99_s});
     }
-    h += Chart(protected_class + " p99 wait against cluster size", "nodes", "seconds", p99);
-    h += Chart(batch_class + " GPU-hours served against cluster size", "nodes", "GPU-hours", hours);
+    for (const SweepPoint& p : sweep) {
+      const int c = ClassIndex(p.result, protected_class);
+      if (c < 0) continue;
+      std::vector<Measured>& v = by_policy[p.result.policy];
+      const bool dup = std::any_of(v.begin(), v.end(),
+                                   [&](const Measured& m) { return m.nodes == p.num_nodes; });
+      if (!dup) v.push_back({p.num_nodes, p.result.mean_alloc_pct, p.result.classes[c].wait_p99_s});
+    }
+    std::vector<Series> lines;
+    for (const std::string& policy : policies) {
+      auto it = by_policy.find(policy);
+      if (it == by_policy.end()) continue;
+      std::vector<Measured> v = it->second;
+      std::sort(v.begin(), v.end(),
+                [](const Measured& a, const Measured& b) { return a.nodes < b.nodes; });
+      Series s{policy, color(policy)};
+      s.markers = true;
+      for (const Measured& m : v) {
+        s.points.push_back({m.alloc_pct, m.p99,
+                            policy + ", " + std::to_string(m.nodes) +
+                                " nodes: " + F(m.alloc_pct, 1) + " % allocated, " +
+                                protected_class + " p99 " + F(m.p99, 2) + " s"});
+      }
+      lines.push_back(std::move(s));
+    }
+    h += Chart(
+        {"frontier", protected_class + " p99 wait against GPU allocation",
+         "mean GPU allocation over the run (% of capacity)", protected_class + " p99 wait (s)"},
+        lines);
+    h += "<p class=\"note\">One marker per measured run (hover for its cluster size); each "
+         "policy's line joins its runs in the order of cluster size" +
+         std::string(sweep.empty() ? " (run with --sweep-nodes to measure more sizes)" : "") +
+         ". Down and to the right is better: the same latency at a higher allocation.</p>\n";
   }
-  return h + "</body></html>\n";
+  h += "</section>\n";
+
+  if (!sweep.empty()) {
+    h +=
+        "<section class=\"card\" id=\"sweep\">\n<h2>Cluster-size sweep</h2>\n<div "
+        "class=\"table-wrap\"><table class=\"summary\">\n<thead>" +
+        SloHeader(runs, slo,
+                  "<th class=\"policy\" rowspan=\"2\">Policy</th><th rowspan=\"2\">nodes</th>"
+                  "<th rowspan=\"2\">GPUs</th>",
+                  "<th rowspan=\"2\">preemptions</th><th rowspan=\"2\">" + HtmlEscape(batch_class) +
+                      " GPU-h served</th><th rowspan=\"2\">mean GPU allocation</th>") +
+        "</thead>\n<tbody>\n";
+    std::vector<const SweepPoint*> order;
+    for (const SweepPoint& p : sweep) order.push_back(&p);
+    std::stable_sort(order.begin(), order.end(), [&](const SweepPoint* a, const SweepPoint* b) {
+      const auto ia = std::find(policies.begin(), policies.end(), a->result.policy);
+      const auto ib = std::find(policies.begin(), policies.end(), b->result.policy);
+      return ia != ib ? ia < ib : a->num_nodes < b->num_nodes;
+    });
+    for (const SweepPoint* p : order) {
+      const ReplayResult& r = p->result;
+      h += "<tr data-policy=\"" + HtmlEscape(r.policy) + "\">" +
+           PolicyCell(r.policy, color(r.policy)) + "<td>" + std::to_string(p->num_nodes) +
+           "</td><td>" + std::to_string(p->num_gpus) + "</td>";
+      for (int c : slo) {
+        if (static_cast<size_t>(c) < r.classes.size()) {
+          h += "<td>" + F(r.classes[c].slo_pct, 2) + " %</td><td>" + Wait(r.classes[c].wait_p99_s) +
+               "</td>";
+        } else {
+          h += "<td>-</td><td>-</td>";
+        }
+      }
+      const int b = ClassIndex(r, batch_class);
+      h += "<td>" + std::to_string(r.preemptions) + "</td><td>" +
+           (b >= 0 ? F(r.classes[b].gpu_hours, 1) : "-") + "</td><td>" + F(r.mean_alloc_pct, 1) +
+           " %</td></tr>\n";
+    }
+    h += "</tbody></table></div>\n";
+    std::vector<Series> p99, hours;
+    auto find = [&](std::vector<Series>& v, const std::string& policy) -> Series& {
+      for (Series& s : v) {
+        if (s.policy == policy) return s;
+      }
+      v.push_back(Series{policy, color(policy)});
+      v.back().markers = true;
+      return v.back();
+    };
+    for (const SweepPoint* p : order) {
+      const int ls = ClassIndex(p->result, protected_class);
+      const int be = ClassIndex(p->result, batch_class);
+      const std::string where = p->result.policy + ", " + std::to_string(p->num_nodes) + " nodes";
+      if (ls >= 0) {
+        const double v = p->result.classes[ls].wait_p99_s;
+        find(p99, p->result.policy)
+            .points.push_back({double(p->num_nodes), v, where + ": " + F(v, 2) + " s"});
+      }
+      if (be >= 0) {
+        const double v = p->result.classes[be].gpu_hours;
+        find(hours, p->result.policy)
+            .points.push_back({double(p->num_nodes), v, where + ": " + F(v, 1) + " GPU-h"});
+      }
+    }
+    h += Chart(
+        {"sweep-p99", protected_class + " p99 wait against cluster size", "nodes", "seconds"}, p99);
+    h += Chart({"sweep-gpu-hours", batch_class + " GPU-hours served against cluster size", "nodes",
+                "GPU-hours"},
+               hours);
+    h += "</section>\n";
+  }
+  return h + "</main>\n</body>\n</html>\n";
 }
 
 }  // namespace tessera

@@ -104,12 +104,14 @@ std::string ReplaySeriesCsv(const std::vector<ReplayResult>& runs) {
   std::string out = "policy,t_s";
   if (!runs.empty()) {
     for (const ClassStats& c : runs.front().classes) out += ",pending_" + CsvSafe(c.name);
+    for (const ClassStats& c : runs.front().classes) out += ",preempting_" + CsvSafe(c.name);
   }
   out += ",allocated_pct,frag_ratio,idle_gpus,headroom_gpus\n";
   for (const ReplayResult& r : runs) {
     for (const TimePoint& p : r.series) {
       out += CsvSafe(r.policy) + "," + G(p.t_s);
       for (int q : p.pending) out += "," + std::to_string(q);
+      for (int q : p.preempting) out += "," + std::to_string(q);
       const double pct = r.capacity_milli > 0 ? 100.0 * static_cast<double>(p.allocated_milli) /
                                                     static_cast<double>(r.capacity_milli)
                                               : 0;

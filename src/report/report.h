@@ -13,7 +13,7 @@
 
 namespace tessera {
 
-// Reports of the inflation experiment (DESIGN.md, "The inflation experiment"): CSV files for
+// Reports of the inflation experiment (docs/ARCHITECTURE.md, "Definitions"): CSV files for
 // tools, a plain-text summary for the terminal and a self-contained HTML page for people.
 // Every function here is pure (no I/O, no globals) and safe to call from any thread.
 //
@@ -128,6 +128,14 @@ std::string OfflineSectionHtml(const std::vector<RunResult>& runs,
 
 /// `text` with &, <, >, " and ' replaced by HTML character references.
 std::string HtmlEscape(std::string_view text);
+
+/// The style sheet of the HTML reports (cards, charts, tables), so that every report looks
+/// the same.
+std::string_view ReportCss();
+
+/// The line colours of the reports' charts, by policy index (d3 category10; they repeat after
+/// ten).
+std::string_view PolicyColor(size_t index);
 
 /// "mean±sd" with `decimals` decimals, `scale` applied to both (e.g. 100 for a ratio as %);
 /// "n/a" when cell.runs == 0.

@@ -781,6 +781,25 @@ std::vector<std::pair<int, int>> Scheduler::ScoreNodes(const PodRequest& pod,
   return out;
 }
 
+GpuSet Scheduler::ChooseGpus(int node, const PodRequest& pod) {
+  TESSERA_CHECK(node >= 0 && node < cluster_->size());
+  if (pod.IsCpuOnly()) return 0;
+  const int shape = ShapeId(pod);
+  if (uses_context_) {
+    UpdateContext();
+    ProjectContext(pod);
+  }
+  const int gid = group_of_[node];
+  const FitQuery query(pod);
+  if (!query.MayFit(records_[gid].fit)) return 0;
+  // The group's line cache holds the GPUs (the columns hold scores only).
+  Group& g = groups_[gid];
+  FitReason reason = FitReason::kFits;
+  const CacheEntry* e = uses_context_ ? Evaluate<true>(g, shape, pod, query.exact(), &reason)
+                                      : Evaluate<false>(g, shape, pod, query.exact(), &reason);
+  return e == nullptr ? 0 : e->gpus;
+}
+
 Decision Scheduler::Finish(Decision d, const Feasible& best, const PodRequest& pod) {
   const Group& g = groups_[best.group];
   const int rank = min_rank_[best.group];

@@ -76,6 +76,12 @@ class Scheduler {
   /// policies score every feasible node 0. Changes no allocation and draws no random number.
   /// Precondition: every entry of `nodes` is a valid node index.
   std::vector<std::pair<int, int>> ScoreNodes(const PodRequest& pod, const std::vector<int>& nodes);
+  /// The GPUs Decide would give `pod` on `node`: the policy's choice under its current
+  /// context, from the same cache (the generic choice for policies that leave it open). 0 for
+  /// a CPU-only pod or a node it does not fit. Changes no allocation, counts nothing and draws
+  /// no random number: the one GPU choice of every front door (the extender's bind, the
+  /// replay's nominated preemptor).
+  GpuSet ChooseGpus(int node, const PodRequest& pod);
   /// Allocates `pod` on `node`/`gpus` (as returned by Decide, or chosen by a caller that
   /// checked the fit).
   void Bind(int node, const PodRequest& pod, GpuSet gpus);

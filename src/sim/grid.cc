@@ -13,7 +13,7 @@ Result<std::vector<RunResult>> RunGrid(const std::vector<NodeSpec>& nodes,
                                        const std::vector<std::string>& policies,
                                        const std::vector<uint64_t>& seeds, int threads,
                                        const InflationOptions& options,
-                                       const GridProgress& progress) {
+                                       const GridProgress& progress, const RunProgress& within) {
   const int total = static_cast<int>(policies.size() * seeds.size());
   std::vector<std::optional<RunResult>> results(total);
   std::atomic<int> next{0};
@@ -24,7 +24,14 @@ Result<std::vector<RunResult>> RunGrid(const std::vector<NodeSpec>& nodes,
     for (int k = next++; k < total; k = next++) {
       const std::string& policy = policies[k / seeds.size()];
       const uint64_t seed = seeds[k % seeds.size()];
-      Result<RunResult> r = RunInflation(nodes, pods, workload, policy, seed, options);
+      InflationOptions run_options = options;
+      if (within) {
+        run_options.progress = [&, seed](int64_t submitted, int64_t total) {
+          std::lock_guard<std::mutex> lock(mu);
+          within(policy, seed, submitted, total);
+        };
+      }
+      Result<RunResult> r = RunInflation(nodes, pods, workload, policy, seed, run_options);
       std::lock_guard<std::mutex> lock(mu);
       if (!r.ok()) {
         if (!error) error = r.error();

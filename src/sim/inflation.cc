@@ -5,15 +5,12 @@
 
 #include "model/cluster.h"
 #include "policy/policy.h"
+#include "sched/engine.h"
 #include "sched/scheduler.h"
 #include "util/rng.h"
 
 namespace tessera {
 namespace {
-
-// Independent random streams of one seed.
-constexpr uint64_t kNodeOrderStream = 0x6e6f64652d6f7264ULL;
-constexpr uint64_t kSchedulerStream = 0x73636865642d726eULL;
 
 std::string FailureReason(const Decision& d) {
   std::string out;
@@ -42,12 +39,41 @@ std::vector<std::pair<int, int>> InflatedSequence(const std::vector<PodSpec>& po
   double total = 0;
   for (const PodSpec& p : pods) total += static_cast<double>(p.TotalGpuMilli());
   if (total > target) {
-    while (total > target && !seq.empty()) {
-      const size_t k = rng.Below(seq.size());
-      total -= static_cast<double>(pods[seq[k].first].TotalGpuMilli());
-      seq.erase(seq.begin() + static_cast<std::ptrdiff_t>(k));
+    // Remove the k-th remaining pod, k uniform, until the rest fits the target. A Fenwick tree
+    // over "still present" finds the k-th in O(log n) (erasing from the vector, as the
+    // definition reads, is O(n) per pod: minutes for a list of millions); same draws, same
+    // result.
+    const size_t n = seq.size();
+    std::vector<int> tree(n + 1, 0);  // 1-based; tree[i] counts present pods in its range
+    for (size_t i = 1; i <= n; ++i) {
+      tree[i] += 1;
+      const size_t parent = i + (i & (~i + 1));
+      if (parent <= n) tree[parent] += tree[i];
     }
-    return seq;
+    size_t top = 1;
+    while (top * 2 <= n) top *= 2;
+    std::vector<bool> removed(n, false);
+    size_t left = n;
+    while (total > target && left > 0) {
+      size_t k = rng.Below(left);  // 0-based rank among the present pods
+      size_t pos = 0;              // the largest prefix with at most k present pods
+      for (size_t step = top; step > 0; step /= 2) {
+        if (pos + step <= n && static_cast<size_t>(tree[pos + step]) <= k) {
+          pos += step;
+          k -= static_cast<size_t>(tree[pos]);
+        }
+      }
+      removed[pos] = true;  // pos is the 0-based index of the pod
+      for (size_t i = pos + 1; i <= n; i += i & (~i + 1)) --tree[i];
+      --left;
+      total -= static_cast<double>(pods[seq[pos].first].TotalGpuMilli());
+    }
+    std::vector<std::pair<int, int>> kept;
+    kept.reserve(left);
+    for (size_t i = 0; i < n; ++i) {
+      if (!removed[i]) kept.push_back(seq[i]);
+    }
+    return kept;
   }
   std::vector<int> clones(pods.size(), 0);
   for (;;) {
@@ -73,12 +99,9 @@ Result<RunResult> RunInflation(const std::vector<NodeSpec>& nodes, const std::ve
 RunResult RunInflation(const std::vector<NodeSpec>& nodes, const std::vector<PodSpec>& pods,
                        const TargetWorkload& workload, const Policy& policy, uint64_t seed,
                        const InflationOptions& options) {
-  Cluster cluster(nodes);
-  std::vector<int> order(nodes.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
-  Rng order_rng(seed ^ kNodeOrderStream);
-  order_rng.Shuffle(order);
-  Scheduler scheduler(&cluster, &policy, order, seed ^ kSchedulerStream);
+  const std::unique_ptr<Engine> engine = Engine::Borrow(nodes, policy, &workload, seed);
+  Cluster& cluster = engine->cluster();
+  Scheduler& scheduler = engine->scheduler();
 
   std::vector<PodRequest> requests;
   requests.reserve(pods.size());
@@ -99,31 +122,50 @@ RunResult RunInflation(const std::vector<NodeSpec>& nodes, const std::vector<Pod
 
   const int max_level = static_cast<int>(options.max_arrival_pct);
   int next_level = 0;
+  // The state after the pods submitted so far, and before the last of them.
   int64_t arrived = 0;
-  auto record = [&](bool force) {
+  int64_t before_arrived = 0;
+  int64_t before_allocated = 0;
+  double before_frag = frag;
+  auto point = [&](double level, double arrived_milli, double allocated, double f) {
+    CurvePoint p;
+    p.arrival_pct = level;
+    p.arrived_pct = capacity > 0 ? 100.0 * arrived_milli / capacity : 0;
+    p.allocated_milli = allocated;
+    p.unallocated_pct = capacity > 0 ? 100.0 - 100.0 * allocated / capacity : 0;
+    p.frag_milli = f;
+    const double idle = capacity - allocated;
+    p.frag_ratio = idle > 0 ? f / idle : 0;
+    run.curve.push_back(p);
+  };
+  // Every level reached by `arrived`, each at exactly its arrived workload.
+  auto record = [&] {
+    const double allocated = static_cast<double>(cluster.allocated_gpu_milli());
     while (next_level <= max_level &&
-           (force || static_cast<double>(arrived) * 100.0 >= next_level * capacity)) {
-      CurvePoint p;
-      p.arrival_pct = next_level;
-      p.arrived_pct = capacity > 0 ? 100.0 * static_cast<double>(arrived) / capacity : 0;
-      p.allocated_milli = cluster.allocated_gpu_milli();
-      p.unallocated_pct =
-          capacity > 0 ? 100.0 - 100.0 * static_cast<double>(p.allocated_milli) / capacity : 0;
-      p.frag_milli = frag;
-      const double idle = capacity - static_cast<double>(p.allocated_milli);
-      p.frag_ratio = idle > 0 ? frag / idle : 0;
-      run.curve.push_back(p);
+           static_cast<double>(arrived) * 100.0 >= next_level * capacity) {
+      const double target = next_level * capacity / 100.0;  // milli arrived at the level
+      const double step = static_cast<double>(arrived - before_arrived);
+      double t = 1;  // the share of the crossing pod that has arrived at the level
+      if (step > 0) t = std::clamp((target - static_cast<double>(before_arrived)) / step, 0.0, 1.0);
+      const double b = static_cast<double>(before_allocated);
+      point(next_level, static_cast<double>(before_arrived) + t * step, b + t * (allocated - b),
+            before_frag + t * (frag - before_frag));
       ++next_level;
     }
   };
-  record(false);
+  record();
 
   const std::vector<std::pair<int, int>> seq =
       InflatedSequence(pods, run.capacity_milli, seed, options.max_arrival_pct);
   if (options.record_placements) run.placements.reserve(seq.size());
+  const int64_t total = static_cast<int64_t>(seq.size());
+  const int64_t every = std::max<int64_t>(1, options.progress_every);
   for (size_t s = 0; s < seq.size(); ++s) {
     const auto [pod, clone] = seq[s];
     const PodRequest& req = requests[pod];
+    before_arrived = arrived;
+    before_allocated = cluster.allocated_gpu_milli();
+    before_frag = frag;
     arrived += req.TotalGpuMilli();
     const Decision d = scheduler.Decide(req);
     PlacementRecord rec;
@@ -143,10 +185,17 @@ RunResult RunInflation(const std::vector<NodeSpec>& nodes, const std::vector<Pod
     }
     if (options.record_placements) run.placements.push_back(std::move(rec));
     run.max_distinct_states = std::max(run.max_distinct_states, scheduler.distinct_states());
-    record(false);
+    record();
+    if (options.progress && (static_cast<int64_t>(s) + 1) % every == 0) {
+      options.progress(static_cast<int64_t>(s) + 1, total);
+    }
   }
   run.submitted = static_cast<int>(seq.size());
-  record(true);  // levels the sequence never reached keep the final state
+  // Levels the sequence never reached keep the final state.
+  const double allocated = static_cast<double>(cluster.allocated_gpu_milli());
+  for (; next_level <= max_level; ++next_level) {
+    point(next_level, static_cast<double>(arrived), allocated, frag);
+  }
   return run;
 }
 

@@ -14,22 +14,32 @@
 
 namespace tessera {
 
-/// The inflation experiment of the FGD paper (DESIGN.md, "The inflation experiment").
+/// The inflation experiment of the FGD paper (docs/ARCHITECTURE.md, "Definitions").
 struct InflationOptions {
   /// Clones are appended until the arrived GPU request reaches this % of capacity.
   double max_arrival_pct = 130.0;
   /// Record every placement (placements.csv); costs memory on big grids.
   bool record_placements = true;
+  /// Called with (pods submitted so far, pods in the sequence) every `progress_every`
+  /// submitted pods, from the thread running the experiment; empty: never.
+  std::function<void(int64_t submitted, int64_t total)> progress;
+  int64_t progress_every = 1024;
 };
 
-/// The cluster after the first pod whose cumulative arrival reaches `arrival_pct`.
+/// The cluster when exactly `arrival_pct` % of the GPU capacity has arrived. Pods arrive
+/// whole, so the level is usually crossed inside one pod: the point is then interpolated
+/// linearly between the state before and the state after that pod, as if its GPU request
+/// arrived in fractions (allocation and fragmentation alike). That way a point never beats
+/// the ideal line: allocated ≤ arrived = the level (a small cluster, where one pod is a few %
+/// of capacity, would otherwise show the state at, say, 86.5 % arrived in the 80 % column).
+/// Levels the sequence never reaches keep the final state (arrived_pct < arrival_pct there).
 struct CurvePoint {
-  double arrival_pct = 0;  ///< the target percentage (0, 1, ..., max)
-  double arrived_pct = 0;  ///< actual arrived GPU request, % of capacity
-  int64_t allocated_milli = 0;
+  double arrival_pct = 0;  ///< the level (0, 1, ..., max)
+  double arrived_pct = 0;  ///< arrived GPU request, % of capacity: the level, or less at the end
+  double allocated_milli = 0;  ///< interpolated across the crossing pod (not an integer then)
   double unallocated_pct = 0;  ///< 100 − allocated / capacity · 100
-  double frag_milli = 0;       ///< Σ_n F_n(M)
-  double frag_ratio = 0;       ///< Σ_n F_n(M) / Σ_n R_n (0 when nothing is idle)
+  double frag_milli = 0;       ///< Σ_n F_n(M), interpolated likewise
+  double frag_ratio = 0;       ///< frag_milli / (capacity − allocated) (0 when nothing is idle)
 };
 
 /// One submitted pod and what became of it.

@@ -260,14 +260,6 @@ std::string NormalizeGpuSpec(std::string_view spec) {
   return out;
 }
 
-// Evaluates a Result-returning expression into `lhs`, returning its error from the function.
-#define TESSERA_CSV_ASSIGN(lhs, expr)          \
-  do {                                         \
-    auto result_ = (expr);                     \
-    if (!result_.ok()) return result_.error(); \
-    lhs = *result_;                            \
-  } while (0)
-
 }  // namespace
 
 Result<std::vector<NodeSpec>> ReadNodeCsv(std::string_view text, std::string_view file) {
@@ -275,11 +267,11 @@ Result<std::vector<NodeSpec>> ReadNodeCsv(std::string_view text, std::string_vie
   if (!parsed.ok()) return parsed.error();
   const CsvTable& t = *parsed;
   int sn, cpu, mem, gpu, model;
-  TESSERA_CSV_ASSIGN(sn, t.Required("sn"));
-  TESSERA_CSV_ASSIGN(cpu, t.Required("cpu_milli"));
-  TESSERA_CSV_ASSIGN(mem, t.Required("memory_mib"));
-  TESSERA_CSV_ASSIGN(gpu, t.Required("gpu"));
-  TESSERA_CSV_ASSIGN(model, t.Required("model"));
+  TESSERA_ASSIGN_OR_RETURN(sn, t.Required("sn"));
+  TESSERA_ASSIGN_OR_RETURN(cpu, t.Required("cpu_milli"));
+  TESSERA_ASSIGN_OR_RETURN(mem, t.Required("memory_mib"));
+  TESSERA_ASSIGN_OR_RETURN(gpu, t.Required("gpu"));
+  TESSERA_ASSIGN_OR_RETURN(model, t.Required("model"));
 
   std::vector<NodeSpec> nodes;
   nodes.reserve(t.records().size());
@@ -288,9 +280,9 @@ Result<std::vector<NodeSpec>> ReadNodeCsv(std::string_view text, std::string_vie
     if (auto e = CheckName(t, r, sn, "node", &seen)) return *e;
     NodeSpec n;
     n.name = std::string(CsvTable::Str(r, sn));
-    TESSERA_CSV_ASSIGN(n.cpu_milli, t.Int(r, cpu, kMaxCpuMilli));
-    TESSERA_CSV_ASSIGN(n.memory_mib, t.Int(r, mem, kMaxMemoryMib));
-    TESSERA_CSV_ASSIGN(n.gpu_count, t.Int(r, gpu, kMaxGpusPerNode));
+    TESSERA_ASSIGN_OR_RETURN(n.cpu_milli, t.Int(r, cpu, kMaxCpuMilli));
+    TESSERA_ASSIGN_OR_RETURN(n.memory_mib, t.Int(r, mem, kMaxMemoryMib));
+    TESSERA_ASSIGN_OR_RETURN(n.gpu_count, t.Int(r, gpu, kMaxGpusPerNode));
     if (n.gpu_count > 0) {
       n.gpu_model = std::string(CsvTable::Str(r, model));
       if (n.gpu_model.empty()) {
@@ -308,11 +300,11 @@ Result<std::vector<PodSpec>> ReadPodCsv(std::string_view text, std::string_view 
   if (!parsed.ok()) return parsed.error();
   const CsvTable& t = *parsed;
   int name, cpu, mem, num_gpu, gpu_milli;
-  TESSERA_CSV_ASSIGN(name, t.Required("name"));
-  TESSERA_CSV_ASSIGN(cpu, t.Required("cpu_milli"));
-  TESSERA_CSV_ASSIGN(mem, t.Required("memory_mib"));
-  TESSERA_CSV_ASSIGN(num_gpu, t.Required("num_gpu"));
-  TESSERA_CSV_ASSIGN(gpu_milli, t.Required("gpu_milli"));
+  TESSERA_ASSIGN_OR_RETURN(name, t.Required("name"));
+  TESSERA_ASSIGN_OR_RETURN(cpu, t.Required("cpu_milli"));
+  TESSERA_ASSIGN_OR_RETURN(mem, t.Required("memory_mib"));
+  TESSERA_ASSIGN_OR_RETURN(num_gpu, t.Required("num_gpu"));
+  TESSERA_ASSIGN_OR_RETURN(gpu_milli, t.Required("gpu_milli"));
   const int gpu_spec = t.Optional("gpu_spec");
   const int qos = t.Optional("qos");
   const int creation = t.Optional("creation_time");
@@ -327,10 +319,10 @@ Result<std::vector<PodSpec>> ReadPodCsv(std::string_view text, std::string_view 
     if (auto e = CheckName(t, r, name, "pod", &seen)) return *e;
     PodSpec p;
     p.name = std::string(CsvTable::Str(r, name));
-    TESSERA_CSV_ASSIGN(p.cpu_milli, t.Int(r, cpu, kMaxCpuMilli));
-    TESSERA_CSV_ASSIGN(p.memory_mib, t.Int(r, mem, kMaxMemoryMib));
-    TESSERA_CSV_ASSIGN(p.gpu_count, t.Int(r, num_gpu, kMaxGpusPerNode));
-    TESSERA_CSV_ASSIGN(p.gpu_milli, t.Int(r, gpu_milli, kMilliPerGpu));
+    TESSERA_ASSIGN_OR_RETURN(p.cpu_milli, t.Int(r, cpu, kMaxCpuMilli));
+    TESSERA_ASSIGN_OR_RETURN(p.memory_mib, t.Int(r, mem, kMaxMemoryMib));
+    TESSERA_ASSIGN_OR_RETURN(p.gpu_count, t.Int(r, num_gpu, kMaxGpusPerNode));
+    TESSERA_ASSIGN_OR_RETURN(p.gpu_milli, t.Int(r, gpu_milli, kMilliPerGpu));
     if (p.gpu_count == 0) {
       p.gpu_milli = 0;  // a CPU-only pod; a stray gpu_milli is ignored
     } else if (p.gpu_milli == 0) {
@@ -343,14 +335,14 @@ Result<std::vector<PodSpec>> ReadPodCsv(std::string_view text, std::string_view 
     }
     p.gpu_spec = NormalizeGpuSpec(CsvTable::Str(r, gpu_spec));
     p.qos = std::string(CsvTable::Str(r, qos));
-    TESSERA_CSV_ASSIGN(p.creation_time, t.Int(r, creation, kMaxTime, -1));
-    TESSERA_CSV_ASSIGN(p.deletion_time, t.Int(r, deletion, kMaxTime, -1));
-    TESSERA_CSV_ASSIGN(p.scheduled_time, t.Int(r, scheduled, kMaxTime, -1));
+    TESSERA_ASSIGN_OR_RETURN(p.creation_time, t.Int(r, creation, kMaxTime, -1));
+    TESSERA_ASSIGN_OR_RETURN(p.deletion_time, t.Int(r, deletion, kMaxTime, -1));
+    TESSERA_ASSIGN_OR_RETURN(p.scheduled_time, t.Int(r, scheduled, kMaxTime, -1));
     pods.push_back(std::move(p));
   }
   return pods;
 }
 
-#undef TESSERA_CSV_ASSIGN
+#undef TESSERA_ASSIGN_OR_RETURN
 
 }  // namespace tessera

@@ -1,17 +1,22 @@
 #pragma once
 
-// Time as the live parts of Tessera read it (the extender's assume TTL, HAMi's vgpu-time, the
-// API cache's back-off), behind small interfaces so that tests move time by hand and never
-// sleep for real.
+// Time, as every part of Tessera reads it: one Clock interface with the system's clock, a
+// monotonic clock for durations, a clock tests move by hand, and the simulators' virtual clock.
+// The engine's time-dependent parts (headroom windows, filter-pass ages, grace periods) read a
+// Clock, so the extender (wall clock) and the replay (virtual clock) run the same code. Also
+// the Sleeper the API cache's back-off waits on, so that tests never sleep for real.
 
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
 
+#include "util/check.h"
+
 namespace tessera {
 
-/// Wall-clock time in seconds since the Unix epoch. Implementations are thread-safe.
+/// Time in seconds: since the Unix epoch for the wall clocks, since an arbitrary start for the
+/// monotonic and virtual ones. Implementations are thread-safe unless they say otherwise.
 class Clock {
  public:
   virtual ~Clock() = default;
@@ -25,6 +30,31 @@ class SystemClock final : public Clock {
     return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
         .count();
   }
+};
+
+/// A clock that never goes back (steady_clock): for durations.
+class MonotonicClock final : public Clock {
+ public:
+  double NowSeconds() const override {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  }
+};
+
+/// A simulation's time: virtual seconds from the start of the run, moved only by its event
+/// loop, never backwards (an invariant, checked). Nothing that reads it reads the system clock.
+/// Not thread-safe; one per run.
+class VirtualClock final : public Clock {
+ public:
+  double NowSeconds() const override { return now_s_; }
+  /// Moves to `t_s`; `t_s` must not be earlier than now.
+  void AdvanceTo(double t_s) {
+    TESSERA_CHECK(t_s >= now_s_);
+    now_s_ = t_s;
+  }
+
+ private:
+  double now_s_ = 0;
 };
 
 /// A clock that moves only when told (tests). Thread-safe.

@@ -9,6 +9,11 @@
 namespace tessera {
 
 Result<std::string> ReadFile(const std::string& path) {
+  std::error_code ec;
+  // An ifstream opens a directory on Linux and reads it as empty: say what it is instead.
+  if (std::filesystem::is_directory(path, ec)) {
+    return Error{path + ": is a directory, not a file"};
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) return Error{path + ": cannot open: " + std::strerror(errno)};
   std::ostringstream buffer;

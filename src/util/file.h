@@ -7,7 +7,8 @@
 
 namespace tessera {
 
-/// Reads a whole file. The error names the path and the OS reason.
+/// Reads a whole file. The error names the path and the OS reason, or says that the path is a
+/// directory.
 Result<std::string> ReadFile(const std::string& path);
 /// Writes `content` to `path` (created or truncated), via a temporary file and a rename so
 /// that readers never see half a file.

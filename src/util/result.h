@@ -52,3 +52,19 @@ class [[nodiscard]] Status {
 };
 
 }  // namespace tessera
+
+/// Evaluates a Status expression and returns its error from the enclosing function.
+#define TESSERA_RETURN_IF_ERROR(expr)          \
+  do {                                         \
+    ::tessera::Status status_ = (expr);        \
+    if (!status_.ok()) return status_.error(); \
+  } while (0)
+
+/// Evaluates a Result expression and moves its value into `lhs`, or returns its error from the
+/// enclosing function.
+#define TESSERA_ASSIGN_OR_RETURN(lhs, expr)    \
+  do {                                         \
+    auto result_ = (expr);                     \
+    if (!result_.ok()) return result_.error(); \
+    (lhs) = std::move(*result_);               \
+  } while (0)

@@ -4,7 +4,8 @@
 // A waiter that sleeps in the kernel leaves its vCPU idle, and on a virtual machine waking it
 // costs ~0.1 ms typically and milliseconds in the tail; the extender's lock is held for a
 // fraction of a millisecond per filter (the decisions; the answer is written after), so a
-// waiter that retries for that long usually gets it without a wake-up (docs/PERFORMANCE.md, "Eighth session").
+// waiter that retries for that long usually gets it without a wake-up (docs/PERFORMANCE.md, the
+// extender under load).
 
 #include <sched.h>
 

@@ -1,7 +1,8 @@
-// deploy/: every manifest parses, the expected objects are there, and the wiring holds: the
-// KubeSchedulerConfiguration reaches the extender's Service and the verbs the HTTP server
-// serves, manages the resources Tessera reads, and the RBAC covers what the extender and the
-// second scheduler do. (tests/e2e/deploy_kubectl_test.sh also runs kubectl on them, offline.)
+// deploy/: every manifest parses, the expected objects are there, and the wiring holds: two
+// leader-elected kube-scheduler replicas, each with the extender as a loopback-only sidecar
+// that the KubeSchedulerConfiguration reaches with the verbs the HTTP server serves; the
+// resources Tessera reads are managed; the RBAC covers what the extender and the second
+// scheduler do, no more. (tests/e2e/deploy_kubectl_test.sh also runs kubectl on them, offline.)
 
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -16,9 +17,10 @@
 #include <string>
 #include <vector>
 
-#include "k8s/extender.h"
-#include "k8s/http_server.h"
-#include "k8s/objects.h"
+#include "k8s/api/objects.h"
+#include "k8s/extender/extender.h"
+#include "k8s/extender/translate.h"
+#include "k8s/serve/http_server.h"
 #include "policy/policy.h"
 #include "util/file.h"
 
@@ -103,8 +105,13 @@ void ExpectBinds(const YAML::Node& binding, const std::string& role_kind,
                      << "/" << sa;
 }
 
-YAML::Node Container(const YAML::Node& deployment) {
-  return deployment["spec"]["template"]["spec"]["containers"][0];
+/// The container `name` of a Deployment's pod.
+YAML::Node Container(const YAML::Node& deployment, const std::string& name) {
+  for (const YAML::Node& c : deployment["spec"]["template"]["spec"]["containers"]) {
+    if (c["name"].as<std::string>("") == name) return c;
+  }
+  ADD_FAILURE() << "no container " << name;
+  return YAML::Node();
 }
 
 // YAML to JSON, every scalar a string (enough for a pod whose numbers are quoted).
@@ -126,13 +133,11 @@ TEST(DeployManifests, EveryObjectIsThereAndListedInTheKustomization) {
   const Manifests m = Load();
   const std::set<std::string> want = {
       Key("Namespace", "", "tessera"),
-      Key("ServiceAccount", "tessera", "tessera"),
       Key("ClusterRole", "", "tessera-extender"),
       Key("ClusterRoleBinding", "", "tessera-extender"),
       Key("ConfigMap", "tessera", "tessera-config"),
-      Key("Deployment", "tessera", "tessera"),
-      Key("Service", "tessera", "tessera"),
       Key("ServiceAccount", "tessera", "tessera-scheduler"),
+      Key("PodDisruptionBudget", "tessera", "tessera-scheduler"),
       Key("ClusterRoleBinding", "", "tessera-scheduler-as-kube-scheduler"),
       Key("ClusterRoleBinding", "", "tessera-scheduler-as-volume-scheduler"),
       Key("RoleBinding", "kube-system", "tessera-scheduler-authentication-reader"),
@@ -153,34 +158,32 @@ TEST(DeployManifests, EveryObjectIsThereAndListedInTheKustomization) {
   EXPECT_EQ(listed, m.files);
 }
 
-TEST(DeployManifests, ExtenderDeploymentServiceAndConfig) {
+TEST(DeployManifests, ExtenderIsALoopbackSidecarOfTwoLeaderElectedSchedulers) {
   const Manifests m = Load();
-  const YAML::Node deployment = Get(m, "Deployment", "tessera", "tessera");
-  const YAML::Node c = Container(deployment);
-  EXPECT_EQ(c["image"].as<std::string>(""), "tessera:latest");
+  const YAML::Node deployment = Get(m, "Deployment", "tessera", "tessera-scheduler");
+  EXPECT_EQ(deployment["spec"]["replicas"].as<int>(0), 2);
+  const YAML::Node c = Container(deployment, "tessera");
+  EXPECT_EQ(c["image"].as<std::string>(""), "localhost/tessera:0.1.0");  // scripts/build-image.sh
   EXPECT_EQ(c["args"].as<std::vector<std::string>>(std::vector<std::string>{}),
             (std::vector<std::string>{"serve", "--config", "/etc/tessera/tessera.yaml"}));
-  EXPECT_EQ(c["ports"][0]["containerPort"].as<int>(0), 8888);
+  // The only port the pod offers for Tessera is the probes' one.
+  ASSERT_EQ(c["ports"].size(), 1u);
+  EXPECT_EQ(c["ports"][0]["containerPort"].as<int>(0), 8889);
   EXPECT_EQ(c["livenessProbe"]["httpGet"]["path"].as<std::string>(""), "/healthz");
   EXPECT_EQ(c["readinessProbe"]["httpGet"]["path"].as<std::string>(""), "/readyz");
-  EXPECT_EQ(deployment["spec"]["replicas"].as<int>(0), 1);
-  const YAML::Node pod_spec = deployment["spec"]["template"]["spec"];
-  EXPECT_EQ(pod_spec["serviceAccountName"].as<std::string>(""), "tessera");
   EXPECT_EQ(c["volumeMounts"][0]["mountPath"].as<std::string>(""), "/etc/tessera");
-  EXPECT_EQ(pod_spec["volumes"][0]["configMap"]["name"].as<std::string>(""), "tessera-config");
+  // No Service in front of any extender: nothing in the cluster reaches the verbs.
+  for (const auto& [key, doc] : m.by_key) EXPECT_NE(key.rfind("Service/", 0), 0u) << key;
+  // The PodDisruptionBudget keeps one replica.
+  const YAML::Node pdb = Get(m, "PodDisruptionBudget", "tessera", "tessera-scheduler");
+  EXPECT_EQ(pdb["spec"]["maxUnavailable"].as<int>(0), 1);
 
-  // The Service selects the Deployment's pods and exposes port 8888.
-  const YAML::Node service = Get(m, "Service", "tessera", "tessera");
-  const YAML::Node labels = deployment["spec"]["template"]["metadata"]["labels"];
-  for (const auto& kv : service["spec"]["selector"]) {
-    EXPECT_EQ(labels[kv.first.as<std::string>()].as<std::string>(""), kv.second.as<std::string>());
-  }
-  EXPECT_EQ(service["spec"]["ports"][0]["port"].as<int>(0), 8888);
-
-  // tessera.yaml, with the schema `tessera serve --config` reads.
+  // tessera.yaml, with the schema `tessera serve --config` reads: the verbs on loopback, the
+  // probes on every address.
   const YAML::Node config = YAML::Load(
       Get(m, "ConfigMap", "tessera", "tessera-config")["data"]["tessera.yaml"].as<std::string>(""));
-  EXPECT_EQ(config["listen"].as<std::string>(""), "0.0.0.0:8888");
+  EXPECT_EQ(config["listen"].as<std::string>(""), "127.0.0.1:8888");
+  EXPECT_EQ(config["probeListen"].as<std::string>(""), "0.0.0.0:8889");
   const std::string policy = config["policy"].as<std::string>("");
   EXPECT_EQ(policy, "tessera");
   const std::vector<std::string>& known = PolicyNames();
@@ -188,6 +191,8 @@ TEST(DeployManifests, ExtenderDeploymentServiceAndConfig) {
   EXPECT_EQ(config["seed"].as<int>(0), 42);
   EXPECT_FALSE(config["logRequests"].as<bool>(true));
   EXPECT_TRUE(config["kubernetes"]["inCluster"].as<bool>(false));
+  EXPECT_TRUE(config["kubernetes"]["readNodeBeforeBind"].as<bool>(false));
+  EXPECT_GT(config["bindRequiresFilterSeconds"].as<int>(0), 0);
 }
 
 TEST(DeployManifests, SchedulerConfigurationWiresTheExtender) {
@@ -201,7 +206,7 @@ TEST(DeployManifests, SchedulerConfigurationWiresTheExtender) {
   EXPECT_EQ(config["profiles"][0]["schedulerName"].as<std::string>(""), "tessera-scheduler");
   ASSERT_EQ(config["extenders"].size(), 1u);
   const YAML::Node e = config["extenders"][0];
-  EXPECT_EQ(e["urlPrefix"].as<std::string>(""), "http://tessera.tessera.svc:8888");
+  EXPECT_EQ(e["urlPrefix"].as<std::string>(""), "http://127.0.0.1:8888");  // the sidecar
   EXPECT_TRUE(e["nodeCacheCapable"].as<bool>(false));
   EXPECT_FALSE(e["enableHTTPS"].as<bool>(true));
   EXPECT_GT(e["weight"].as<int>(0), 0);
@@ -240,34 +245,39 @@ TEST(DeployManifests, SchedulerConfigurationWiresTheExtender) {
 
   // The scheduler Deployment reads that file.
   const YAML::Node deployment = Get(m, "Deployment", "tessera", "tessera-scheduler");
-  const YAML::Node c = Container(deployment);
+  const YAML::Node c = Container(deployment, "kube-scheduler");
   const std::string mount = c["volumeMounts"][0]["mountPath"].as<std::string>("");
   const std::vector<std::string> command =
       c["command"].as<std::vector<std::string>>(std::vector<std::string>{});
   EXPECT_NE(
       std::find(command.begin(), command.end(), "--config=" + mount + "/scheduler-config.yaml"),
       command.end());
-  EXPECT_EQ(
-      deployment["spec"]["template"]["spec"]["volumes"][0]["configMap"]["name"].as<std::string>(""),
-      "tessera-scheduler-config");
+  bool mounted = false;
+  for (const YAML::Node& v : deployment["spec"]["template"]["spec"]["volumes"]) {
+    mounted |= v["name"].as<std::string>("") == c["volumeMounts"][0]["name"].as<std::string>("") &&
+               v["configMap"]["name"].as<std::string>("") == "tessera-scheduler-config";
+  }
+  EXPECT_TRUE(mounted);
   EXPECT_NE(c["image"].as<std::string>("").find("kube-scheduler"), std::string::npos);
 }
 
 TEST(DeployManifests, RbacCoversWhatEachPartDoes) {
   const Manifests m = Load();
-  // The extender: its cache (list/watch), the pod annotation patch and the binding on bind.
+  // The extender: its cache (list/watch), the read of a node's pods and the binding on bind;
+  // no patch of pods (the GPU annotations travel in the Binding).
   const YAML::Node role = Get(m, "ClusterRole", "", "tessera-extender");
   const std::set<std::string> read = {"get", "list", "watch"};
   const auto covers = [](const std::set<std::string>& have, const std::set<std::string>& need) {
     return std::includes(have.begin(), have.end(), need.begin(), need.end());
   };
   EXPECT_TRUE(covers(Verbs(role, "", "nodes"), read));
-  EXPECT_TRUE(covers(Verbs(role, "", "pods"), {"get", "list", "patch", "watch"}));
+  EXPECT_EQ(Verbs(role, "", "pods"), (std::set<std::string>{"get", "list", "watch"}));
   EXPECT_TRUE(covers(Verbs(role, "", "pods/binding"), {"create"}));
   EXPECT_TRUE(covers(Verbs(role, "policy", "poddisruptionbudgets"), read));
   EXPECT_TRUE(Verbs(role, "", "secrets").empty());  // nothing more than needed
+  // Granted to the pod's service account (the sidecar runs in tessera-scheduler's pod).
   ExpectBinds(Get(m, "ClusterRoleBinding", "", "tessera-extender"), "ClusterRole",
-              "tessera-extender", "tessera", "tessera");
+              "tessera-extender", "tessera", "tessera-scheduler");
 
   // The second scheduler: the default scheduler's roles, and its own Lease.
   const std::string sa = Get(m, "Deployment", "tessera",

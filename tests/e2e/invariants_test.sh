@@ -13,7 +13,7 @@ nodes="$TESSERA_DATA_DIR/openb_node_list_gpu_node.csv"
 count=0
 for pods in "$TESSERA_DATA_DIR"/openb_pod_list_*.csv; do
   name=$(basename "$pods" .csv)
-  "$TESSERA" frag --nodes "$nodes" --pods "$pods" --seeds 42 --threads 2 -q --out "$tmp/$name" >"$tmp/$name.log"
+  "$TESSERA" frag --nodes "$nodes" --pods "$pods" --seeds 42 --threads 2 --placements -q --out "$tmp/$name" >"$tmp/$name.log"
   "$TESSERA_CHECK" "$nodes" "$pods" "$tmp/$name/placements.csv" "$tmp/$name/curve.csv" | sed "s|^|$name: |"
   count=$((count + 1))
 done

@@ -22,8 +22,14 @@ printf 'sn,cpu_milli,memory_mib,gpu,model\nn0,64000,262144,2,T4\nn1,64000,262144
 
 "$TESSERA" replay --nodes "$tmp/nodes.csv" --pods "$tmp/pods.csv" --policy tessera,k8s-default \
   --sweep-nodes 1,2 --out "$tmp/out" >"$tmp/ok.out" 2>"$tmp/ok.err" || fail "ok run: exit $?"
-grep -qF "pods.csv:42: pod 'nosched' skipped: scheduled_time missing" "$tmp/ok.err" || fail "no file:line for nosched"
-grep -qF "pods.csv:43: pod 'backwards' skipped: deletion_time 10 < scheduled_time 70" "$tmp/ok.err" || fail "no file:line for backwards"
+# Skipped pods: one warning with the count and where the list is, not a line per pod; the
+# list in skipped.csv names file:line and the reason.
+grep -qF "warning: 2 pod(s) skipped for missing or inconsistent times" "$tmp/ok.err" || fail "no skipped count on stderr"
+grep -qF "$tmp/out/skipped.csv" "$tmp/ok.err" || fail "stderr does not point to skipped.csv"
+[ "$(grep -c "pod(s) skipped" "$tmp/ok.err")" -eq 1 ] || fail "want one stderr line about skipped pods"
+if grep -q "' skipped: " "$tmp/ok.err"; then fail "stderr still lists skipped pods one by one"; fi
+grep -qF "pods.csv:42,scheduled_time missing" "$tmp/out/skipped.csv" || fail "no file:line for nosched in skipped.csv"
+grep -qF "pods.csv:43,deletion_time 10 < scheduled_time 70" "$tmp/out/skipped.csv" || fail "no file:line for backwards in skipped.csv"
 grep -qF "2 pod(s) skipped" "$tmp/ok.out" || fail "skipped count not printed"
 for f in classes.csv series.csv skipped.csv sweep.csv report.html; do
   [ -s "$tmp/out/$f" ] || fail "missing $f"

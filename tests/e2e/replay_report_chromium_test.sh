@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # End-to-end: `tessera replay` on the embedded peak-sale scenario with a cluster-size sweep
 # writes report.html; headless Chromium renders it, and we check what a reader would see: the
-# three time-series charts and the two trade-off charts (LS p99 wait and BE GPU-hours against
-# cluster size), one line per policy in each, the per-class table, and a screenshot that is a
-# real picture.
+# headline table with every class that has an SLO, the queue depth of each class, tessera's
+# headroom against the idle GPUs, allocation and fragmentation over time, the latency-
+# utilization frontier (LS p99 against GPU allocation, a marker per measured run), the sweep
+# table and the two charts against cluster size, one line per policy in each, and a screenshot
+# that is a real picture.
 #
 # Environment (set by ctest): TESSERA = path of the tessera binary.
 # Optional: TESSERA_ARTIFACTS = folder to keep replay-report.png in for people.
@@ -36,10 +38,10 @@ if grep -Eq 'https?://[^"]*\.(js|css)|<script' "$out/report.html"; then
   fail "report.html is not self-contained (loads a script or stylesheet)"
 fi
 
-# shellcheck disable=SC2054  # the comma in --window-size=1280,2400 is meant
+# shellcheck disable=SC2054  # the comma in --window-size=1280,5200 is meant
 flags=(--headless --no-sandbox --disable-gpu --disable-quic --no-first-run
   --disable-background-networking --disable-component-update --disable-sync
-  --user-data-dir="$tmp/profile" --window-size=1280,2400)
+  --user-data-dir="$tmp/profile" --window-size=1280,5200)
 url="file://$out/report.html"
 timeout 120 "$CHROMIUM" "${flags[@]}" --dump-dom "$url" >"$tmp/dom.html" 2>"$tmp/dom.log" ||
   fail "chromium --dump-dom failed: $(tail -n 5 "$tmp/dom.log")"
@@ -47,16 +49,23 @@ timeout 120 "$CHROMIUM" "${flags[@]}" --screenshot="$tmp/replay.png" "$url" >"$t
   fail "chromium --screenshot failed: $(tail -n 5 "$tmp/shot.log")"
 
 svgs=$(grep -o '<svg[ >]' "$tmp/dom.html" | wc -l)
-[[ $svgs -eq 5 ]] || fail "expected 5 charts (3 over time, 2 trade-off), found $svgs"
-for title in "Queue depth" "GPU allocation" "Fragmentation ratio" \
-  "LS p99 wait against cluster size" "BE GPU-hours served against cluster size"; do
-  grep -qF "$title" "$tmp/dom.html" || fail "chart '$title' is missing"
+[[ $svgs -eq 8 ]] || fail "expected 8 charts (2 queues, headroom, allocation, fragmentation, frontier, 2 sweep), found $svgs"
+for title in "Queue depth: LS" "Queue depth: BE" "Headroom kept for LS" "GPU allocation" \
+  "Fragmentation ratio" "LS p99 wait against GPU allocation" "LS p99 wait against cluster size" \
+  "BE GPU-hours served against cluster size" "Cluster-size sweep" "LS (SLO 1 s)"; do
+  grep -qF "$title" "$tmp/dom.html" || fail "'$title' is missing"
 done
-# Each of the three policies has exactly one line in each of the five charts.
+# Each policy has one line in each chart but the headroom (tessera only: the others keep none).
 for p in tessera k8s-default fgd; do
+  want=7
+  [[ $p == tessera ]] && want=8
   n=$(grep -o "<polyline class=\"series\" data-policy=\"$p\"" "$tmp/dom.html" | wc -l)
-  [[ $n -eq 5 ]] || fail "policy $p has $n lines, expected one per chart (5)"
+  [[ $n -eq $want ]] || fail "policy $p has $n lines, expected $want"
 done
+# Markers: per policy the main run (40 nodes) and the 30-node run in the frontier, and the two
+# swept sizes in each chart against cluster size.
+m=$(grep -o '<circle class="marker" data-policy="tessera"' "$tmp/dom.html" | wc -l)
+[[ $m -eq 6 ]] || fail "$m tessera markers, expected 6 (2 in each of 3 charts)"
 # The trade-off lines have one point per swept size (30 and 40 nodes).
 pts=$(grep -o '<polyline class="series" data-policy="tessera"[^>]*points="[^"]*"' "$tmp/dom.html" |
   tail -n 1 | sed 's/.*points="//; s/"$//' | wc -w)
@@ -65,7 +74,7 @@ grep -q '<table' "$tmp/dom.html" || fail "the per-class table is missing"
 
 [[ -s "$tmp/replay.png" ]] || fail "no screenshot"
 size=$(identify -format '%wx%h' "$tmp/replay.png")
-[[ "$size" == "1280x2400" ]] || fail "screenshot is $size, expected 1280x2400"
+[[ "$size" == "1280x5200" ]] || fail "screenshot is $size, expected 1280x5200"
 colours=$(convert "$tmp/replay.png" -format %k info:)
 [[ $colours -gt 50 ]] || fail "screenshot has only $colours colours: a blank or broken page"
 if [[ -n "${TESSERA_ARTIFACTS:-}" ]]; then

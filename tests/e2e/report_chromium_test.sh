@@ -47,14 +47,13 @@ if ! "$TESSERA" frag --seeds 42-43 --out "$out" >"$tmp/frag.log" 2>&1; then
   tail -n 30 "$tmp/frag.log" >&2
   fail "tessera frag exited non-zero (log above)"
 fi
-for f in curve.csv placements.csv report.html; do
+for f in curve.csv report.html; do
   [[ -s "$out/$f" ]] || fail "tessera frag did not write $out/$f"
 done
+[[ ! -e "$out/placements.csv" ]] || fail "placements.csv written without --placements"
 [[ "$(head -n 1 "$out/curve.csv")" == \
   "policy,seed,arrival_pct,arrived_pct,allocated_milli,unallocated_pct,frag_milli,frag_ratio" ]] ||
   fail "curve.csv header is '$(head -n 1 "$out/curve.csv")'"
-[[ "$(head -n 1 "$out/placements.csv")" == "policy,seed,seq,pod,node,gpus,milli_per_gpu,status" ]] ||
-  fail "placements.csv header is '$(head -n 1 "$out/placements.csv")'"
 if grep -Eq 'https?://|<script' "$out/report.html"; then
   fail "report.html is not self-contained (has a URL or a script)"
 fi

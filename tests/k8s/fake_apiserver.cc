@@ -23,7 +23,7 @@ void Reply(httplib::Response& res, int code, const std::string& reason,
 }
 
 std::string ResourceOf(const std::string& path) {
-  if (path == "/apis/policy/v1/poddisruptionbudgets") return "poddisruptionbudgets";
+  if (path.rfind("/apis/policy/", 0) == 0) return "poddisruptionbudgets";
   return path == "/api/v1/nodes" ? "nodes" : "pods";
 }
 
@@ -34,7 +34,11 @@ std::string ListKind(const std::string& resource) {
 
 }  // namespace
 
-FakeApiServer::FakeApiServer() : server_(std::make_unique<httplib::Server>()) { Route(); }
+FakeApiServer::FakeApiServer() : server_(std::make_unique<httplib::Server>()) {
+  // Each open watch holds a thread: room for many clients (tests restart extenders).
+  server_->new_task_queue = [] { return new httplib::ThreadPool(64); };
+  Route();
+}
 
 FakeApiServer::~FakeApiServer() { Stop(); }
 
@@ -145,6 +149,15 @@ Json FakeApiServer::GetPod(const std::string& namespace_name, const std::string&
   return it == r->second.end() ? Json(nullptr) : it->second;
 }
 
+std::vector<Json> FakeApiServer::Objects(const std::string& resource) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<Json> out;
+  auto r = objects_.find(resource);
+  if (r == objects_.end()) return out;
+  for (const auto& [key, object] : r->second) out.push_back(object);
+  return out;
+}
+
 int64_t FakeApiServer::resource_version() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return rv_;
@@ -153,6 +166,12 @@ int64_t FakeApiServer::resource_version() const {
 void FakeApiServer::HoldWatches(bool hold) {
   std::lock_guard<std::mutex> lock(mutex_);
   hold_ = hold;
+  changed_.notify_all();
+}
+
+void FakeApiServer::HoldLists(bool hold) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  hold_lists_ = hold;
   changed_.notify_all();
 }
 
@@ -179,6 +198,11 @@ void FakeApiServer::FailNext(const std::string& method, const std::string& path_
   failures_.push_back({method, path_prefix, times, status});
 }
 
+void FakeApiServer::ClearFailures() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  failures_.clear();
+}
+
 std::vector<std::string> FakeApiServer::requests() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return requests_;
@@ -199,6 +223,9 @@ void FakeApiServer::Route() {
     } else if (req.has_param("limit")) {
       line += "?limit=" + req.get_param_value("limit");
       if (req.has_param("continue")) line += "&continue=" + req.get_param_value("continue");
+      if (req.has_param("fieldSelector")) {
+        line += "&fieldSelector=" + req.get_param_value("fieldSelector");
+      }
     }
     std::lock_guard<std::mutex> lock(mutex_);
     requests_.push_back(line);
@@ -239,34 +266,40 @@ void FakeApiServer::Route() {
       ++open_watches_;
       const int generation = drop_generation_;
       auto sent = std::make_shared<int64_t>(from);
-      res.set_chunked_content_provider(
-          "application/json", [this, resource, generation, sent](size_t, httplib::DataSink& sink) {
-            std::unique_lock<std::mutex> lock(mutex_);
-            changed_.wait_for(lock, std::chrono::milliseconds(20));
-            if (stopping_) {
-              --open_watches_;
-              lock.unlock();
-              sink.done();
-              return true;
-            }
-            if (drop_generation_ != generation) {
-              --open_watches_;
-              return false;  // cut: no terminating chunk
-            }
-            if (hold_) return true;
-            std::string out;
-            for (const Event& e : events_) {
-              if (e.rv > *sent && e.resource == resource) out += e.line;
-            }
-            if (!events_.empty()) *sent = std::max(*sent, events_.back().rv);
-            lock.unlock();
-            if (!out.empty() && !sink.write(out.data(), out.size())) {
-              std::lock_guard<std::mutex> relock(mutex_);
-              --open_watches_;
-              return false;
-            }
-            return true;
-          });
+      auto idle = std::make_shared<int>(0);
+      res.set_chunked_content_provider("application/json", [this, resource, generation, sent, idle](
+                                                               size_t, httplib::DataSink& sink) {
+        std::unique_lock<std::mutex> lock(mutex_);
+        changed_.wait_for(lock, std::chrono::milliseconds(20));
+        if (stopping_) {
+          --open_watches_;
+          lock.unlock();
+          sink.done();
+          return true;
+        }
+        if (drop_generation_ != generation) {
+          --open_watches_;
+          return false;  // cut: no terminating chunk
+        }
+        std::string out;
+        if (!hold_) {
+          for (const Event& e : events_) {
+            if (e.rv > *sent && e.resource == resource) out += e.line;
+          }
+          if (!events_.empty()) *sent = std::max(*sent, events_.back().rv);
+        }
+        // About once a second without events a blank line (watch clients skip them), so
+        // that a stream whose client went away fails its write and frees its thread.
+        if (out.empty() && ++*idle >= 50) out = "\n";
+        if (!out.empty()) *idle = 0;
+        lock.unlock();
+        if (!out.empty() && !sink.write(out.data(), out.size())) {
+          std::lock_guard<std::mutex> relock(mutex_);
+          --open_watches_;
+          return false;
+        }
+        return true;
+      });
       return;
     }
     // List: items in key order after the continue token.
@@ -278,12 +311,27 @@ void FakeApiServer::Route() {
       return;
     }
     const std::string after = req.get_param_value("continue");
-    std::lock_guard<std::mutex> lock(mutex_);
+    // The only field selector served: spec.nodeName=NAME, on pods.
+    std::string on_node;
+    bool by_node = false;
+    if (req.has_param("fieldSelector")) {
+      const std::string selector = req.get_param_value("fieldSelector");
+      constexpr std::string_view kNodeName = "spec.nodeName=";
+      if (resource != "pods" || selector.rfind(kNodeName, 0) != 0) {
+        Reply(res, 400, "BadRequest", "unsupported field selector: " + selector);
+        return;
+      }
+      on_node = selector.substr(kNodeName.size());
+      by_node = true;
+    }
+    std::unique_lock<std::mutex> lock(mutex_);
+    changed_.wait(lock, [this] { return !hold_lists_ || stopping_; });
     Json items = Json::array();
     std::string next;
     const auto& objects = objects_[resource];
     for (auto it = after.empty() ? objects.begin() : objects.upper_bound(after);
          it != objects.end(); ++it) {
+      if (by_node && it->second["spec"].value("nodeName", "") != on_node) continue;
       if (limit > 0 && items.size() == limit) {
         next = std::prev(it)->first;
         break;
@@ -297,9 +345,92 @@ void FakeApiServer::Route() {
     if (!next.empty()) list["metadata"]["continue"] = next;
     res.set_content(list.dump(), "application/json");
   };
+  // Discovery (the legacy, non-aggregated form), so that kubectl can map kinds to resources
+  // against this server (`kubectl apply --dry-run=client` in tests/e2e/deploy_kubectl_test.sh).
+  struct Resource {
+    const char* name;
+    const char* kind;
+    bool namespaced;
+  };
+  struct GroupVersion {
+    const char* group;  // "" for the core group
+    const char* version;
+    std::vector<Resource> resources;
+  };
+  static const std::vector<GroupVersion> kDiscovery = {
+      {"",
+       "v1",
+       {{"namespaces", "Namespace", false},
+        {"nodes", "Node", false},
+        {"pods", "Pod", true},
+        {"services", "Service", true},
+        {"serviceaccounts", "ServiceAccount", true},
+        {"configmaps", "ConfigMap", true},
+        {"secrets", "Secret", true}}},
+      {"apps", "v1", {{"deployments", "Deployment", true}, {"daemonsets", "DaemonSet", true}}},
+      {"batch", "v1", {{"jobs", "Job", true}}},
+      {"policy", "v1", {{"poddisruptionbudgets", "PodDisruptionBudget", true}}},
+      {"rbac.authorization.k8s.io",
+       "v1",
+       {{"clusterroles", "ClusterRole", false},
+        {"clusterrolebindings", "ClusterRoleBinding", false},
+        {"roles", "Role", true},
+        {"rolebindings", "RoleBinding", true}}},
+      {"coordination.k8s.io", "v1", {{"leases", "Lease", true}}},
+      {"scheduling.k8s.io", "v1", {{"priorityclasses", "PriorityClass", false}}},
+  };
+  const auto resource_list = [](const GroupVersion& gv) {
+    const std::string group_version =
+        std::string(gv.group).empty() ? gv.version : std::string(gv.group) + "/" + gv.version;
+    Json resources = Json::array();
+    for (const Resource& r : gv.resources) {
+      resources.push_back(
+          {{"name", r.name},
+           {"singularName", ""},
+           {"namespaced", r.namespaced},
+           {"kind", r.kind},
+           {"verbs", {"create", "delete", "get", "list", "patch", "update", "watch"}}});
+    }
+    return Json{{"kind", "APIResourceList"},
+                {"apiVersion", "v1"},
+                {"groupVersion", group_version},
+                {"resources", resources}};
+  };
+  s.Get("/api", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content(Json{{"kind", "APIVersions"}, {"versions", {"v1"}}}.dump(), "application/json");
+  });
+  s.Get("/apis", [](const httplib::Request&, httplib::Response& res) {
+    Json groups = Json::array();
+    for (const GroupVersion& gv : kDiscovery) {
+      if (std::string(gv.group).empty()) continue;
+      const Json version = {{"groupVersion", std::string(gv.group) + "/" + gv.version},
+                            {"version", gv.version}};
+      groups.push_back(
+          {{"name", gv.group}, {"versions", {version}}, {"preferredVersion", version}});
+    }
+    res.set_content(Json{{"kind", "APIGroupList"}, {"apiVersion", "v1"}, {"groups", groups}}.dump(),
+                    "application/json");
+  });
+  for (const GroupVersion& gv : kDiscovery) {
+    const std::string path = std::string(gv.group).empty()
+                                 ? std::string("/api/") + gv.version
+                                 : std::string("/apis/") + gv.group + "/" + gv.version;
+    const std::string body = resource_list(gv).dump();
+    s.Get(path, [body](const httplib::Request&, httplib::Response& res) {
+      res.set_content(body, "application/json");
+    });
+  }
+  // Anything else is not found, as a Status (kubectl reads the reason).
+  s.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
+    if (res.status == 404 && res.body.empty()) {
+      Reply(res, 404, "NotFound", "the server could not find " + req.path);
+    }
+  });
+
   s.Get("/api/v1/nodes", list_or_watch);
   s.Get("/api/v1/pods", list_or_watch);
   s.Get("/apis/policy/v1/poddisruptionbudgets", list_or_watch);
+  s.Get("/apis/policy/v1beta1/poddisruptionbudgets", list_or_watch);
 
   s.Patch(R"(/api/v1/namespaces/([^/]+)/pods/([^/]+))",
           [this](const httplib::Request& req, httplib::Response& res) {
@@ -367,6 +498,14 @@ void FakeApiServer::Route() {
              return;
            }
            pod["spec"]["nodeName"] = b["target"]["name"];
+           // As the API server's binding storage does: the Binding's annotations land on the
+           // pod in the same write.
+           if (b.contains("metadata") && b["metadata"].contains("annotations") &&
+               b["metadata"]["annotations"].is_object()) {
+             for (auto& [k, v] : b["metadata"]["annotations"].items()) {
+               pod["metadata"]["annotations"][k] = v;
+             }
+           }
            Change("pods", "MODIFIED", &pod);
            it->second = pod;
            res.status = 201;

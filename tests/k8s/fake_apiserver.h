@@ -20,12 +20,16 @@ class Server;
 namespace tessera::k8s::testing {
 
 /// Serves
-///   GET  /api/v1/nodes, /api/v1/pods            list (limit/continue), items in key order
+///   GET  /api/v1/nodes, /api/v1/pods            list (limit/continue), items in key order;
+///                                               pods also by fieldSelector=spec.nodeName=N
+///   GET  /apis/policy/v1[beta1]/poddisruptionbudgets   the same for budgets
 ///   GET  ...?watch=true&resourceVersion=RV      chunked stream of event lines after RV
 ///   PATCH /api/v1/namespaces/NS/pods/NAME       JSON merge patch of metadata.annotations
 ///                                               (metadata.uid must match when given)
-///   POST /api/v1/namespaces/NS/pods/NAME/binding  sets spec.nodeName (409 if bound or the
-///                                               UID differs); emits MODIFIED
+///   POST /api/v1/namespaces/NS/pods/NAME/binding  sets spec.nodeName and copies the Binding's
+///                                               metadata.annotations onto the pod, in one
+///                                               change (409 if bound or the UID differs);
+///                                               emits MODIFIED
 /// One resourceVersion counter for every change, as etcd has. Every request is recorded.
 /// Thread-safe; the controls may be called while clients are connected.
 class FakeApiServer {
@@ -54,12 +58,17 @@ class FakeApiServer {
   void DeleteDisruptionBudget(const std::string& namespace_name, const std::string& name);
   /// The stored pod (null when absent).
   nlohmann::json GetPod(const std::string& namespace_name, const std::string& name) const;
+  /// Every stored object of `resource` ("nodes", "pods", "poddisruptionbudgets"), in key order.
+  std::vector<nlohmann::json> Objects(const std::string& resource) const;
   /// The current resourceVersion.
   int64_t resource_version() const;
 
   // Faults.
   /// While held, watch streams send nothing new (events queue up).
   void HoldWatches(bool hold);
+  /// While held, list requests wait (a slow initial list); they answer when released, with
+  /// the objects as they are then.
+  void HoldLists(bool hold);
   /// Cuts every open watch stream mid-way (no terminating chunk).
   void DropWatches();
   /// Forgets the history: a watch from an older resourceVersion gets 410 Gone.
@@ -70,6 +79,8 @@ class FakeApiServer {
   /// HTTP `status` with a Status body.
   void FailNext(const std::string& method, const std::string& path_prefix, int times,
                 int status = 500);
+  /// Forgets the failures FailNext asked for that have not happened yet.
+  void ClearFailures();
 
   /// Every request, in arrival order: "GET /api/v1/pods?limit=500", "GET /api/v1/pods?watch"
   /// (watches), "PATCH /api/v1/namespaces/ns/pods/p", "POST .../binding". Failed ones too.
@@ -104,6 +115,7 @@ class FakeApiServer {
   std::map<std::string, std::map<std::string, nlohmann::json>> objects_;  // by resource, key
   std::vector<Event> events_;                                             // GUARDED_BY(mutex_)
   bool hold_ = false;                                                     // GUARDED_BY(mutex_)
+  bool hold_lists_ = false;                                               // GUARDED_BY(mutex_)
   int drop_generation_ = 0;                                               // GUARDED_BY(mutex_)
   bool gone_as_event_ = false;                                            // GUARDED_BY(mutex_)
   bool stopping_ = false;                                                 // GUARDED_BY(mutex_)

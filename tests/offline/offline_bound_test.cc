@@ -264,10 +264,12 @@ TEST(OfflineBound, NeverAboveAnyPolicyAtFullArrival) {
         Result<RunResult> run = RunInflation(in.nodes, in.pods, workload, policy, seed, options);
         ASSERT_TRUE(run.ok());
         const CurvePoint& at100 = run->curve[100];
-        // The bound's multiset is exactly what the run had submitted at 100 %.
-        EXPECT_NEAR(
+        // The bound's multiset is what the run had submitted when it reached 100 %, the pod
+        // that crossed the level included (the curve point interpolates across that pod, so
+        // its allocation is at most the allocation after it, which the bound limits).
+        EXPECT_GE(
             100.0 * static_cast<double>(b->arrived_milli) / static_cast<double>(b->capacity_milli),
-            at100.arrived_pct, 1e-9);
+            at100.arrived_pct - 1e-9);
         EXPECT_LE(b->unallocated_pct, at100.unallocated_pct + 1e-6)
             << "trial " << trial << " seed " << seed << " policy " << policy;
       }

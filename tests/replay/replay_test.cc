@@ -89,6 +89,22 @@ TEST_F(ReplayTest, PodsThatDoNotFitDoNotBlockSmallerOnes) {
   EXPECT_DOUBLE_EQ(StartOf(r, 1), 50);  // both GPUs free only when both others are gone
 }
 
+TEST_F(ReplayTest, SeriesCountsPreemptorsWaitingOutTheGracePeriod) {
+  ReplayOptions o;
+  o.horizon_s = 100;  // samples every 10 s
+  // One GPU held by BE; LS arrives at 5, preempts, and waits until 35 (grace 30 s): it has left
+  // the queue but is still waiting, which the queue depth must show.
+  const ReplayResult r = Run({Node("n0", 1)}, {Pod("be", "BE", 0, 500), Pod("ls", "LS", 5, 10)}, o);
+  ASSERT_EQ(r.series.size(), 11u);
+  const TimePoint& at20 = r.series[2];
+  EXPECT_DOUBLE_EQ(at20.t_s, 20);
+  EXPECT_EQ(at20.pending[0], 0);            // LS not in the queue
+  EXPECT_EQ(at20.preempting[0], 1);         // but preempting
+  EXPECT_EQ(r.series[4].preempting[0], 0);  // started at 35
+  EXPECT_EQ(r.series[4].pending[3], 1);     // the victim is back in the queue
+  EXPECT_DOUBLE_EQ(StartOf(r, 1), 35);
+}
+
 TEST_F(ReplayTest, PreemptsTheLowestFewestVictimsAndWaitsTheGracePeriod) {
   ReplayOptions o;
   o.horizon_s = 1000;

@@ -1,8 +1,8 @@
-// Acceptance 2 of issue 4: at a stated contention level where k8s-default (priority +
-// preemption) keeps LS pods waiting (p99 > 10 s), the `tessera` replay policy meets the LS
-// SLO (p99 wait <= 1 s, >= 99 % within SLO) with fewer preemptions, and serves at least 95 %
-// of the BE GPU-hours of the best other policy — on the default trace and on peak-sale.
-// The policies run side by side; the table is printed for the record (docs/REPLAY.md).
+// The SLO claim of the `tessera` replay policy: at a stated contention level where k8s-default
+// (priority + preemption) keeps LS pods waiting (p99 > 10 s), the `tessera` replay policy meets the
+// LS SLO (p99 wait <= 1 s, >= 99 % within SLO) with fewer preemptions, and serves at least 95 % of
+// the BE GPU-hours of the best other policy — on the default trace and on peak-sale. The policies
+// run side by side; the table is printed for the record (docs/REPLAY.md).
 
 #include <gtest/gtest.h>
 

@@ -384,6 +384,9 @@ TEST_P(SchedulerEquivalenceLarge, RandomClustersDecideAsThePlainLoop) {
     ASSERT_EQ(got.node, want.node) << i << " " << p.name;
     ASSERT_EQ(got.gpus, want.gpus) << i << " " << p.name;
     ASSERT_EQ(got.score, want.score) << i << " " << p.name;
+    if (got.ok()) {  // the GPU choice of the front doors is Decide's
+      ASSERT_EQ(s.ChooseGpus(got.node, r), got.gpus) << i << " " << p.name;
+    }
     if (!got.ok()) {
       ASSERT_EQ(got.rejected, PlainRejections(plain, r)) << i << " " << p.name;
       ++failed;

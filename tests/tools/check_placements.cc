@@ -7,10 +7,12 @@
 //   - every GPU pod got exactly its number of distinct, existing GPUs, with its milli;
 //   - GPU-model constraints hold;
 //   - the allocation in curve.csv at each arrival level equals the sum of the placements
-//     submitted up to the pod that reached that level, and arrived % and unallocated %
-//     agree with the inputs.
+//     submitted before the pod that crossed that level plus the share of that pod's placed
+//     GPU that had arrived at the level (linear interpolation across the crossing pod), and
+//     arrived % and unallocated % agree with the inputs; no level's allocation exceeds it.
 // Usage: tessera_check NODES.csv PODS.csv PLACEMENTS.csv CURVE.csv
 // Exit 0 and "OK ..." when all holds; exit 1 with the first violations otherwise.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -221,18 +223,30 @@ int main(int argc, char** argv) {
     }
     const Run& run = it->second;
     const double level = std::stod(r[k_level]);
-    int64_t alloc = 0, arrived = 0;
-    if (level > 0) {
+    double alloc = 0, arrived = 0;
+    if (level > 0 && !run.arrived_after.empty()) {
       size_t s = 0;
       while (s < run.arrived_after.size() && run.arrived_after[s] * 100.0 < level * capacity) ++s;
-      if (s == run.arrived_after.size()) s = run.arrived_after.size() - 1;  // never reached: final
-      alloc = run.allocated_after[s];
-      arrived = run.arrived_after[s];
+      if (s == run.arrived_after.size()) {  // never reached: the final state
+        alloc = static_cast<double>(run.allocated_after.back());
+        arrived = static_cast<double>(run.arrived_after.back());
+      } else {
+        const double a0 = s == 0 ? 0 : static_cast<double>(run.arrived_after[s - 1]);
+        const double c0 = s == 0 ? 0 : static_cast<double>(run.allocated_after[s - 1]);
+        const double a1 = static_cast<double>(run.arrived_after[s]);
+        const double c1 = static_cast<double>(run.allocated_after[s]);
+        const double t = a1 > a0 ? (level * capacity / 100.0 - a0) / (a1 - a0) : 1.0;
+        alloc = c0 + t * (c1 - c0);
+        arrived = a0 + t * (a1 - a0);
+      }
     }
     const std::string where = "curve " + r[k_policy] + " seed " + r[k_seed] + " @" + r[k_level];
-    if (std::stoll(r[k_alloc]) != alloc) {
-      Fail(where + ": allocated_milli " + r[k_alloc] + " but placements sum to " +
+    if (std::fabs(std::stod(r[k_alloc]) - alloc) > 1e-6 * std::max(1.0, alloc)) {
+      Fail(where + ": allocated_milli " + r[k_alloc] + " but placements give " +
            std::to_string(alloc));
+    }
+    if (std::stod(r[k_alloc]) > level * capacity / 100.0 + 1e-6) {
+      Fail(where + ": allocated_milli " + r[k_alloc] + " exceeds the arrived workload");
     }
     if (std::fabs(std::stod(r[k_arrived]) - 100.0 * arrived / capacity) > 1e-3)
       Fail(where + ": arrived_pct");

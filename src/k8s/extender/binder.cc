@@ -1,0 +1,246 @@
+// The Extender's Bind: the checks both modes share, the second wall (only a node this
+// extender's filter passed for the pod), and in API mode the handoff through the API — a read
+// of the node's pods, then the Binding with the GPU annotations in it. See extender.h.
+
+#include <algorithm>
+#include <utility>
+
+#include "k8s/api/json_util.h"
+#include "k8s/extender/extender.h"
+#include "k8s/extender/extender_internal.h"
+#include "k8s/extender/metrics.h"
+#include "k8s/hami/annotations.h"
+
+namespace tessera::k8s {
+namespace {
+
+std::string PodKey(const ExtenderBindingArgs& args) {
+  return args.pod_namespace.empty() ? args.pod_name : args.pod_namespace + "/" + args.pod_name;
+}
+
+}  // namespace
+
+std::vector<uint64_t>* Extender::BeginFilterPass(const std::string& uid) {
+  if (options_.filter_pass_seconds <= 0) return nullptr;
+  // A retried filter of the same pod replaces its pass; a new pod takes the oldest slot.
+  auto known = filter_pass_index_.find(uid);
+  FilterPass* slot = nullptr;
+  if (known != filter_pass_index_.end()) {
+    slot = &filter_passes_[known->second];
+  } else {
+    const size_t at = next_filter_pass_;
+    next_filter_pass_ = (next_filter_pass_ + 1) % filter_passes_.size();
+    slot = &filter_passes_[at];
+    if (!slot->uid.empty()) filter_pass_index_.erase(slot->uid);
+    filter_pass_index_.emplace(uid, at);
+  }
+  slot->uid = uid;
+  slot->seconds = Now();
+  slot->generation = model_generation_;
+  slot->names = QuotedNames();
+  slot->bits.assign((static_cast<size_t>(cluster_->size()) + 63) / 64, 0);
+  return &slot->bits;
+}
+
+bool Extender::FilterPassed(const std::string& uid, const std::string& node) const {
+  if (options_.filter_pass_seconds <= 0) return true;
+  auto known = filter_pass_index_.find(uid);
+  if (known == filter_pass_index_.end()) return false;
+  const FilterPass* pass = &filter_passes_[known->second];
+  if (Now() - pass->seconds > options_.filter_pass_seconds) return false;
+  int index = -1;
+  if (pass->generation == model_generation_) {
+    auto it = node_index_.find(node);
+    if (it != node_index_.end()) index = it->second;
+  } else {  // the model was rebuilt since: find the node among that model's names
+    std::string quoted;
+    AppendJsonString(&quoted, node);
+    for (size_t i = 0; i < pass->names->size(); ++i) {
+      if ((*pass->names)[i] == quoted) index = static_cast<int>(i);
+    }
+  }
+  return index >= 0 && static_cast<size_t>(index >> 6) < pass->bits.size() &&
+         (pass->bits[index >> 6] >> (index & 63) & 1) != 0;
+}
+
+std::string Extender::CheckBindLocked(const ExtenderBindingArgs& args,
+                                      const std::string& pod_key) const {
+  const PodRecord* r = pods_.Find(args.pod_uid);
+  if (r == nullptr) {
+    return "unknown pod " + pod_key + " (UID " + args.pod_uid + "): no filter request seen for it";
+  }
+  auto node = node_index_.find(args.node);
+  if (node == node_index_.end()) return "unknown node " + QuoteForError(args.node);
+  if (!FilterPassed(args.pod_uid, args.node)) {
+    return "refused: this extender's filter did not pass node " + QuoteForError(args.node) +
+           " for pod " + pod_key + " (UID " + args.pod_uid + ") in the last " +
+           std::to_string(static_cast<int64_t>(options_.filter_pass_seconds)) + " s";
+  }
+  if (!blocked_[node->second].empty()) {
+    return "node " + args.node + " is blocked for GPU pods: " + blocked_[node->second];
+  }
+  return "";
+}
+
+std::string Extender::AssumeLocked(const std::string& uid, int node, GpuSet* gpus) {
+  const PodRecord* r = pods_.Find(uid);
+  if (r == nullptr || r->phase != PodPhase::kSeen) return "the pod is no longer pending";
+  const PodRequest request = cluster_->MakeRequest(r->spec);
+  const FitReason fit = cluster_->Check(node, request);
+  if (fit != FitReason::kFits) return "does not fit: " + FitExplanation(fit);
+  *gpus = scheduler_->ChooseGpus(node, request);
+  const std::string name = cluster_->spec(node).name;
+  pods_.Assume(uid, name, *gpus);
+  PlaceNode(name);
+  return "";
+}
+
+ExtenderBindingResult Extender::Bind(const ExtenderBindingArgs& args) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (api_mode_) return BindThroughApi(args, lock);
+  EnsureModel();
+  const std::string pod = PodKey(args);
+  const PodRecord* r = pods_.Find(args.pod_uid);
+  if (r != nullptr && r->phase != PodPhase::kSeen) {
+    if (r->node == args.node) return {};
+    return {"pod " + pod + " (UID " + args.pod_uid + ") is already bound to node " + r->node};
+  }
+  std::string error = CheckBindLocked(args, pod);
+  GpuSet gpus = 0;
+  if (error.empty()) error = AssumeLocked(args.pod_uid, node_index_.at(args.node), &gpus);
+  if (!error.empty()) {
+    metrics_->Bind(error.rfind("refused", 0) == 0 ? "refused" : "rejected");
+    return {std::move(error)};
+  }
+  // No API: the bind is confirmed at once.
+  PodRecord bound = *pods_.Find(args.pod_uid);
+  bound.node = args.node;
+  PlaceNodes(pods_.Observe(args.pod_uid, std::move(bound)));
+  metrics_->Bind("ok");
+  return {};
+}
+
+bool Extender::Unbind(const std::string& uid) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const std::vector<std::string> nodes = pods_.Remove(uid);
+  PlaceNodes(nodes);
+  return !nodes.empty();
+}
+
+ExtenderBindingResult Extender::BindThroughApi(const ExtenderBindingArgs& args,
+                                               std::unique_lock<std::mutex>& lock) {
+  const std::string& uid = args.pod_uid;
+  const std::string pod = PodKey(args);
+  const auto answer = [&](const char* result, std::string error) -> ExtenderBindingResult {
+    metrics_->Bind(result);
+    return {std::move(error)};
+  };
+  if (std::string gate = GateLocked(); !gate.empty()) {
+    return answer("not-synced", "bind " + pod + ": " + gate);
+  }
+  // The scheduler may retry while our first attempt is still talking to the API.
+  bind_done_.wait(lock, [&] { return binding_.count(uid) == 0; });
+  EnsureModel();
+  const PodRecord* r = pods_.Find(uid);
+  if (r != nullptr && r->phase == PodPhase::kBound) {
+    if (r->node == args.node) return answer("ok", "");
+    return answer("rejected",
+                  "pod " + pod + " (UID " + uid + ") is already bound to node " + r->node);
+  }
+  // Assumed here already: a retry after an answer we did not get; the Binding is tried again.
+  const bool retry = r != nullptr && r->phase == PodPhase::kAssumed;
+  if (retry && r->node != args.node) {
+    return answer("rejected",
+                  "pod " + pod + " (UID " + uid + ") is being bound to node " + r->node);
+  }
+  if (!retry) {
+    std::string error = CheckBindLocked(args, pod);
+    if (!error.empty()) {
+      const char* result = error.rfind("refused", 0) == 0 ? "refused" : "rejected";
+      return answer(result, std::move(error));
+    }
+  }
+  binding_.insert(uid);
+  KubeApi* api = live_.api;
+  const auto release = [&] {
+    binding_.erase(uid);
+    bind_done_.notify_all();
+  };
+
+  // What the API says is on the node now, before choosing GPUs there.
+  if (live_.read_node_before_bind) {
+    lock.unlock();
+    ListOptions read;
+    read.limit = 0;
+    read.field_selector = "spec.nodeName=" + args.node;
+    ListPage page;
+    ApiStatus status = api->List("/api/v1/pods", read, &page);
+    lock.lock();
+    if (!status.ok()) {
+      release();
+      return answer("error", "bind " + pod + ": cannot read the pods of node " + args.node +
+                                 " before binding: " + status.error);
+    }
+    EnsureModel();
+    MergeNodeReadLocked(args.node, page);
+    r = pods_.Find(uid);
+    if (r != nullptr && r->phase == PodPhase::kBound) {
+      release();
+      if (r->node == args.node) return answer("ok", "");  // the earlier attempt went through
+      return answer("rejected",
+                    "pod " + pod + " (UID " + uid + ") is already bound to node " + r->node);
+    }
+  }
+  auto node = node_index_.find(args.node);
+  if (node == node_index_.end() || r == nullptr) {
+    release();
+    return answer("rejected", r == nullptr ? "unknown pod " + pod + " (UID " + uid + ")"
+                                           : "unknown node " + QuoteForError(args.node));
+  }
+  GpuSet gpus = r->assumed_gpus;
+  if (!retry) {
+    std::string error =
+        !blocked_[node->second].empty()
+            ? "node " + args.node + " is blocked for GPU pods: " + blocked_[node->second]
+            : AssumeLocked(uid, node->second, &gpus);
+    if (!error.empty()) {
+      release();
+      return answer("rejected", "bind " + pod + " to node " + args.node + ": " + error);
+    }
+    r = pods_.Find(uid);
+  }
+
+  // The handoff to the node, in the Binding itself: ours always, HAMi's when the node registers
+  // its GPUs with HAMi.
+  std::map<std::string, std::string> annotations;
+  if (gpus != 0) {
+    annotations[std::string(kGpuIndicesAnnotation)] = FormatGpuIndices(gpus);
+    const std::vector<HamiDevice>& devices = nodes_.at(args.node).gpus;
+    if (!devices.empty()) {
+      const PodRequest request = cluster_->MakeRequest(r->spec);
+      for (auto& [k, v] : HamiBindAnnotations(&r->layout, gpus, devices, request, args.node,
+                                              static_cast<int64_t>(Now()))) {
+        annotations[k] = std::move(v);
+      }
+    }
+  }
+  lock.unlock();
+  const ApiStatus status =
+      api->BindPod(args.pod_namespace, args.pod_name, uid, args.node, annotations);
+  lock.lock();
+  release();
+  if (status.ok()) return answer("ok", "");
+  const PodRecord* now = pods_.Find(uid);
+  const bool still_assumed = now != nullptr && now->phase == PodPhase::kAssumed;
+  if (status.http_status == 0 || status.http_status == 409) {
+    // No answer, or "already bound": the Binding may have been written. The pod stays assumed
+    // (its GPUs stay taken) until the API shows it bound or gone; a retry reads the node again.
+    return answer("unknown", "bind " + pod + " to node " + args.node + ": " + status.error +
+                                 " (outcome unknown: its GPUs stay reserved until the API "
+                                 "shows it bound or gone)");
+  }
+  if (still_assumed) PlaceNodes({pods_.Forget(uid)});
+  return answer("error", "bind " + pod + " to node " + args.node + ": " + status.error);
+}
+
+}  // namespace tessera::k8s

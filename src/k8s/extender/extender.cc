@@ -1,0 +1,1036 @@
+#include "k8s/extender/extender.h"
+
+#include <prometheus/metric_family.h>
+#include <prometheus/text_serializer.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <numeric>
+#include <span>
+#include <utility>
+
+#include "k8s/api/json_util.h"
+#include "k8s/api/objects.h"
+#include "k8s/extender/extender_internal.h"
+#include "k8s/extender/metrics.h"
+#include "k8s/extender/translate.h"
+#include "model/fit.h"
+
+namespace tessera::k8s {
+namespace {
+
+using Json = nlohmann::json;
+
+/// Node and pod list files may be far larger than one request body.
+constexpr size_t kMaxListBytes = size_t{1} << 30;
+/// How many pods' filter passes Bind can check (the oldest are forgotten first).
+constexpr size_t kFilterPasses = 4096;
+
+/// The items of a v1 List ({"items": [...]}), a bare array, or a single object.
+Result<std::vector<const Json*>> ListItems(const Json& doc, std::string_view what) {
+  std::vector<const Json*> items;
+  if (doc.is_array()) {
+    for (const Json& item : doc) items.push_back(&item);
+    return items;
+  }
+  if (!doc.is_object()) return TypeError(what, "object or array", doc);
+  const Json* list = FindField(doc, "items");
+  if (list == nullptr) {  // a single object
+    items.push_back(&doc);
+    return items;
+  }
+  if (list->is_null()) return items;
+  if (!list->is_array()) return TypeError(PathKey(what, "items"), "array", *list);
+  for (const Json& item : *list) items.push_back(&item);
+  return items;
+}
+
+/// The path of item i for errors: "nodes: items[2]" (or "nodes: [2]" for a bare array).
+std::string ItemPath(const Json& doc, std::string_view what, size_t i) {
+  return std::string(what) + ": " + PathIndex(doc.is_array() ? "" : "items", i);
+}
+
+bool Ended(std::string_view phase) { return phase == "Succeeded" || phase == "Failed"; }
+
+bool Resolvable(FitReason reason) {
+  return reason == FitReason::kCpu || reason == FitReason::kMemory || reason == FitReason::kGpu ||
+         reason == FitReason::kGpuMemory;
+}
+
+}  // namespace
+
+/// Parses "0-3", "1,3", "0-1,4" into a GPU set over `gpu_count` GPUs.
+Result<GpuSet> ParseGpuIndices(std::string_view text, int gpu_count) {
+  GpuSet set = 0;
+  const auto bad = [&](std::string_view why) {
+    return Error{"annotation " + std::string(kGpuIndicesAnnotation) + " " + QuoteForError(text) +
+                 ": " + std::string(why)};
+  };
+  if (text.empty()) return bad("empty");
+  while (!text.empty()) {
+    const size_t comma = text.find(',');
+    std::string_view part = text.substr(0, comma);
+    text = comma == std::string_view::npos ? std::string_view{} : text.substr(comma + 1);
+    const size_t dash = part.find('-');
+    std::string_view a = part.substr(0, dash);
+    std::string_view b = dash == std::string_view::npos ? a : part.substr(dash + 1);
+    int lo = -1;
+    int hi = -1;
+    auto r1 = std::from_chars(a.data(), a.data() + a.size(), lo);
+    auto r2 = std::from_chars(b.data(), b.data() + b.size(), hi);
+    if (a.empty() || b.empty() || r1.ec != std::errc() || r1.ptr != a.data() + a.size() ||
+        r2.ec != std::errc() || r2.ptr != b.data() + b.size()) {
+      return bad("expected GPU indices like \"0-3\" or \"1,3\"");
+    }
+    if (lo < 0 || hi < lo || hi >= gpu_count) {
+      return bad("index out of range 0.." + std::to_string(gpu_count - 1));
+    }
+    for (int i = lo; i <= hi; ++i) {
+      if (set & (GpuSet{1} << i)) return bad("index " + std::to_string(i) + " repeated");
+      set |= GpuSet{1} << i;
+    }
+  }
+  return set;
+}
+
+std::string FormatGpuIndices(GpuSet gpus) {
+  std::string out;
+  for (int i = 0; i < kMaxGpusPerNode;) {
+    if (!(gpus & (GpuSet{1} << i))) {
+      ++i;
+      continue;
+    }
+    int j = i;
+    while (j + 1 < kMaxGpusPerNode && (gpus & (GpuSet{1} << (j + 1)))) ++j;
+    if (!out.empty()) out += ',';
+    out += std::to_string(i);
+    if (j > i) out += "-" + std::to_string(j);
+    i = j + 1;
+  }
+  return out;
+}
+
+std::string FitExplanation(FitReason reason) {
+  std::string name(FitReasonName(reason));
+  switch (reason) {
+    case FitReason::kGpuModel:
+      return name + ": GPU model not allowed by the pod";
+    case FitReason::kGpuCount:
+      return name + ": node has fewer GPUs than the pod requests";
+    case FitReason::kCpu:
+      return name + ": not enough CPU left";
+    case FitReason::kMemory:
+      return name + ": not enough memory left";
+    case FitReason::kGpu:
+      return name + ": not enough GPU left";
+    case FitReason::kGpuMemory:
+      return name + ": not enough GPU memory left";
+    case FitReason::kFits:
+      break;
+  }
+  return name;
+}
+
+namespace {
+
+/// FitExplanation of each reason, built once (Filter answers one per rejected node).
+const std::string& CachedFitExplanation(FitReason reason) {
+  static const std::array<std::string, kNumFitReasons> table = [] {
+    std::array<std::string, kNumFitReasons> t;
+    for (int r = 0; r < kNumFitReasons; ++r) t[r] = FitExplanation(static_cast<FitReason>(r));
+    return t;
+  }();
+  return table[static_cast<int>(reason)];
+}
+
+}  // namespace
+
+/// The UID a pod is remembered by; "namespace/name" when the object carries no UID.
+std::string PodUid(const Pod& pod) {
+  if (!pod.uid.empty()) return pod.uid;
+  return pod.namespace_name.empty() ? pod.name : pod.namespace_name + "/" + pod.name;
+}
+
+Extender::Extender(const ExtenderOptions& options)
+    : options_(options), metrics_(std::make_unique<Metrics>()) {
+  filter_passes_.resize(kFilterPasses);
+}
+
+Extender::~Extender() = default;
+
+Result<std::unique_ptr<Extender>> Extender::FromJson(std::string_view nodes_json,
+                                                     std::string_view pods_json,
+                                                     const ExtenderOptions& options) {
+  std::unique_ptr<Extender> ext(new Extender(options));
+  if (!IsPolicyName(options.policy)) {
+    return Error{"unknown policy " + QuoteForError(options.policy) + " (known: " + KnownPolicies() +
+                 ")"};
+  }
+
+  // Nodes.
+  Result<Json> nodes_doc = ParseJson(nodes_json, kMaxListBytes, "nodes");
+  if (!nodes_doc.ok()) return nodes_doc.error();
+  Result<std::vector<const Json*>> node_items = ListItems(*nodes_doc, "nodes");
+  if (!node_items.ok()) return node_items.error();
+  std::set<std::string> names;
+  for (size_t i = 0; i < node_items->size(); ++i) {
+    const std::string path = ItemPath(*nodes_doc, "nodes", i);
+    Result<Node> node = DecodeNode(*(*node_items)[i], path);
+    if (!node.ok()) return node.error();
+    Result<NodeSpec> spec = NodeToSpec(*node);
+    if (!spec.ok()) return Error{path + ": " + spec.error().message};
+    if (spec->name.empty()) return Error{path + ": node without metadata.name"};
+    if (!names.insert(spec->name).second) {
+      return Error{path + ": duplicate node " + QuoteForError(spec->name)};
+    }
+    Status s = ext->UpsertNode(*node);
+    if (!s.ok()) return Error{path + ": " + s.error().message};
+  }
+  if (names.empty()) return Error{"nodes: no nodes"};
+
+  // Pods: accounted as the API's would be (fail closed); what is not applied as given is a
+  // warning that names the item.
+  if (!pods_json.empty()) {
+    Result<Json> pods_doc = ParseJson(pods_json, kMaxListBytes, "pods");
+    if (!pods_doc.ok()) return pods_doc.error();
+    Result<std::vector<const Json*>> pod_items = ListItems(*pods_doc, "pods");
+    if (!pod_items.ok()) return pod_items.error();
+    std::set<std::string> uids;
+    std::map<std::string, std::string> path_of;  // UID → item path, for the warnings
+    for (size_t i = 0; i < pod_items->size(); ++i) {
+      const std::string path = ItemPath(*pods_doc, "pods", i);
+      const Json& item = *(*pod_items)[i];
+      Result<Pod> pod = DecodePod(item, path);
+      const PodIdentity id = ReadPodIdentity(item);
+      const std::string uid = pod.ok() ? PodUid(*pod) : id.uid;
+      if (!uid.empty() && !uids.insert(uid).second) {
+        return Error{path + ": duplicate pod UID " + uid};
+      }
+      if (!pod.ok()) {
+        if (uid.empty()) return pod.error();
+        path_of[uid] = path;
+        ext->UndecodablePod(id, pod.error().message);
+        continue;
+      }
+      path_of[uid] = path + " (" + pod->namespace_name + "/" + pod->name + ")";
+      (void)ext->UpsertPod(*pod);  // what is not applied as given is listed below
+      if (!pod->node_name.empty() && !names.count(pod->node_name) && !Ended(pod->phase)) {
+        ext->warnings_.push_back(path_of[uid] + ": bound to unknown node " +
+                                 QuoteForError(pod->node_name) + " (ignored)");
+      }
+    }
+    std::lock_guard<std::mutex> lock(ext->mutex_);
+    ext->loaded_ = true;
+    ext->Rebuild();
+    for (size_t n = 0; n < ext->unaccounted_.size(); ++n) {
+      for (const auto& [uid, why] : ext->unaccounted_[n]) {
+        ext->warnings_.push_back(path_of[uid] + " on node " + ext->cluster_->spec(n).name + ": " +
+                                 why);
+      }
+    }
+    return ext;
+  }
+  std::lock_guard<std::mutex> lock(ext->mutex_);
+  ext->loaded_ = true;
+  ext->Rebuild();
+  return ext;
+}
+
+void Extender::SeeLocked(const Pod& pod, const PodSpec& spec) {
+  const std::string uid = PodUid(pod);
+  const PodRecord* known = pods_.Find(uid);
+  if (known != nullptr) {
+    if (known->phase == PodPhase::kBound) return;
+    // The same object again (kube-scheduler's prioritize after its filter): nothing new.
+    if (known->phase == PodPhase::kSeen && known->resource_version != 0 &&
+        known->resource_version == NumericVersion(pod.resource_version) &&
+        known->estimated.empty()) {
+      return;
+    }
+  }
+  PodRecord r = RecordOf(pod, spec, nullptr);
+  r.node.clear();
+  if (pods_.See(uid, std::move(r)) && scheduler_) {
+    // The engine counts each pod it is asked about once (Scheduler::Decide); here that is the
+    // first sighting of its UID, so that context-using policies see the same history.
+    scheduler_->Observe(cluster_->MakeRequest(spec));
+  }
+}
+
+int Extender::ResolveCandidate(int previous, std::string_view name) {
+  if (successor_.size() != static_cast<size_t>(cluster_->size())) {
+    successor_.assign(cluster_->size(), -1);
+  }
+  int& guess = previous >= 0 ? successor_[previous] : first_guess_;
+  if (guess >= 0 && guess < cluster_->size() && cluster_->spec(guess).name == name) return guess;
+  auto it = node_index_.find(name);
+  const int node = it == node_index_.end() ? -1 : it->second;
+  if (node >= 0) guess = node;
+  return node;
+}
+
+std::span<const int> Extender::ResolveCandidates(std::span<const std::string_view> names,
+                                                 uint64_t names_id) {
+  std::vector<int>* nodes = &resolve_scratch_;
+  if (names_id != 0) {
+    for (const ResolvedList& r : resolved_) {
+      if (r.names_id == names_id) return r.nodes;
+    }
+    ResolvedList& slot = resolved_[next_resolved_];
+    next_resolved_ = (next_resolved_ + 1) % resolved_.size();
+    slot.names_id = names_id;
+    nodes = &slot.nodes;
+  }
+  nodes->resize(names.size());
+  int previous = -1;
+  for (size_t i = 0; i < names.size(); ++i) {
+    const int node = ResolveCandidate(previous, names[i]);
+    (*nodes)[i] = node;
+    if (node >= 0) previous = node;
+  }
+  return *nodes;
+}
+
+void PaddedStrings::Add(std::string_view s) {
+  text_.resize(text_.size() - kCopyPad);  // drop the padding
+  at_.push_back(static_cast<uint32_t>(text_.size()));
+  len_.push_back(static_cast<uint32_t>(s.size()));
+  max_length_ = std::max(max_length_, s.size());
+  text_.append(s);
+  text_.append(kCopyPad, ' ');
+}
+
+std::shared_ptr<const PaddedStrings> Extender::QuotedNames() {
+  if (quoted_names_ == nullptr || quoted_names_->size() != static_cast<size_t>(cluster_->size())) {
+    auto fresh = std::make_shared<PaddedStrings>();
+    std::string quoted;
+    for (int n = 0; n < cluster_->size(); ++n) {
+      quoted.clear();
+      AppendJsonString(&quoted, cluster_->spec(n).name);
+      fresh->Add(quoted);
+    }
+    quoted_names_ = std::move(fresh);
+    host_entries_.reset();
+  }
+  return quoted_names_;
+}
+
+std::shared_ptr<const PaddedStrings> Extender::HostEntries() {
+  const std::shared_ptr<const PaddedStrings> quoted = QuotedNames();
+  if (host_entries_ == nullptr || host_entries_->size() != quoted->size()) {
+    auto fresh = std::make_shared<PaddedStrings>();
+    std::string entry;
+    for (size_t n = 0; n < quoted->size(); ++n) {
+      entry.assign("{\"Host\":");
+      entry.append((*quoted)[n]);
+      entry.append(",\"Score\":");
+      fresh->Add(entry);
+    }
+    host_entries_ = std::move(fresh);
+  }
+  return host_entries_;
+}
+
+namespace {}  // namespace
+
+const std::string& Extender::ReasonText(int reason) {
+  static const std::array<std::string, kReasonFit> kTexts = {
+      "unknown node",
+      "unschedulable: node is cordoned",
+      "not-synced: Tessera is not in sync with the Kubernetes API (see its /readyz); no GPU "
+      "is offered until it is",
+      "blocked: a pod bound to this node cannot be fully accounted for (see Tessera's /state)",
+      "gpu-model: node has no GPUs",
+      "gpu-memory: every GPU of the node has less memory than the pod requests per GPU",
+      "device-plugin: node does not offer tessera.io/gpu, which the pod requests",
+      "device-plugin: node does not offer nvidia.com/gpu, which the pod requests",
+  };
+  if (reason < kReasonFit) return kTexts[reason];
+  return CachedFitExplanation(static_cast<FitReason>(reason - kReasonFit));
+}
+
+const PaddedStrings& Extender::QuotedReasons() {
+  static const PaddedStrings table = [] {
+    PaddedStrings t;
+    for (int r = 0; r < kReasonFit + kNumFitReasons; ++r) {
+      std::string quoted = ":";
+      AppendJsonString(&quoted, ReasonText(r));
+      t.Add(quoted);
+    }
+    return t;
+  }();
+  return table;
+}
+
+namespace {}  // namespace
+
+template <typename Visit>
+std::string Extender::FilterCandidatesLocked(const Pod& pod, const Result<PodSpec>& spec,
+                                             std::span<const std::string_view> names,
+                                             uint64_t names_id, Visit&& visit) {
+  EnsureModel();
+  if (!spec.ok()) {
+    metrics_->bad_pods->Increment();
+    return spec.error().message;
+  }
+  const std::span<const int> resolved = ResolveCandidates(names, names_id);
+  if (!GateLocked().empty()) {
+    for (size_t i = 0; i < names.size(); ++i) {
+      visit(i, names[i], resolved[i], Candidate::kUnresolvable, kReasonNotSynced);
+    }
+    metrics_->rejections[kReasonNotSynced]->Increment(static_cast<double>(names.size()));
+    return {};
+  }
+  SeeLocked(pod, *spec);
+  const PodRequest request = cluster_->MakeRequest(*spec);
+  const uint8_t mask = RequestMask(request, PodGpuFamilies(pod));
+  std::vector<uint64_t>* passed = BeginFilterPass(PodUid(pod));
+  std::array<int64_t, kReasonFit + kNumFitReasons> rejected{};
+  if (++group_fit_stamp_ == 0) {  // wrapped: forget every stamp
+    std::fill(group_fit_.begin(), group_fit_.end(), GroupFit{});
+    group_fit_stamp_ = 1;
+  }
+  const uint32_t stamp = group_fit_stamp_;
+  for (size_t i = 0; i < names.size(); ++i) {
+    const std::string_view name = names[i];
+    const int node = resolved[i];
+    int reason = kReasonFit;
+    if (node < 0) {
+      reason = kReasonUnknown;
+    } else if (const uint8_t flags = node_flags_[node] & mask; flags != 0) [[unlikely]] {
+      reason = FlagReason(flags);
+    } else {
+      // Nodes of one scheduler group (same capacity type and state) fit alike: checked once
+      // per group and request.
+      const auto group = static_cast<size_t>(scheduler_->group_of(node));
+      if (group >= group_fit_.size()) group_fit_.resize(group + 1);
+      GroupFit& memo = group_fit_[group];
+      if (memo.stamp != stamp) {
+        memo.stamp = stamp;
+        const FitReason fit = cluster_->Check(node, request);
+        memo.reason = kReasonFit + static_cast<int>(fit);
+        if (fit == FitReason::kGpuMemory) {
+          const NodeSpec& ns = cluster_->spec(node);
+          if (ns.gpu_memory_mib > 0 && request.gpu_memory_mib > ns.gpu_memory_mib) {
+            memo.reason = kReasonGpuMemoryCapacity;
+          }
+        }
+      }
+      reason = memo.reason;
+    }
+    if (reason == kReasonFit) {  // kReasonFit + FitReason::kFits
+      if (passed != nullptr) (*passed)[node >> 6] |= uint64_t{1} << (node & 63);
+      visit(i, name, node, Candidate::kFits, kReasonUnknown);
+      continue;
+    }
+    ++rejected[reason];
+    const bool resolvable =
+        reason >= kReasonFit && Resolvable(static_cast<FitReason>(reason - kReasonFit));
+    visit(i, name, node, resolvable ? Candidate::kFailed : Candidate::kUnresolvable, reason);
+  }
+  for (int r = 0; r < kReasonFit + kNumFitReasons; ++r) {
+    if (rejected[r] > 0) metrics_->rejections[r]->Increment(static_cast<double>(rejected[r]));
+  }
+  return {};
+}
+
+ExtenderFilterResult Extender::Filter(const ExtenderArgs& args) {
+  ExtenderFilterResult result;
+  // Candidates come from Nodes only when NodeNames is absent; then answer in Nodes as well.
+  if (args.nodes.has_value() && !args.node_names.has_value()) result.nodes_json.emplace();
+  const std::vector<std::string_view> names = args.CandidateNameViews();
+  const Result<PodSpec> spec = PodToSpec(args.pod);
+  std::lock_guard<std::mutex> lock(mutex_);
+  result.error = FilterCandidatesLocked(
+      args.pod, spec, names, 0, [&](size_t i, std::string_view name, int, Candidate c, int reason) {
+        switch (c) {
+          case Candidate::kFits:
+            result.node_names.emplace_back(name);
+            if (result.nodes_json && i < args.nodes_json.size()) {
+              result.nodes_json->push_back(args.nodes_json[i]);
+            }
+            break;
+          case Candidate::kFailed:
+            result.failed_nodes.emplace(name, ReasonText(reason));
+            break;
+          case Candidate::kUnresolvable:
+            result.failed_and_unresolvable_nodes.emplace(name, ReasonText(reason));
+            break;
+        }
+      });
+  if (!result.error.empty()) result.nodes_json.reset();
+  return result;
+}
+
+std::string Extender::FilterJson(const ExtenderArgs& args) {
+  const bool with_nodes = args.nodes.has_value() && !args.node_names.has_value();
+  return FilterJsonOf(args.pod, args.CandidateNameViews(), 0,
+                      with_nodes ? &args.nodes_json : nullptr);
+}
+
+std::string Extender::FilterJson(const ExtenderArgsRef& args) {
+  const bool with_nodes = args.args.nodes.has_value() && !args.has_node_names;
+  return FilterJsonOf(args.args.pod, args.names, args.names_id,
+                      with_nodes ? &args.args.nodes_json : nullptr);
+}
+
+namespace {
+
+/// Appends to a buffer sized in advance: no capacity checks, no calls per piece. Ensure
+/// grows the buffer where a size is only known piece by piece.
+class PresizedWriter {
+ public:
+  explicit PresizedWriter(std::string* out) : out_(out), p_(out->data()) {}
+  void Put(std::string_view s) {
+    std::memcpy(p_, s.data(), s.size());
+    p_ += s.size();
+  }
+  void Put(char c) { *p_++ = c; }
+  /// Put for a string of a PaddedStrings: no call for short ones. The buffer needs kCopyPad
+  /// bytes of room past the string.
+  void PutPadded(std::string_view s) {
+    CopyShort(p_, s.data(), s.size());
+    p_ += s.size();
+  }
+  /// Puts the first `n` (at most 4) bytes of `s`; writes all four.
+  void PutFour(const char* s, size_t n) {
+    std::memcpy(p_, s, 4);
+    p_ += n;
+  }
+  /// Takes back the last byte (a separator after the last item of a list).
+  void Unput() { --p_; }
+  /// Room for `n` more bytes.
+  void Ensure(size_t n) {
+    const size_t at = static_cast<size_t>(p_ - out_->data());
+    if (at + n <= out_->size()) return;
+    out_->resize(std::max(out_->size() * 2, at + n));
+    p_ = out_->data() + at;
+  }
+  /// Cuts the buffer to what was written.
+  void Finish() { out_->resize(static_cast<size_t>(p_ - out_->data())); }
+
+ private:
+  std::string* out_;
+  char* p_;
+};
+
+}  // namespace
+
+std::string Extender::FilterJsonOf(const Pod& pod, std::span<const std::string_view> names,
+                                   uint64_t names_id, const std::vector<std::string>* nodes_json) {
+  // Each candidate is decided first (node, section, reason) into one of three lists kept
+  // between requests, and the answer's size summed; then the answer is written section by
+  // section into one buffer of that size (plus the padding PutPadded needs). Names are copied
+  // from their JSON form made once per model (QuotedNames), reasons from theirs
+  // (QuotedReasons); only unknown names are escaped here. Each section lists its candidates
+  // in request order; every item is followed by ',' and the last one is taken back.
+  static constexpr std::string_view kHead = "{\"Nodes\":";
+  static constexpr std::string_view kItems = "{\"metadata\":{},\"items\":[";
+  static constexpr std::string_view kNames = ",\"NodeNames\":[";
+  static constexpr std::string_view kFailed = "],\"FailedNodes\":{";
+  static constexpr std::string_view kUnresolvable = "},\"FailedAndUnresolvableNodes\":{";
+  static constexpr std::string_view kError = "},\"Error\":";
+  // Only deciding needs the lock: the answer is written after it is released, from this
+  // thread's section lists and the model's immutable quoted names, so that a second request
+  // waits for the decisions only.
+  const Result<PodSpec> spec = PodToSpec(pod);
+  const PaddedStrings& reasons = QuotedReasons();
+  std::vector<std::string> unknown_quoted;
+  // This thread's sections (fits, FailedNodes, FailedAndUnresolvableNodes), kept between
+  // requests so that their memory is not allocated each time; only the first entries count.
+  thread_local std::vector<Decided> fits_list, failed_list, unresolvable_list;
+  for (std::vector<Decided>* list : {&fits_list, &failed_list, &unresolvable_list}) {
+    if (list->size() < names.size()) list->resize(names.size());
+  }
+  Decided* fits_end = fits_list.data();
+  Decided* failed_end = failed_list.data();
+  Decided* unresolvable_end = unresolvable_list.data();
+  size_t bytes = 0;  // names, reasons, nodes and their commas (one too many per section)
+  std::shared_ptr<const PaddedStrings> quoted_names;
+  std::string error;
+  {
+    LockSpinning(mutex_, std::chrono::microseconds(options_.spin_us));
+    std::lock_guard<std::mutex> lock(mutex_, std::adopt_lock);
+    EnsureModel();  // before QuotedNames: a rebuild would make its names the old model's
+    quoted_names = QuotedNames();
+    const PaddedStrings& quoted = *quoted_names;
+    error = FilterCandidatesLocked(
+        pod, spec, names, names_id,
+        [&](size_t i, std::string_view name, int node, Candidate c, int reason)
+            __attribute__((always_inline)) {
+              int q = node;
+              if (node >= 0) [[likely]] {
+                bytes += quoted.length(node) + 1;
+              } else {
+                q = -1 - static_cast<int>(unknown_quoted.size());
+                AppendJsonString(&unknown_quoted.emplace_back(), name);
+                bytes += unknown_quoted.back().size() + 1;
+              }
+              const Decided d{q, static_cast<uint32_t>(i), reason};
+              switch (c) {
+                case Candidate::kFits:
+                  *fits_end++ = d;
+                  if (nodes_json != nullptr && i < nodes_json->size()) {
+                    bytes += (*nodes_json)[i].size() + 1;
+                  }
+                  break;
+                case Candidate::kFailed:
+                  *failed_end++ = d;
+                  bytes += reasons.length(reason);
+                  break;
+                case Candidate::kUnresolvable:
+                  *unresolvable_end++ = d;
+                  bytes += reasons.length(reason);
+                  break;
+              }
+            });
+  }
+  const PaddedStrings& quoted = *quoted_names;
+  const std::span<const Decided> fits(fits_list.data(), fits_end);
+  const std::span<const Decided> failed(failed_list.data(), failed_end);
+  const std::span<const Decided> unresolvable(unresolvable_list.data(), unresolvable_end);
+  const bool with_nodes = nodes_json != nullptr && error.empty();
+  std::string error_json;
+  AppendJsonString(&error_json, error);
+  std::string out;
+  out.resize(bytes + kHead.size() + kItems.size() + 2 + 4 + kNames.size() + kFailed.size() +
+             kUnresolvable.size() + kError.size() + error_json.size() + 1 + kCopyPad);
+  PresizedWriter w(&out);
+  const auto name_of = [&](const Decided& d) {
+    if (d.quoted >= 0) [[likely]] {
+      w.PutPadded(quoted[d.quoted]);
+    } else {
+      w.Put(unknown_quoted[-1 - d.quoted]);
+    }
+  };
+  w.Put(kHead);
+  if (with_nodes) {
+    w.Put(kItems);
+    bool any = false;
+    for (const Decided& d : fits) {
+      if (d.index >= nodes_json->size()) continue;
+      w.Put((*nodes_json)[d.index]);
+      w.Put(',');
+      any = true;
+    }
+    if (any) w.Unput();
+    w.Put("]}");
+  } else {
+    w.Put("null");
+  }
+  w.Put(kNames);
+  if (error.empty()) {
+    for (const Decided& d : fits) {
+      name_of(d);
+      w.Put(',');
+    }
+    if (!fits.empty()) w.Unput();
+  }
+  for (const std::span<const Decided> section : {failed, unresolvable}) {
+    w.Put(section.data() == failed.data() ? kFailed : kUnresolvable);
+    if (!error.empty()) continue;
+    for (const Decided& d : section) {
+      name_of(d);
+      w.PutPadded(reasons[d.reason]);
+      w.Put(',');
+    }
+    if (!section.empty()) w.Unput();
+  }
+  w.Put(kError);
+  w.Put(error_json);
+  w.Put('}');
+  w.Finish();
+  return out;
+}
+
+template <typename Visit>
+void Extender::ScoreCandidatesLocked(const Pod& pod, std::span<const std::string_view> names,
+                                     uint64_t names_id, Visit&& visit) {
+  Result<PodSpec> spec = PodToSpec(pod);
+  if (!spec.ok()) return;
+  EnsureModel();
+  const std::span<const int> node_of = ResolveCandidates(names, names_id);  // -1 if unknown
+  if (!GateLocked().empty()) {
+    for (size_t i = 0; i < names.size(); ++i) visit(i, names[i], node_of[i], 0);
+    return;
+  }
+  SeeLocked(pod, *spec);
+  const PodRequest request = cluster_->MakeRequest(*spec);
+  const uint8_t mask = RequestMask(request, PodGpuFamilies(pod));
+  // Nodes of one scheduler group get the same score (the scheduler scores groups, and
+  // normalises over the scores it saw, which one node per group gives alike): the first
+  // candidate of each group is scored for all of them.
+  if (++group_fit_stamp_ == 0) {  // wrapped: forget every stamp
+    std::fill(group_fit_.begin(), group_fit_.end(), GroupFit{});
+    group_fit_stamp_ = 1;
+  }
+  const uint32_t stamp = group_fit_stamp_;
+  constexpr int kNoScore = std::numeric_limits<int>::min();
+  std::vector<int>& nodes = score_nodes_;         // one per group
+  std::vector<int>& group_of = candidate_group_;  // by candidate; -1: no score
+  nodes.clear();
+  group_of.resize(node_of.size());
+  for (size_t i = 0; i < node_of.size(); ++i) {
+    const int node = node_of[i];
+    int group = -1;
+    if (node >= 0 && (node_flags_[node] & mask) == 0) {
+      group = scheduler_->group_of(node);
+      if (static_cast<size_t>(group) >= group_fit_.size()) group_fit_.resize(group + 1);
+      GroupFit& g = group_fit_[group];
+      if (g.stamp != stamp) {
+        g.stamp = stamp;
+        g.score = kNoScore;
+        nodes.push_back(node);
+      }
+    }
+    group_of[i] = group;
+  }
+  const std::vector<std::pair<int, int>> scored = scheduler_->ScoreNodes(request, nodes);
+  for (const auto& [node, score] : scored) group_fit_[scheduler_->group_of(node)].score = score;
+  int lo = 0;
+  int hi = 0;
+  for (size_t k = 0; k < scored.size(); ++k) {
+    lo = k == 0 ? scored[k].second : std::min(lo, scored[k].second);
+    hi = k == 0 ? scored[k].second : std::max(hi, scored[k].second);
+  }
+  // Integer floor of 10 * (s - lo) / (hi - lo); all equal → 10. By table for the usual
+  // ranges (scores 0..100): a division per candidate costs more than the rest of its work.
+  const auto scale = [&](int s) -> int64_t {
+    return hi > lo ? int64_t{10} * (s - lo) / (hi - lo) : 10;
+  };
+  constexpr int kTableRange = 1024;
+  const bool by_table = int64_t{hi} - lo < kTableRange;
+  std::array<int8_t, kTableRange> table;
+  if (by_table) {
+    for (int s = lo; s <= hi; ++s) table[s - lo] = static_cast<int8_t>(scale(s));
+  }
+  for (size_t i = 0; i < names.size(); ++i) {
+    int64_t score = 0;
+    if (group_of[i] >= 0) {
+      const int s = group_fit_[group_of[i]].score;
+      if (s != kNoScore) score = by_table ? table[s - lo] : scale(s);
+    }
+    visit(i, names[i], node_of[i], score);
+  }
+}
+
+HostPriorityList Extender::Prioritize(const ExtenderArgs& args) {
+  HostPriorityList list;
+  const std::vector<std::string_view> names = args.CandidateNameViews();
+  list.reserve(names.size());
+  std::lock_guard<std::mutex> lock(mutex_);
+  ScoreCandidatesLocked(args.pod, names, 0, [&](size_t, std::string_view name, int, int64_t score) {
+    list.push_back(HostPriority{std::string(name), score});
+  });
+  return list;
+}
+
+std::string Extender::PrioritizeJson(const ExtenderArgs& args) {
+  return PrioritizeJsonOf(args.pod, args.CandidateNameViews(), 0);
+}
+
+std::string Extender::PrioritizeJson(const ExtenderArgsRef& args) {
+  return PrioritizeJsonOf(args.args.pod, args.names, args.names_id);
+}
+
+std::string Extender::PrioritizeJsonOf(const Pod& pod, std::span<const std::string_view> names,
+                                       uint64_t names_id) {
+  // Written into a buffer sized for plain names ({"Host":"<name>","Score":10}, 24 bytes
+  // besides the name, and a comma), grown where a name needs escapes. A known node's entry up
+  // to its score is one piece (HostEntries); every entry is followed by ',' and the last one
+  // is taken back.
+  static constexpr std::string_view kHost = "{\"Host\":";
+  static constexpr std::string_view kScore = ",\"Score\":";
+  // "<score>}," for the scores 0..10, as four bytes and a length.
+  static constexpr std::array<char[5], 11> kTail = {"0},", "1},", "2},", "3},", "4},", "5},",
+                                                    "6},", "7},", "8},", "9},", "10},"};
+  // Scored under the lock into this thread's list (kept between requests); written after it
+  // is released, from the model's immutable host entries.
+  struct Scored {
+    int node;
+    int score;  // 0..10
+  };
+  thread_local std::vector<Scored> scored;
+  if (scored.size() < names.size()) scored.resize(names.size());
+  Scored* scored_end = scored.data();
+  std::shared_ptr<const PaddedStrings> host_entries;
+  {
+    LockSpinning(mutex_, std::chrono::microseconds(options_.spin_us));
+    std::lock_guard<std::mutex> lock(mutex_, std::adopt_lock);
+    EnsureModel();  // before HostEntries: a rebuild would make its entries the old model's
+    host_entries = HostEntries();
+    ScoreCandidatesLocked(
+        pod, names, names_id,
+        [&](size_t, std::string_view, int node, int64_t score) __attribute__((always_inline)) {
+          *scored_end++ = Scored{node, static_cast<int>(score)};
+        });
+  }
+  const PaddedStrings& hosts = *host_entries;
+  std::string unknown;
+  // Room for every candidate as a known node (its entry, a score of up to two digits, "},")
+  // and the padding: a known node needs no check. An unknown name, whose escaped form may be
+  // longer, grows the buffer so that the candidates after it keep that room.
+  const size_t room = hosts.max_length() + 4;
+  std::string out;
+  out.resize(names.size() * room + kCopyPad + 2);
+  PresizedWriter w(&out);
+  w.Put('[');
+  // Every candidate in order, or none when PodToSpec rejected the pod.
+  const size_t count = static_cast<size_t>(scored_end - scored.data());
+  for (size_t i = 0; i < count; ++i) {
+    const auto [node, score] = scored[i];
+    // What the candidates after this one need (the slow paths keep it).
+    const auto after = [&] { return (count - i - 1) * room + kCopyPad + 2; };
+    if (node >= 0) [[likely]] {
+      w.PutPadded(hosts[node]);
+    } else {
+      unknown.clear();
+      AppendJsonString(&unknown, names[i]);
+      w.Ensure(kHost.size() + unknown.size() + kScore.size() + 4 + after());
+      w.Put(kHost);
+      w.Put(unknown);
+      w.Put(kScore);
+    }
+    if (score >= 0 && score <= 10) [[likely]] {
+      w.PutFour(kTail[score], score == 10 ? 4 : 3);
+    } else {  // not reached: scores are 0..10
+      const std::string text = std::to_string(score) + "},";
+      w.Ensure(text.size() + after());
+      w.Put(text);
+    }
+  }
+  if (count > 0) w.Unput();
+  w.Ensure(1);
+  w.Put(']');
+  w.Finish();
+  return out;
+}
+
+Extender::Metrics::Metrics() {
+  auto& requests = prometheus::BuildCounter()
+                       .Name("tessera_requests_total")
+                       .Help("Extender HTTP requests, by verb.")
+                       .Register(registry);
+  auto& durations = prometheus::BuildHistogram()
+                        .Name("tessera_request_duration_seconds")
+                        .Help(
+                            "Time to answer an extender request, by verb (bind includes its "
+                            "API calls).")
+                        .Register(registry);
+  const prometheus::Histogram::BucketBoundaries buckets(kRequestDurationBuckets.begin(),
+                                                        kRequestDurationBuckets.end());
+  for (const char* verb : {"filter", "prioritize", "preempt", "bind", "other"}) {
+    verbs[verb] = Verb{&requests.Add({{"verb", verb}}), &durations.Add({{"verb", verb}}, buckets)};
+  }
+  auto& bind_family = prometheus::BuildCounter()
+                          .Name("tessera_binds_total")
+                          .Help(
+                              "Bind requests by outcome: ok, rejected (does not fit, unknown "
+                              "pod or node, blocked node), refused (filter did not pass the "
+                              "node), not-synced, error (the API server refused), unknown (no "
+                              "answer from the API server; the GPUs stay reserved).")
+                          .Register(registry);
+  for (const char* result : {"ok", "rejected", "refused", "not-synced", "error", "unknown"}) {
+    binds[result] = &bind_family.Add({{"result", result}});
+  }
+  pods_bound = &prometheus::BuildCounter()
+                    .Name("tessera_pods_bound_total")
+                    .Help("Pods bound by this extender.")
+                    .Register(registry)
+                    .Add({});
+  auto& rejected = prometheus::BuildCounter()
+                       .Name("tessera_filter_rejections_total")
+                       .Help("Candidate nodes rejected by filter, by reason.")
+                       .Register(registry);
+  static constexpr std::array<const char*, kReasonFit> kNames = {
+      "unknown-node", "unschedulable",       "not-synced",    "blocked",
+      "no-gpus",      "gpu-memory-capacity", "device-plugin", "device-plugin"};
+  for (int r = 0; r < kReasonFit + kNumFitReasons; ++r) {
+    const std::string name =
+        r < kReasonFit ? kNames[r]
+                       : std::string(FitReasonName(static_cast<FitReason>(r - kReasonFit)));
+    rejections[r] = &rejected.Add({{"reason", name}});
+  }
+  bad_pods = &rejected.Add({{"reason", "bad-pod"}});
+  preempt_nodes = &prometheus::BuildCounter()
+                       .Name("tessera_preemption_nodes_total")
+                       .Help("Candidate nodes offered to preemption (each with victims).")
+                       .Register(registry)
+                       .Add({});
+  preempt_victims = &prometheus::BuildCounter()
+                         .Name("tessera_preemption_victims_total")
+                         .Help("Victims proposed, summed over offered nodes.")
+                         .Register(registry)
+                         .Add({});
+}
+
+void Extender::Metrics::Request(std::string_view verb, double seconds) {
+  auto it = verbs.find(verb);
+  if (it == verbs.end()) it = verbs.find("other");
+  it->second.count->Increment();
+  it->second.duration->Observe(seconds);
+}
+
+void Extender::Metrics::Bind(std::string_view result) {
+  auto it = binds.find(result);
+  if (it != binds.end()) it->second->Increment();
+  if (result == "ok") pods_bound->Increment();
+}
+
+void Extender::RecordRequest(std::string_view verb, double seconds) {
+  metrics_->Request(verb, seconds);
+}
+
+namespace {
+
+/// A gauge family with one sample per label set.
+prometheus::MetricFamily GaugeFamily(std::string name, std::string help) {
+  prometheus::MetricFamily f;
+  f.name = std::move(name);
+  f.help = std::move(help);
+  f.type = prometheus::MetricType::Gauge;
+  return f;
+}
+
+void AddGauge(prometheus::MetricFamily* f, double value, prometheus::Labels labels = {}) {
+  prometheus::ClientMetric m;
+  for (auto& [k, v] : labels) m.label.push_back({k, v});
+  m.gauge.value = value;
+  f->metric.push_back(std::move(m));
+}
+
+}  // namespace
+
+std::vector<prometheus::MetricFamily> Extender::CollectMetrics() const {
+  std::vector<prometheus::MetricFamily> out = metrics_->registry.Collect();
+  std::lock_guard<std::mutex> lock(mutex_);
+  prometheus::MetricFamily synced =
+      GaugeFamily("tessera_synced",
+                  "1 while the extender is in sync with the Kubernetes API and answers, else 0 "
+                  "(file mode: always 1).");
+  AddGauge(&synced, GateLocked().empty() ? 1 : 0);
+  out.push_back(std::move(synced));
+  prometheus::MetricFamily assumed = GaugeFamily(
+      "tessera_assumed_pods", "Pods bound by this extender that the API has not shown bound yet.");
+  AddGauge(&assumed, pods_.assumed());
+  out.push_back(std::move(assumed));
+  int blocked = 0;
+  size_t unaccounted = 0;
+  for (size_t n = 0; n < blocked_.size(); ++n) {
+    blocked += blocked_[n].empty() ? 0 : 1;
+    unaccounted += unaccounted_[n].size();
+  }
+  prometheus::MetricFamily nodes_blocked =
+      GaugeFamily("tessera_nodes_blocked",
+                  "Nodes that take no GPU pod because a pod bound to them cannot be fully "
+                  "accounted for (see /state).");
+  AddGauge(&nodes_blocked, blocked);
+  out.push_back(std::move(nodes_blocked));
+  prometheus::MetricFamily pods_unaccounted = GaugeFamily(
+      "tessera_pods_fail_closed",
+      "Bound pods counted without knowing all of their request (estimated as whole GPUs, "
+      "unreadable, or not placed beside the others).");
+  AddGauge(&pods_unaccounted, static_cast<double>(unaccounted));
+  out.push_back(std::move(pods_unaccounted));
+  prometheus::MetricFamily allocated =
+      GaugeFamily("tessera_gpu_allocated_milli", "GPU allocated in the cluster model, milli-GPU.");
+  AddGauge(&allocated, static_cast<double>(cluster_->allocated_gpu_milli()));
+  out.push_back(std::move(allocated));
+  prometheus::MetricFamily capacity =
+      GaugeFamily("tessera_gpu_capacity_milli", "GPU capacity of the cluster model, milli-GPU.");
+  AddGauge(&capacity, static_cast<double>(cluster_->total_gpu_milli()));
+  out.push_back(std::move(capacity));
+  prometheus::MetricFamily node_free =
+      GaugeFamily("tessera_node_gpu_free_milli", "Free GPU on each node, milli-GPU.");
+  for (int n = 0; n < cluster_->size(); ++n) {
+    int64_t free = 0;
+    for (int g = 0; g < cluster_->spec(n).gpu_count; ++g) free += cluster_->state(n).gpu_free[g];
+    AddGauge(&node_free, static_cast<double>(free), {{"node", cluster_->spec(n).name}});
+  }
+  out.push_back(std::move(node_free));
+  return out;
+}
+
+prometheus::Registry* Extender::metrics_registry() { return &metrics_->registry; }
+
+std::string Extender::MetricsText() const {
+  return prometheus::TextSerializer().Serialize(CollectMetrics());
+}
+
+std::string Extender::StateJson() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  nlohmann::ordered_json j;
+  j["policy"] = options_.policy;
+  j["mode"] = api_mode_ ? "api" : "files";
+  const std::string gate = GateLocked();
+  j["synced"] = gate.empty();
+  j["sync_reason"] = gate;
+  j["gpu_capacity_milli"] = cluster_->total_gpu_milli();
+  j["gpu_allocated_milli"] = cluster_->allocated_gpu_milli();
+  nlohmann::ordered_json nodes = nlohmann::ordered_json::array();
+  nlohmann::ordered_json unaccounted = nlohmann::ordered_json::array();
+  for (int n = 0; n < cluster_->size(); ++n) {
+    const NodeSpec& s = cluster_->spec(n);
+    const NodeState& st = cluster_->state(n);
+    nlohmann::ordered_json node;
+    node["name"] = s.name;
+    node["gpu_model"] = s.gpu_model;
+    node["gpu_count"] = s.gpu_count;
+    node["unschedulable"] = (node_flags_[n] & kCordoned) != 0;
+    node["blocked"] = blocked_[n];
+    node["cpu_left_milli"] = st.cpu_left;
+    node["memory_left_mib"] = st.memory_left;
+    nlohmann::ordered_json free = nlohmann::ordered_json::array();
+    for (int g = 0; g < s.gpu_count; ++g) free.push_back(st.gpu_free[g]);
+    node["gpu_free_milli"] = std::move(free);
+    nodes.push_back(std::move(node));
+    for (const auto& [uid, why] : unaccounted_[n]) {
+      const PodRecord* r = pods_.Find(uid);
+      unaccounted.push_back(
+          {{"uid", uid}, {"pod", r ? r->key : ""}, {"node", s.name}, {"why", why}});
+    }
+  }
+  j["nodes"] = std::move(nodes);
+  static constexpr std::array<const char*, 4> kSources = {"annotation", "tessera", "guess",
+                                                          "estimate"};
+  nlohmann::ordered_json assignments = nlohmann::ordered_json::array();
+  for (const auto& [uid, a] : assignments_) {
+    const PodRecord* r = pods_.Find(uid);
+    nlohmann::ordered_json e;
+    e["uid"] = uid;
+    e["pod"] = a.pod;
+    e["node"] = cluster_->spec(a.node).name;
+    nlohmann::ordered_json gpus = nlohmann::ordered_json::array();
+    for (int g = 0; g < kMaxGpusPerNode; ++g) {
+      if (a.gpus & (GpuSet{1} << g)) gpus.push_back(g);
+    }
+    e["gpus"] = std::move(gpus);
+    e["gpu_milli"] = a.request.IsCpuOnly() ? 0 : a.request.gpu_milli;
+    e["state"] = r != nullptr && r->phase == PodPhase::kAssumed ? "assumed" : "confirmed";
+    e["gpus_from"] = kSources[static_cast<int>(a.source)];
+    assignments.push_back(std::move(e));
+  }
+  j["assignments"] = std::move(assignments);
+  j["unaccounted"] = std::move(unaccounted);
+  return DumpJson(j);
+}
+
+int64_t Extender::gpu_allocated_milli() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return cluster_->allocated_gpu_milli();
+}
+
+int64_t Extender::gpu_capacity_milli() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return cluster_->total_gpu_milli();
+}
+
+int Extender::bound_pods() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return static_cast<int>(assignments_.size());
+}
+
+}  // namespace tessera::k8s

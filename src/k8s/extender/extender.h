@@ -1,0 +1,469 @@
+#pragma once
+
+// The kube-scheduler extender's logic, without HTTP: filter, prioritize, preempt and bind GPU
+// pods on a cluster model held in memory and kept as the API's objects say (see
+// docs/EXTENDER.md, "tessera serve").
+
+#include <array>
+#include <condition_variable>
+#include <cstdint>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "frag/target_workload.h"
+#include "k8s/api/cluster_events.h"
+#include "k8s/api/disruption_budget.h"
+#include "k8s/api/kube_api.h"
+#include "k8s/api/objects.h"
+#include "k8s/extender/extender_protocol.h"
+#include "k8s/extender/pod_state.h"
+#include "k8s/extender/translate.h"
+#include "k8s/hami/register.h"
+#include "model/cluster.h"
+#include "policy/policy.h"
+#include "sched/engine.h"
+#include "sched/scheduler.h"
+#include "util/clock.h"
+#include "util/result.h"
+#include "util/spin_lock.h"
+
+namespace prometheus {
+struct MetricFamily;
+class Registry;
+}  // namespace prometheus
+
+namespace tessera::k8s {
+
+/// The pod annotation that carries a bound pod's GPU indices on its node: "0-3", "1,3",
+/// "0-1,4" (ranges inclusive). Written with the Binding; read from every bound pod.
+inline constexpr std::string_view kGpuIndicesAnnotation = "tessera.io/gpu-indices";
+
+/// What an API-mode Extender needs besides ExtenderOptions.
+struct LiveOptions {
+  KubeApi* api = nullptr;  ///< not owned; must outlive the Extender
+  /// Before a bind, read the target node's pods from the API (a consistent list by field
+  /// selector) and count every pod it shows bound there that the watch has not delivered yet:
+  /// a lagging or stalled watch, another scheduler's binds, or the previous leader's, can then
+  /// not make this extender hand out a GPU that is taken.
+  bool read_node_before_bind = true;
+};
+
+/// Options of an Extender.
+struct ExtenderOptions {
+  std::string policy = "fgd";  ///< a name MakePolicy knows
+  uint64_t seed = 42;          ///< drives the `random` policy's draws
+  /// Filter and prioritize keep trying the lock this long before they sleep (microseconds;
+  /// util/spin_lock.h).
+  int spin_us = kDefaultSpinMicroseconds;
+  /// Bind only a pod to a node that this extender's own filter passed for that pod UID at most
+  /// this many seconds before (0: no such check). A second wall behind kube-scheduler: a client
+  /// that reaches the port cannot place a pending pod past the scheduler's filters.
+  double filter_pass_seconds = 600;
+  const Clock* clock = nullptr;  ///< not owned; the system clock when null
+};
+
+/// Upper bounds of the request-duration histogram, in seconds (+Inf is implicit); binds wait
+/// for the API server, so the buckets reach seconds.
+inline constexpr std::array<double, 15> kRequestDurationBuckets = {
+    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10};
+
+/// Bytes CopyShort may copy at once (prioritize's `{"Host":"<name>","Score":` pieces are
+/// ~40 bytes).
+inline constexpr size_t kCopyPad = 64;
+
+/// Copies `n` bytes; up to kCopyPad of them as one fixed-size copy of 32 or kCopyPad bytes (no
+/// call): then `src` must be readable and `dst` writable for kCopyPad bytes.
+inline void CopyShort(char* dst, const char* src, size_t n) {
+  if (n <= kCopyPad / 2) {
+    std::memcpy(dst, src, kCopyPad / 2);
+  } else if (n <= kCopyPad) {
+    std::memcpy(dst, src, kCopyPad);
+  } else {
+    std::memcpy(dst, src, n);
+  }
+}
+
+/// Strings in one buffer with kCopyPad bytes after the last, so that CopyShort may read
+/// kCopyPad bytes from the start of any of them (the extender's answer pieces).
+class PaddedStrings {
+ public:
+  void Add(std::string_view s);
+  void Clear() { *this = PaddedStrings(); }
+  size_t size() const { return at_.size(); }
+  std::string_view operator[](size_t i) const { return {text_.data() + at_[i], len_[i]}; }
+  size_t length(size_t i) const { return len_[i]; }
+  /// The longest string's length (0 when empty).
+  size_t max_length() const { return max_length_; }
+
+ private:
+  std::string text_ = std::string(kCopyPad, ' ');
+  std::vector<uint32_t> at_;
+  std::vector<uint32_t> len_;
+  size_t max_length_ = 0;
+};
+
+/// The extender: a Cluster, a Policy and a Scheduler over them, and every pod it knows with its
+/// state (k8s/extender/pod_state.h: seen → assumed → bound → released).
+///
+/// The model is a function of the objects: each node's allocations are placed from the pods
+/// bound (or assumed) on it, facts first — pods whose GPUs the API's objects name
+/// (tessera.io/gpu-indices, HAMi's vgpu-devices-allocated) and this extender's own binds, in
+/// UID order — then the pods without GPU indices, in UID order, on the generic choice. A node
+/// is placed again whenever one of its pods changes, so the result does not depend on the
+/// order events came in. Fail closed: a bound pod always occupies its node; when its request
+/// does not decode, it counts as whole GPUs (FailClosedSpec); when nothing of it can be read,
+/// or it cannot be placed beside the others (its GPUs are taken, the node shrank), the node is
+/// *blocked*: filter refuses every GPU pod there with a reason, /state lists why, and
+/// tessera_nodes_blocked counts it.
+///
+/// Two modes. File mode (FromJson): the objects come from kubectl JSON once, Bind only updates
+/// the model, nodes keep the order of the node list (the policy's tie order). API mode
+/// (Create): a ClusterCache feeds the objects (this class is its ClusterEventSink), nodes are
+/// in name order, and Bind writes the Binding, GPU annotations included, through the API.
+/// In API mode every verb refuses until the cache is in sync (initial lists applied, no watch
+/// known broken, no relist under way): filter fails every candidate with a reason naming the
+/// sync state, bind answers an error and writes nothing, preempt offers no node.
+///
+/// Target workload M (fgd, tessera): built from the bound pods when the model is rebuilt (file
+/// mode: from every pod of the file); with no pods at all, a single class of one whole GPU.
+///
+/// Thread-safe: every public method takes `mutex_`; all members below it are
+/// GUARDED_BY(mutex_). Bind never over-allocates: it re-checks the fit under the lock.
+class Extender final : public ClusterEventSink {
+ public:
+  /// Loads the nodes from `nodes_json` (a v1 NodeList as `kubectl get nodes -o json` prints
+  /// it; a single Node or a bare array is accepted too) and, when `pods_json` is not empty,
+  /// the pods (a v1 PodList). Pods are accounted as in API mode (bound, not ended: occupy
+  /// their node, fail closed); what could not be applied as given is listed in warnings().
+  /// Errors name the item ("nodes: items[2].status.allocatable.cpu: ..."): malformed JSON, a
+  /// node that does not decode, duplicate nodes or pod UIDs, no nodes.
+  static Result<std::unique_ptr<Extender>> FromJson(std::string_view nodes_json,
+                                                    std::string_view pods_json,
+                                                    const ExtenderOptions& options);
+  /// An Extender in API mode: no nodes or pods yet; not ready until the ClusterCache that feeds
+  /// it reports the first sync. Error: unknown policy, no API client.
+  static Result<std::unique_ptr<Extender>> Create(const ExtenderOptions& options,
+                                                  const LiveOptions& live);
+  Extender(const Extender&) = delete;
+  Extender& operator=(const Extender&) = delete;
+  ~Extender() override;
+
+  /// Decides every candidate (NodeNames, else the names of Nodes): fits → NodeNames. Rejected,
+  /// with "<filter>: <explanation>": not enough cpu/memory/gpu/gpu-memory left → FailedNodes
+  /// (preemption may help); unknown, cordoned or blocked node, GPU model or count, no GPUs, GPUs
+  /// with less memory than the pod asks per GPU, a node without the pod's device plugin
+  /// resources → FailedAndUnresolvableNodes. Not in sync: every candidate unresolvable. A pod
+  /// PodToSpec rejects gets Error set and no node. Remembers the pod (seen) and the nodes it
+  /// passed, for Bind. When the request carried full Nodes, the passing ones come back in Nodes.
+  ExtenderFilterResult Filter(const ExtenderArgs& args);
+  /// Filter, answered as the JSON body of EncodeExtenderFilterResult, written as the candidates
+  /// are decided (no maps built: the HTTP path of large clusters). The failure maps list the
+  /// nodes in request order instead of sorted; the JSON means the same.
+  std::string FilterJson(const ExtenderArgs& args);
+  /// FilterJson for a body decoded by DecodeExtenderArgsRef (names as views: the server's
+  /// path). Same answer, byte for byte.
+  std::string FilterJson(const ExtenderArgsRef& args);
+  /// Scores each candidate: feasible nodes get the policy's score (Scheduler::ScoreNodes),
+  /// mapped to 0..10 by min–max over the feasible candidates, rounded down (all equal → 10);
+  /// unknown, blocked or infeasible candidates get 0, and every candidate while not in sync. A
+  /// pod PodToSpec rejects gets an empty list. Remembers the pod (seen).
+  HostPriorityList Prioritize(const ExtenderArgs& args);
+  /// Prioritize, answered as the JSON body of EncodeHostPriorityList (no list built).
+  std::string PrioritizeJson(const ExtenderArgs& args);
+  /// PrioritizeJson for a body decoded by DecodeExtenderArgsRef. Same answer, byte for byte.
+  std::string PrioritizeJson(const ExtenderArgsRef& args);
+  /// Binds the pod with this UID to `args.node`. Refused (an error, nothing written, nothing
+  /// allocated): not in sync; a UID no filter saw; a node that this extender's filter did not
+  /// pass for this UID within filter_pass_seconds; an unknown or blocked node; a pod that no
+  /// longer fits ("does not fit: <reason>"). Idempotent per UID: bound or assumed on that node
+  /// again succeeds without allocating; on another node it is an error.
+  /// API mode: reads the node's pods from the API first (LiveOptions::read_node_before_bind),
+  /// picks GPUs by the policy, assumes the pod, then — without holding the lock — creates the
+  /// Binding with the GPU annotations (tessera.io/gpu-indices; with HAMi's register on the node
+  /// also HAMi's, see k8s/hami/annotations.h), which the API server writes onto the pod with
+  /// spec.nodeName. A Binding the API server rejects un-assumes the pod; one whose outcome is
+  /// unknown (no answer) keeps it assumed until the API shows the truth, and a retry of the
+  /// same bind finds out. A concurrent Bind of the same UID waits for the first one.
+  ExtenderBindingResult Bind(const ExtenderBindingArgs& args);
+  /// File mode: releases the pod with `uid` (it was deleted). False if it held nothing.
+  bool Unbind(const std::string& uid);
+
+  /// Chooses preemption victims (k8s/extender/preemption.h, SelectVictims) on each candidate
+  /// node of NodeNameToMetaVictims and NodeNameToVictims, among the pods of the model on that
+  /// node, with their priority and labels and the budgets of SetDisruptionBudgets. Victims the
+  /// scheduler sent are kept; victims are added when they do not free enough. Only nodes with
+  /// at least one victim are answered: unknown, cordoned or blocked nodes, nodes where the pod
+  /// fits without victims and nodes where no victim set makes it fit are left out; nothing
+  /// while not in sync; a pod PodToSpec rejects gets no node. Changes no allocation.
+  ExtenderPreemptionResult Preempt(const ExtenderPreemptionArgs& args);
+
+  // ClusterEventSink (API mode; file mode feeds itself through the same methods). The model
+  // is built at the first sync; after it, a node whose capacity changes rebuilds the model
+  // (and M), and a pod that changes places its node(s) again.
+  Status UpsertNode(const Node& node) override;
+  void DeleteNode(const std::string& name) override;
+  /// A bound pod that has not ended occupies its node (waits for it when the node is not known
+  /// yet); a pod that ended is released; a pending pod is remembered (seen). Error (logged by
+  /// the cache; the pod is still accounted, fail closed): PodToSpec rejects it, or its GPU
+  /// annotation is malformed.
+  Status UpsertPod(const Pod& pod) override;
+  void UndecodablePod(const PodIdentity& pod, const std::string& error) override;
+  void DeletePod(const std::string& uid) override;
+  void BeginPodList() override;
+  void EndPodList(const std::set<std::string>& uids) override;
+  void SetDisruptionBudgets(std::vector<PodDisruptionBudget> pdbs) override;
+  void SyncChanged(const SyncStatus& status) override;
+
+  /// File mode: always true. API mode: in sync and the model built.
+  bool ready() const;
+  /// Why not ready ("" when ready).
+  std::string not_ready_reason() const;
+  /// Pods assumed (Bind accepted) that the API has not shown bound yet.
+  int assumed_pods() const;
+  /// File mode: what FromJson could not apply as given (JSON paths and why).
+  std::vector<std::string> warnings() const;
+
+  /// Records one HTTP request of `verb` ("filter", "bind", ...) that took `seconds`. Lock-free
+  /// for the known verbs.
+  void RecordRequest(std::string_view verb, double seconds);
+
+  /// {"policy", "mode", "synced", "sync_reason", "gpu_capacity_milli", "gpu_allocated_milli",
+  /// "nodes": [{"name", "gpu_model", "gpu_count", "unschedulable", "blocked" (reason or ""),
+  /// "cpu_left_milli", "memory_left_mib", "gpu_free_milli": [...]}],
+  /// "assignments": [{"uid", "pod", "node", "gpus": [...], "gpu_milli", "state"
+  /// ("assumed" | "confirmed"), "gpus_from" ("annotation" | "tessera" | "guess" |
+  /// "estimate")}] (sorted by UID), "unaccounted": [{"uid", "pod", "node", "why"}] (pods
+  /// estimated, unreadable, or that could not be placed)}.
+  std::string StateJson() const;
+  /// The tessera_* metrics (Prometheus), with those registered in metrics_registry().
+  std::vector<prometheus::MetricFamily> CollectMetrics() const;
+  /// Where the components beside the extender (the ClusterCache) register their metrics, so
+  /// that /metrics shows them too. Lives as long as the Extender.
+  prometheus::Registry* metrics_registry();
+  /// CollectMetrics as Prometheus text exposition (format 0.0.4).
+  std::string MetricsText() const;
+
+  /// Totals, for tests.
+  int64_t gpu_allocated_milli() const;
+  int64_t gpu_capacity_milli() const;
+  /// Pods placed on nodes (assumed and bound).
+  int bound_pods() const;
+
+ private:
+  /// Where a placed pod's GPUs come from.
+  enum class GpuSource : uint8_t { kAnnotation, kTessera, kGuess, kEstimate };
+  struct Assignment {
+    std::string pod;  ///< "namespace/name"
+    int node = -1;
+    PodRequest request;
+    GpuSet gpus = 0;
+    GpuSource source = GpuSource::kGuess;
+  };
+  /// A node as last read.
+  struct NodeRecord {
+    NodeSpec spec;
+    bool unschedulable = false;
+    std::vector<HamiDevice> gpus;  ///< HAMi devices by GPU index; empty when unknown
+    uint8_t families = 0;          ///< GpuFamily bits it offers
+    int64_t rank = 0;              ///< file mode: position in the node list (the tie order)
+  };
+  struct Metrics;  // extender.cc: the prometheus-cpp families and cells
+
+  explicit Extender(const ExtenderOptions& options);
+  /// How Filter sorts a candidate.
+  enum class Candidate : uint8_t { kFits, kFailed, kUnresolvable };
+  /// Why Filter rejects a candidate: one of the kReason* below, or kReasonFit + FitReason.
+  static constexpr int kReasonUnknown = 0;
+  static constexpr int kReasonCordoned = 1;
+  static constexpr int kReasonNotSynced = 2;
+  static constexpr int kReasonBlocked = 3;
+  static constexpr int kReasonNoGpus = 4;
+  static constexpr int kReasonGpuMemoryCapacity = 5;
+  static constexpr int kReasonTesseraFamily = 6;  ///< pod's tessera.io/* not offered
+  static constexpr int kReasonNvidiaFamily = 7;   ///< pod's nvidia.com/* not offered
+  static constexpr int kReasonFit = 8;
+  /// The reason text of a kReason* code.
+  static const std::string& ReasonText(int reason);
+  /// ':' and the JSON string of each reason (a failure entry's value), by code.
+  static const PaddedStrings& QuotedReasons();
+
+  /// Filter's loop; the caller holds the lock and decoded `spec` from `pod`. Remembers the
+  /// pod, then calls visit(index, name, node or -1, Candidate, reason) for each candidate
+  /// (reason as above; kReasonUnknown for a fit) and counts the rejections. Returns the
+  /// PodToSpec error (no candidate visited), or "".
+  /// `names_id`: ExtenderArgsRef::names_id (0 when unknown).
+  template <typename Visit>
+  std::string FilterCandidatesLocked(const Pod& pod, const Result<PodSpec>& spec,
+                                     std::span<const std::string_view> names, uint64_t names_id,
+                                     Visit&& visit);
+  /// FilterJson's body: candidates `names`; `nodes_json` non-null: answer Nodes too.
+  std::string FilterJsonOf(const Pod& pod, std::span<const std::string_view> names,
+                           uint64_t names_id, const std::vector<std::string>* nodes_json);
+  /// Prioritize's loop; the caller holds the lock. Calls visit(index, name, node or -1,
+  /// score 0..10) for each candidate, in order; nothing when PodToSpec rejects the pod.
+  template <typename Visit>
+  void ScoreCandidatesLocked(const Pod& pod, std::span<const std::string_view> names,
+                             uint64_t names_id, Visit&& visit);
+  std::string PrioritizeJsonOf(const Pod& pod, std::span<const std::string_view> names,
+                               uint64_t names_id);
+  /// The JSON string of each node's name, quotes included, by node (built once per model and
+  /// never changed after: a caller may keep reading it after releasing the lock).
+  std::shared_ptr<const PaddedStrings> QuotedNames();
+  /// `{"Host":` + QuotedNames()[node] + `,"Score":`, by node: prioritize's answer entry up to
+  /// its score (built with QuotedNames; immutable like it).
+  std::shared_ptr<const PaddedStrings> HostEntries();
+  /// The node index of each candidate, -1 if unknown; valid until the next call (the caller
+  /// holds the lock). A list with a non-zero `names_id` (ExtenderArgsRef: the same id is the
+  /// same list) that was resolved before under the same model is not looked at again; other
+  /// lists go through ResolveCandidate.
+  std::span<const int> ResolveCandidates(std::span<const std::string_view> names,
+                                         uint64_t names_id);
+  /// The node index of candidate `name`, or -1 if unknown; `previous` is the node of the
+  /// candidate before it in the request (-1 for the first). kube-scheduler lists nodes in the
+  /// same order request after request (from a rotating start when it does not score every
+  /// node): the node that followed each node last time is remembered and checked against the
+  /// name, so a hit costs one string compare instead of a hash lookup.
+  int ResolveCandidate(int previous, std::string_view name);
+
+  /// Why the verbs refuse ("" when they may answer).
+  std::string GateLocked() const;
+  /// Remembers a pod seen by Filter/Prioritize (PodStates::See) and, the first time, counts
+  /// it for the policy's context (Scheduler::Observe).
+  void SeeLocked(const Pod& pod, const PodSpec& spec);
+  /// The record a pod object gives (request decoded or estimated, annotations, metadata);
+  /// `error` gets PodToSpec's error when the request is an estimate.
+  static PodRecord RecordOf(const Pod& pod, std::string* error);
+  /// The same, with PodToSpec's answer for the pod already at hand.
+  static PodRecord RecordOf(const Pod& pod, const Result<PodSpec>& spec, std::string* error);
+  /// The nodes one filter request passed for one pod UID, for Bind's check.
+  struct FilterPass {
+    std::string uid;
+    double seconds = 0;       ///< Clock time of the filter
+    uint64_t generation = 0;  ///< model_generation_ then (node indices are that model's)
+    std::shared_ptr<const PaddedStrings> names;  ///< that model's quoted names, by node index
+    std::vector<uint64_t> bits;                  ///< passed node indices
+  };
+  /// Starts recording the nodes Filter passes for `uid`; returns the bitmap to fill.
+  std::vector<uint64_t>* BeginFilterPass(const std::string& uid);
+  /// Whether Filter passed `node` for `uid` within filter_pass_seconds.
+  bool FilterPassed(const std::string& uid, const std::string& node) const;
+  /// File-mode Bind, and API-mode Bind after its API calls: the checks shared by both.
+  std::string CheckBindLocked(const ExtenderBindingArgs& args, const std::string& pod_key) const;
+  /// Chooses GPUs for `uid` on `node` and assumes it there; "" or why not.
+  std::string AssumeLocked(const std::string& uid, int node, GpuSet* gpus);
+  ExtenderBindingResult BindThroughApi(const ExtenderBindingArgs& args,
+                                       std::unique_lock<std::mutex>& lock);
+  /// Applies a consistent read of `node`'s pods (PodList JSON items) to the model: pods it
+  /// shows bound there that the watch has not delivered (newer resourceVersions, not removed)
+  /// are observed; nothing is removed (the watch tells that). Caller holds the lock.
+  void MergeNodeReadLocked(const std::string& node, const ListPage& page);
+
+  /// Rebuilds the model if nodes changed (dirty_) and the first sync (or file load) is done.
+  void EnsureModel();
+  void Rebuild();
+  /// Places `node`'s pods again from their records (facts, then guesses; see the class
+  /// comment). No-op before the model is built or for an unknown node.
+  void PlaceNode(const std::string& node);
+  void PlaceNodes(const std::vector<std::string>& nodes);
+  /// The GPUs `r`'s objects (or this extender) name on node `node`, if any; `why` gets a
+  /// malformed annotation's message.
+  std::optional<GpuSet> FactGpus(const PodRecord& r, int node, std::string* why) const;
+  double Now() const;
+
+  mutable std::mutex mutex_;
+  ExtenderOptions options_;  // GUARDED_BY(mutex_) (immutable)
+  /// The engine (cluster, policy with its target workload, scheduler) as every front door
+  /// assembles it (sched/engine.h); rebuilt when the nodes change. GUARDED_BY(mutex_).
+  std::unique_ptr<Engine> engine_;
+  Cluster* cluster_ = nullptr;      // &engine_->cluster(); null before the first build
+  Scheduler* scheduler_ = nullptr;  // &engine_->scheduler(); null before the first build
+  /// Hashes std::string and std::string_view alike (lookups by view without a copy).
+  struct NameHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, int, NameHash, std::equal_to<>>
+      node_index_;                                     // GUARDED_BY(mutex_)
+  std::shared_ptr<const PaddedStrings> quoted_names_;  // GUARDED_BY(mutex_); QuotedNames
+  std::shared_ptr<const PaddedStrings> host_entries_;  // GUARDED_BY(mutex_); HostEntries
+  std::vector<int> score_nodes_;      // GUARDED_BY(mutex_), ScoreCandidatesLocked's scratch
+  std::vector<int> candidate_group_;  // GUARDED_BY(mutex_), ScoreCandidatesLocked's scratch
+  /// Why a node takes no pod of some kind, as bits by node index (node_flags_): a candidate
+  /// whose bits meet the request's mask (RequestMask) is rejected without looking further, so
+  /// the common case costs one byte read.
+  enum NodeFlag : uint8_t {
+    kCordoned = 1,
+    kBlocked = 2,
+    kNoGpus = 4,
+    kNoTessera = 8,  ///< does not offer tessera.io/gpu
+    kNoNvidia = 16,  ///< offers neither nvidia.com/gpu nor a HAMi register
+  };
+  static uint8_t FlagsOf(const NodeRecord& record);
+  /// The node flags that reject a pod with `request` and GPU resource `families`.
+  static uint8_t RequestMask(const PodRequest& request, uint8_t families);
+  /// The kReason* of a candidate whose flags meet the mask.
+  static int FlagReason(uint8_t flags);
+  std::vector<uint8_t> node_flags_;   // GUARDED_BY(mutex_), NodeFlag bits by node index
+  std::vector<std::string> blocked_;  // GUARDED_BY(mutex_), by node index; "" = not blocked
+  std::vector<std::vector<std::string>> placed_;  // GUARDED_BY(mutex_), UIDs by node index
+  std::vector<int> successor_;                    // GUARDED_BY(mutex_), by node (ResolveCandidate)
+  int first_guess_ = -1;                          // GUARDED_BY(mutex_), the first candidate's node
+  uint64_t model_generation_ = 0;                 // GUARDED_BY(mutex_), +1 per Rebuild
+  /// Lists resolved by ResolveCandidates, by names_id (id 0: a free slot); cleared when the
+  /// model's node indices change (Rebuild).
+  struct ResolvedList {
+    uint64_t names_id = 0;
+    std::vector<int> nodes;
+  };
+  std::array<ResolvedList, 4> resolved_;  // GUARDED_BY(mutex_)
+  size_t next_resolved_ = 0;              // GUARDED_BY(mutex_)
+  std::vector<int> resolve_scratch_;      // GUARDED_BY(mutex_), lists without an id
+  /// A filter candidate as FilterJsonOf lists it in its section.
+  struct Decided {
+    int quoted;      ///< node index into QuotedNames, or -1 - k for the k-th unknown name
+    uint32_t index;  ///< position in the request
+    int reason;      ///< kReason*
+  };
+  /// Filter's fit, or prioritize's score, of each scheduler group (Scheduler::group_of) for
+  /// the current request: valid where `stamp` is the request's group_fit_stamp_.
+  struct GroupFit {
+    uint32_t stamp = 0;
+    int reason = kReasonFit;  ///< kReasonFit + FitReason, or a refined kReason*
+    int score = 0;
+  };
+  std::vector<GroupFit> group_fit_;                // GUARDED_BY(mutex_), by group id
+  uint32_t group_fit_stamp_ = 0;                   // GUARDED_BY(mutex_)
+  PodStates pods_;                                 // GUARDED_BY(mutex_)
+  std::map<std::string, Assignment> assignments_;  // GUARDED_BY(mutex_), placed pods by UID
+  /// Pods counted without knowing all of them, (UID, why) by node index: "estimated ...",
+  /// "unreadable: ...", "not placed: ..." (StateJson's "unaccounted").
+  std::vector<std::vector<std::pair<std::string, std::string>>> unaccounted_;  // GUARDED_BY
+  std::vector<FilterPass> filter_passes_;                      // GUARDED_BY(mutex_), a ring
+  size_t next_filter_pass_ = 0;                                // GUARDED_BY(mutex_)
+  std::unordered_map<std::string, size_t> filter_pass_index_;  // GUARDED_BY; UID → slot
+  std::vector<PodDisruptionBudget> pdbs_;                      // GUARDED_BY(mutex_)
+  std::map<std::string, NodeRecord> nodes_;                    // GUARDED_BY(mutex_), by name
+  std::vector<std::string> warnings_;                          // GUARDED_BY(mutex_), file mode
+  std::unique_ptr<Metrics> metrics_;                           // cells are thread-safe themselves
+
+  // API mode only (Create); all GUARDED_BY(mutex_).
+  LiveOptions live_;
+  bool api_mode_ = false;
+  bool loaded_ = false;            ///< file loaded, or the first sync came: the model may be built
+  bool dirty_ = true;              ///< nodes changed since the model was built
+  SyncStatus sync_;                ///< as the cache last said
+  std::set<std::string> binding_;  ///< UIDs whose API bind is in flight
+  std::condition_variable bind_done_;  ///< signalled when binding_ shrinks
+};
+
+}  // namespace tessera::k8s

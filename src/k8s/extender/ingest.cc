@@ -1,0 +1,492 @@
+// The Extender's model from the API's objects: nodes and pods as the cache (or a file) gives
+// them, the pod-state transitions they cause, and each node's placement (facts before guesses,
+// fail closed). See extender.h and pod_state.h.
+
+#include <algorithm>
+#include <charconv>
+#include <numeric>
+#include <utility>
+
+#include "k8s/api/json_util.h"
+#include "k8s/extender/extender.h"
+#include "k8s/extender/extender_internal.h"
+#include "k8s/hami/annotations.h"
+
+namespace tessera::k8s {
+namespace {
+
+bool SameCapacity(const NodeSpec& a, const NodeSpec& b) {
+  return a.name == b.name && a.cpu_milli == b.cpu_milli && a.memory_mib == b.memory_mib &&
+         a.gpu_count == b.gpu_count && a.gpu_model == b.gpu_model &&
+         a.gpu_memory_mib == b.gpu_memory_mib;
+}
+
+std::string KeyOf(const std::string& ns, const std::string& name) {
+  return ns.empty() ? name : ns + "/" + name;
+}
+
+bool Ended(std::string_view phase) { return phase == "Succeeded" || phase == "Failed"; }
+
+std::string GpuList(GpuSet gpus) {
+  const std::string list = FormatGpuIndices(gpus);
+  return list.empty() ? "none" : list;
+}
+
+}  // namespace
+
+uint8_t Extender::FlagsOf(const NodeRecord& record) {
+  uint8_t f = 0;
+  if (record.unschedulable) f |= kCordoned;
+  if (record.spec.gpu_count == 0) f |= kNoGpus;
+  if (!(record.families & kTesseraFamily)) f |= kNoTessera;
+  if (!(record.families & kNvidiaFamily)) f |= kNoNvidia;
+  return f;
+}
+
+uint8_t Extender::RequestMask(const PodRequest& request, uint8_t families) {
+  uint8_t m = kCordoned | kBlocked;
+  if (!request.IsCpuOnly()) m |= kNoGpus;
+  if (families & kTesseraFamily) m |= kNoTessera;
+  if (families & kNvidiaFamily) m |= kNoNvidia;
+  return m;
+}
+
+int Extender::FlagReason(uint8_t flags) {
+  if (flags & kCordoned) return kReasonCordoned;
+  if (flags & kBlocked) return kReasonBlocked;
+  if (flags & kNoGpus) return kReasonNoGpus;
+  return flags & kNoTessera ? kReasonTesseraFamily : kReasonNvidiaFamily;
+}
+
+uint64_t NumericVersion(std::string_view rv) {
+  uint64_t v = 0;
+  auto [p, ec] = std::from_chars(rv.data(), rv.data() + rv.size(), v);
+  return ec == std::errc() && p == rv.data() + rv.size() ? v : 0;
+}
+
+PodRecord Extender::RecordOf(const Pod& pod, std::string* error) {
+  return RecordOf(pod, PodToSpec(pod), error);
+}
+
+PodRecord Extender::RecordOf(const Pod& pod, const Result<PodSpec>& spec, std::string* error) {
+  PodRecord r;
+  r.key = KeyOf(pod.namespace_name, pod.name);
+  r.node = pod.node_name;
+  if (spec.ok()) {
+    r.spec = *spec;
+  } else {
+    r.spec = FailClosedSpec(pod);
+    r.estimated = spec.error().message;
+    if (error != nullptr) *error = spec.error().message;
+  }
+  if (auto it = pod.annotations.find(std::string(kGpuIndicesAnnotation));
+      it != pod.annotations.end()) {
+    r.gpu_indices = it->second;
+  }
+  if (auto it = pod.annotations.find(std::string(kHamiDevicesAllocated));
+      it != pod.annotations.end()) {
+    r.hami_allocated = it->second;
+  }
+  r.meta = PodMeta{pod.namespace_name, pod.name, pod.priority, pod.labels};
+  r.gpu_families = PodGpuFamilies(pod);
+  r.layout = HamiLayout(pod);
+  r.resource_version = NumericVersion(pod.resource_version);
+  return r;
+}
+
+Result<std::unique_ptr<Extender>> Extender::Create(const ExtenderOptions& options,
+                                                   const LiveOptions& live) {
+  if (live.api == nullptr) return Error{"API mode needs a Kubernetes API client"};
+  if (!IsPolicyName(options.policy)) {
+    return Error{"unknown policy " + QuoteForError(options.policy) + " (known: " + KnownPolicies() +
+                 ")"};
+  }
+  std::unique_ptr<Extender> ext(new Extender(options));
+  ext->live_ = live;
+  ext->api_mode_ = true;
+  ext->sync_ = {false, "initial lists of nodes and pods not received yet"};
+  std::lock_guard<std::mutex> lock(ext->mutex_);
+  ext->Rebuild();  // an empty model, so that the verbs have something to refuse on
+  return ext;
+}
+
+double Extender::Now() const {
+  static const SystemClock system_clock;
+  return (options_.clock != nullptr ? options_.clock : &system_clock)->NowSeconds();
+}
+
+std::string Extender::GateLocked() const {
+  if (!api_mode_) return "";
+  if (!sync_.synced) return "not in sync with the Kubernetes API: " + sync_.reason;
+  if (!loaded_) return "not in sync with the Kubernetes API: the model is not built yet";
+  return "";
+}
+
+void Extender::EnsureModel() {
+  if (loaded_ && dirty_) Rebuild();
+}
+
+void Extender::Rebuild() {
+  dirty_ = false;
+  ++model_generation_;
+  assignments_.clear();
+
+  // Nodes in rank order (file mode: the node list's; API mode: all 0, so by name).
+  std::vector<const NodeRecord*> order;
+  for (const auto& [name, record] : nodes_) order.push_back(&record);
+  std::stable_sort(order.begin(), order.end(),
+                   [](const NodeRecord* a, const NodeRecord* b) { return a->rank < b->rank; });
+  std::vector<NodeSpec> specs;
+  std::vector<std::string> models;
+  node_index_.clear();
+  quoted_names_.reset();
+  host_entries_.reset();
+  for (ResolvedList& r : resolved_) r.names_id = 0;  // node indices change
+  successor_.clear();
+  first_guess_ = -1;
+  node_flags_.clear();
+  for (const NodeRecord* record : order) {
+    if (record->spec.gpu_count > 0 &&
+        std::find(models.begin(), models.end(), record->spec.gpu_model) == models.end()) {
+      if (models.size() >= static_cast<size_t>(kMaxGpuModels)) continue;  // engine's limit
+      models.push_back(record->spec.gpu_model);
+    }
+    node_index_.emplace(record->spec.name, static_cast<int>(specs.size()));
+    node_flags_.push_back(FlagsOf(*record));
+    specs.push_back(record->spec);
+  }
+  // M from the bound pods' decoded requests (file mode: every pod of the file); the engine
+  // takes one whole GPU as M when there are none.
+  std::vector<PodSpec> bound;
+  for (const auto& [uid, r] : pods_.records()) {
+    if (r.estimated.empty() && r.opaque.empty() && (!api_mode_ || r.phase != PodPhase::kSeen)) {
+      bound.push_back(r.spec);
+    }
+  }
+  scheduler_ = nullptr;
+  cluster_ = nullptr;
+  engine_.reset();
+  Result<std::unique_ptr<Engine>> engine =
+      Engine::Create(std::move(specs), bound, options_.policy, options_.seed);
+  TESSERA_CHECK(engine.ok());  // the policy name was checked by Create / FromJson
+  engine_ = std::move(*engine);
+  cluster_ = &engine_->cluster();
+  scheduler_ = &engine_->scheduler();
+  blocked_.assign(cluster_->size(), std::string());
+  placed_.assign(cluster_->size(), {});
+  unaccounted_.assign(cluster_->size(), {});
+  // The pending pods seen so far count for the policy's context, as the engine counts each pod
+  // it is asked about once.
+  for (const auto& [uid, r] : pods_.records()) {
+    if (r.phase == PodPhase::kSeen && r.opaque.empty()) {
+      scheduler_->Observe(cluster_->MakeRequest(r.spec));
+    }
+  }
+  if (!loaded_) return;
+  for (const auto& [name, index] : node_index_) PlaceNode(name);
+}
+
+std::optional<GpuSet> Extender::FactGpus(const PodRecord& r, int node, std::string* why) const {
+  const int gpu_count = cluster_->spec(node).gpu_count;
+  if (r.phase == PodPhase::kAssumed && r.assumed_gpus != 0) return r.assumed_gpus;
+  if (r.gpu_indices.has_value()) {
+    Result<GpuSet> set = ParseGpuIndices(*r.gpu_indices, gpu_count);
+    if (set.ok()) return *set;
+    *why = set.error().message;
+  } else if (r.hami_allocated.has_value()) {
+    auto rec = nodes_.find(cluster_->spec(node).name);
+    if (rec != nodes_.end() && !rec->second.gpus.empty()) {
+      Result<GpuSet> set = HamiAllocatedGpus(*r.hami_allocated, rec->second.gpus);
+      if (set.ok()) return *set;
+      *why = set.error().message;
+    }
+  }
+  if (r.assumed_gpus != 0) return r.assumed_gpus;  // bound by us, annotation gone
+  return std::nullopt;
+}
+
+void Extender::PlaceNode(const std::string& name) {
+  if (!loaded_ || dirty_ || scheduler_ == nullptr) return;
+  auto idx = node_index_.find(name);
+  if (idx == node_index_.end()) return;  // its pods wait for it
+  const int node = idx->second;
+  for (const std::string& uid : placed_[node]) {
+    auto a = assignments_.find(uid);
+    if (a == assignments_.end()) continue;
+    scheduler_->Unbind(node, a->second.request, a->second.gpus);
+    assignments_.erase(a);
+  }
+  placed_[node].clear();
+  unaccounted_[node].clear();
+  std::string& blocked = blocked_[node];
+  blocked.clear();
+  node_flags_[node] &= static_cast<uint8_t>(~kBlocked);
+  const auto unaccounted = [&](const std::string& uid, std::string why) {
+    unaccounted_[node].emplace_back(uid, std::move(why));
+  };
+  const auto block = [&](const std::string& uid, const PodRecord& r, const std::string& why) {
+    unaccounted(uid, "not placed: " + why);
+    if (blocked.empty()) blocked = "pod " + r.key + " " + why;
+  };
+  const auto place = [&](const std::string& uid, const PodRecord& r, const PodRequest& request,
+                         GpuSet gpus, GpuSource source) {
+    scheduler_->Bind(node, request, gpus);
+    assignments_[uid] = Assignment{r.key, node, request, gpus, source};
+    placed_[node].push_back(uid);
+  };
+
+  // Facts (and CPU-only pods) first, then guesses, each in UID order (OnNode's order).
+  struct Guess {
+    const std::string* uid;
+    const PodRecord* record;
+    PodRequest request;
+  };
+  std::vector<Guess> guesses;
+  const std::vector<std::string> uids = pods_.OnNode(name);
+  for (const std::string& uid : uids) {
+    const PodRecord& r = *pods_.Find(uid);
+    if (!r.opaque.empty()) {
+      unaccounted(uid, "unreadable: " + r.opaque);
+      if (blocked.empty()) blocked = "pod " + r.key + " could not be read: " + r.opaque;
+      continue;
+    }
+    // The pod runs here whatever model it allows: its model constraint is not checked.
+    PodRequest request = cluster_->MakeRequest(r.spec);
+    request.models = kAnyModel;
+    if (!r.estimated.empty()) unaccounted(uid, "estimated as whole GPUs: " + r.estimated);
+    const FitReason fit = cluster_->Check(node, request);
+    if (request.IsCpuOnly()) {
+      if (fit != FitReason::kFits) {
+        block(uid, r, "does not fit on the node: " + FitExplanation(fit));
+      } else {
+        place(uid, r, request, 0, GpuSource::kGuess);
+      }
+      continue;
+    }
+    std::string why;
+    const std::optional<GpuSet> fact = FactGpus(r, node, &why);
+    if (!why.empty()) {
+      // Its GPUs are named, but not in a way that fits this node (malformed, or devices the
+      // node no longer has): which GPUs it holds is unknown.
+      block(uid, r, "has a GPU annotation that cannot be used here: " + why);
+      continue;
+    }
+    if (!fact.has_value()) {
+      guesses.push_back({&uid, &r, request});
+      continue;
+    }
+    // A fact: exactly its GPUs, or the node is blocked.
+    if (fit != FitReason::kFits && fit != FitReason::kGpu && fit != FitReason::kGpuMemory) {
+      block(uid, r, "does not fit on the node: " + FitExplanation(fit));
+      continue;
+    }
+    int count = 0;
+    std::string taken;
+    for (int g = 0; g < kMaxGpusPerNode; ++g) {
+      if (!(*fact & (GpuSet{1} << g))) continue;
+      ++count;
+      if (g >= cluster_->spec(node).gpu_count || !GpuHasRoom(cluster_->state(node), g, request)) {
+        taken += (taken.empty() ? "" : ",") + std::to_string(g);
+      }
+    }
+    if (!taken.empty()) {
+      block(uid, r, "holds GPU(s) " + taken + " that are taken or do not exist on the node");
+      continue;
+    }
+    if (count != request.gpu_count) {
+      block(uid, r,
+            "is assigned " + std::to_string(count) + " GPU(s) (" + GpuList(*fact) +
+                ") but requests " + std::to_string(request.gpu_count));
+      continue;
+    }
+    const bool annotated =
+        r.phase == PodPhase::kBound && (r.gpu_indices.has_value() || r.hami_allocated.has_value());
+    place(uid, r, request, *fact, annotated ? GpuSource::kAnnotation : GpuSource::kTessera);
+  }
+  for (const Guess& g : guesses) {
+    const FitReason fit = cluster_->Check(node, g.request);
+    if (fit != FitReason::kFits) {
+      block(*g.uid, *g.record,
+            "(no GPU annotation) does not fit beside the others: " + FitExplanation(fit));
+      continue;
+    }
+    const GpuSet gpus =
+        DefaultGpuChoice(cluster_->spec(node).gpu_count, cluster_->state(node), g.request);
+    place(*g.uid, *g.record, g.request, gpus,
+          g.record->estimated.empty() ? GpuSource::kGuess : GpuSource::kEstimate);
+  }
+  if (!blocked.empty()) node_flags_[node] |= kBlocked;
+}
+
+void Extender::PlaceNodes(const std::vector<std::string>& nodes) {
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (std::find(nodes.begin(), nodes.begin() + i, nodes[i]) != nodes.begin() + i) continue;
+    PlaceNode(nodes[i]);
+  }
+}
+
+Status Extender::UpsertNode(const Node& node) {
+  Result<NodeSpec> spec = NodeToSpec(node);
+  if (!spec.ok()) return Error{"node " + QuoteForError(node.name) + ": " + spec.error().message};
+  if (spec->name.empty()) return Error{"node without metadata.name"};
+  NodeRecord record{*spec, node.unschedulable, HamiGpus(node, spec->gpu_count),
+                    NodeGpuFamilies(node), 0};
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = nodes_.find(spec->name);
+  if (it != nodes_.end() && SameCapacity(it->second.spec, record.spec)) {
+    // Status heartbeats and label changes that do not touch capacity: no rebuild.
+    NodeRecord& known = it->second;
+    const bool devices_changed = known.gpus != record.gpus;
+    known.unschedulable = record.unschedulable;
+    known.families = record.families;
+    known.gpus = std::move(record.gpus);
+    auto index = node_index_.find(spec->name);
+    if (!dirty_ && index != node_index_.end()) {
+      node_flags_[index->second] =
+          FlagsOf(known) | (node_flags_[index->second] & static_cast<uint8_t>(kBlocked));
+      if (devices_changed) PlaceNode(spec->name);  // HAMi facts read by UUID
+    }
+    return {};
+  }
+  if (!api_mode_) record.rank = static_cast<int64_t>(nodes_.size());
+  if (it != nodes_.end()) record.rank = it->second.rank;
+  nodes_.insert_or_assign(spec->name, std::move(record));
+  dirty_ = true;
+  EnsureModel();
+  return {};
+}
+
+void Extender::DeleteNode(const std::string& name) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (nodes_.erase(name) == 0) return;
+  dirty_ = true;
+  EnsureModel();
+}
+
+Status Extender::UpsertPod(const Pod& pod) {
+  const std::string uid = PodUid(pod);
+  std::string error;
+  PodRecord record = RecordOf(pod, &error);
+  std::lock_guard<std::mutex> lock(mutex_);
+  EnsureModel();
+  if (Ended(pod.phase)) {
+    PlaceNodes(pods_.Remove(uid));
+    return {};
+  }
+  if (pod.node_name.empty()) {
+    // Pending: remembered for Bind. A pod we assumed stays assumed (this object predates our
+    // Binding).
+    const bool fresh = pods_.See(uid, record);
+    if (fresh && scheduler_ && record.opaque.empty()) {
+      scheduler_->Observe(cluster_->MakeRequest(record.spec));
+    }
+    return {};
+  }
+  PlaceNodes(pods_.Observe(uid, std::move(record)));
+  if (!error.empty()) {
+    return Error{"pod " + KeyOf(pod.namespace_name, pod.name) + " on node " + pod.node_name +
+                 ": counted as whole GPUs: " + error};
+  }
+  return {};
+}
+
+void Extender::UndecodablePod(const PodIdentity& pod, const std::string& error) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  EnsureModel();
+  if (Ended(pod.phase)) {
+    PlaceNodes(pods_.Remove(pod.uid));
+    return;
+  }
+  if (pod.node_name.empty()) return;  // pending: nothing to account for
+  PodRecord record;
+  record.key = KeyOf(pod.namespace_name, pod.name);
+  record.node = pod.node_name;
+  record.opaque = error;
+  record.meta = PodMeta{pod.namespace_name, pod.name, 0, {}};
+  record.resource_version = NumericVersion(pod.resource_version);
+  PlaceNodes(pods_.Observe(pod.uid, std::move(record)));
+}
+
+void Extender::DeletePod(const std::string& uid) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  EnsureModel();
+  PlaceNodes(pods_.Remove(uid));
+}
+
+void Extender::BeginPodList() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  pods_.BeginList();
+}
+
+void Extender::EndPodList(const std::set<std::string>& uids) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  EnsureModel();
+  PlaceNodes(pods_.EndList(uids));
+}
+
+void Extender::SyncChanged(const SyncStatus& status) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  sync_ = status;
+  if (status.synced && !loaded_) {
+    loaded_ = true;  // the initial lists are in: build the model from them
+    Rebuild();
+  }
+}
+
+bool Extender::ready() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return GateLocked().empty();
+}
+
+std::string Extender::not_ready_reason() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return GateLocked();
+}
+
+int Extender::assumed_pods() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return pods_.assumed();
+}
+
+std::vector<std::string> Extender::warnings() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return warnings_;
+}
+
+void Extender::MergeNodeReadLocked(const std::string& node, const ListPage& page) {
+  std::vector<std::string> changed;
+  for (size_t i = 0; i < page.items.size(); ++i) {
+    const std::string where = "read of node " + node + "'s pods: items[" + std::to_string(i) + "]";
+    Result<Pod> pod = DecodePod(page.items[i], where);
+    if (!pod.ok()) {
+      const PodIdentity id = ReadPodIdentity(page.items[i]);
+      if (id.uid.empty() || id.node_name != node || pods_.Removed(id.uid)) continue;
+      const PodRecord* known = pods_.Find(id.uid);
+      if (known != nullptr && known->phase == PodPhase::kBound) continue;
+      PodRecord record;
+      record.key = KeyOf(id.namespace_name, id.name);
+      record.node = node;
+      record.opaque = pod.error().message;
+      record.resource_version = NumericVersion(id.resource_version);
+      for (std::string& n : pods_.Observe(id.uid, std::move(record))) changed.push_back(n);
+      continue;
+    }
+    const std::string uid = PodUid(*pod);
+    if (pod->node_name != node || pods_.Removed(uid)) continue;
+    if (Ended(pod->phase)) {
+      for (std::string& n : pods_.Remove(uid)) changed.push_back(std::move(n));
+      continue;
+    }
+    const PodRecord* known = pods_.Find(uid);
+    const uint64_t rv = NumericVersion(pod->resource_version);
+    // What the watch delivered is at least as new: keep it.
+    if (known != nullptr && known->phase == PodPhase::kBound &&
+        (rv == 0 || known->resource_version >= rv)) {
+      continue;
+    }
+    for (std::string& n : pods_.Observe(uid, RecordOf(*pod, nullptr))) changed.push_back(n);
+  }
+  PlaceNodes(changed);
+}
+
+}  // namespace tessera::k8s

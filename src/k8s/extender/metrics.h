@@ -1,0 +1,45 @@
+#pragma once
+
+// The Extender's own counters and histograms (prometheus-cpp), updated without the model's
+// lock; the gauges that describe the model are computed when metrics are collected
+// (Extender::CollectMetrics). Internal to src/k8s/extender/.
+
+#include <prometheus/counter.h>
+#include <prometheus/family.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+
+#include <array>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "k8s/extender/extender.h"
+
+namespace tessera::k8s {
+
+struct Extender::Metrics {
+  Metrics();
+
+  /// One request of `verb` took `seconds`. Known verbs cost no lock; others count as "other".
+  void Request(std::string_view verb, double seconds);
+  /// One bind answered with `result` (ok, rejected, refused, not-synced, error, unknown).
+  void Bind(std::string_view result);
+
+  prometheus::Registry registry;
+  struct Verb {
+    prometheus::Counter* count;
+    prometheus::Histogram* duration;
+  };
+  std::map<std::string, Verb, std::less<>> verbs;                  ///< fixed after construction
+  std::map<std::string, prometheus::Counter*, std::less<>> binds;  ///< by result, fixed
+  prometheus::Counter* pods_bound;
+  /// Filter's rejected candidates by Extender reason code.
+  std::array<prometheus::Counter*, kReasonFit + kNumFitReasons> rejections;
+  prometheus::Counter* bad_pods;
+  prometheus::Counter* preempt_nodes;
+  prometheus::Counter* preempt_victims;
+};
+
+}  // namespace tessera::k8s

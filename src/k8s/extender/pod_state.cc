@@ -1,0 +1,169 @@
+#include "k8s/extender/pod_state.h"
+
+#include <utility>
+
+namespace tessera::k8s {
+
+const char* PodPhaseName(PodPhase phase) {
+  switch (phase) {
+    case PodPhase::kSeen:
+      return "seen";
+    case PodPhase::kAssumed:
+      return "assumed";
+    case PodPhase::kBound:
+      return "bound";
+  }
+  return "?";
+}
+
+void PodStates::Index(const std::string& uid, const PodRecord& r) {
+  if (r.phase == PodPhase::kSeen) return;
+  by_node_[r.node].insert(uid);
+  if (r.phase == PodPhase::kAssumed) ++assumed_;
+}
+
+void PodStates::Unindex(const std::string& uid, const PodRecord& r) {
+  if (r.phase == PodPhase::kSeen) return;
+  auto it = by_node_.find(r.node);
+  if (it != by_node_.end()) {
+    it->second.erase(uid);
+    if (it->second.empty()) by_node_.erase(it);
+  }
+  if (r.phase == PodPhase::kAssumed) --assumed_;
+}
+
+void PodStates::Evict() {
+  while (seen_order_.size() > max_seen_) {
+    const auto [uid, sequence] = seen_order_.front();
+    seen_order_.pop_front();
+    auto it = records_.find(uid);
+    // Only a record still seen, and not sighted again since, is forgotten.
+    if (it != records_.end() && it->second.phase == PodPhase::kSeen &&
+        it->second.changed == sequence) {
+      records_.erase(it);
+    }
+  }
+}
+
+bool PodStates::See(const std::string& uid, PodRecord seen) {
+  auto it = records_.find(uid);
+  const bool fresh = it == records_.end();
+  if (!fresh && it->second.phase == PodPhase::kBound) return false;
+  seen.changed = ++sequence_;
+  if (fresh) {
+    seen.phase = PodPhase::kSeen;
+    seen.node.clear();
+    seen.assumed_gpus = 0;
+    records_.emplace(uid, std::move(seen));
+  } else if (it->second.phase == PodPhase::kAssumed) {
+    PodRecord& r = it->second;
+    seen.phase = r.phase;
+    seen.node = r.node;
+    seen.assumed_gpus = r.assumed_gpus;
+    r = std::move(seen);
+    return false;
+  } else {
+    seen.phase = PodPhase::kSeen;
+    seen.node.clear();
+    seen.assumed_gpus = 0;
+    it->second = std::move(seen);
+  }
+  seen_order_.emplace_back(uid, sequence_);
+  Evict();
+  return fresh;
+}
+
+bool PodStates::Assume(const std::string& uid, const std::string& node, GpuSet gpus) {
+  auto it = records_.find(uid);
+  if (it == records_.end() || it->second.phase != PodPhase::kSeen) return false;
+  PodRecord& r = it->second;
+  r.phase = PodPhase::kAssumed;
+  r.node = node;
+  r.assumed_gpus = gpus;
+  r.changed = ++sequence_;
+  Index(uid, r);
+  return true;
+}
+
+std::string PodStates::Forget(const std::string& uid) {
+  auto it = records_.find(uid);
+  if (it == records_.end() || it->second.phase != PodPhase::kAssumed) return "";
+  PodRecord& r = it->second;
+  Unindex(uid, r);
+  std::string node = std::move(r.node);
+  r.phase = PodPhase::kSeen;
+  r.node.clear();
+  r.assumed_gpus = 0;
+  r.changed = ++sequence_;
+  seen_order_.emplace_back(uid, r.changed);
+  Evict();
+  return node;
+}
+
+std::vector<std::string> PodStates::Observe(const std::string& uid, PodRecord api) {
+  std::vector<std::string> nodes = {api.node};
+  api.phase = PodPhase::kBound;
+  api.changed = ++sequence_;
+  auto it = records_.find(uid);
+  if (it != records_.end()) {
+    PodRecord& r = it->second;
+    // Our own choice stays a fact on the node we bound it to (the API object may lack the
+    // annotation the Binding carried only if someone removed it).
+    if (r.phase != PodPhase::kSeen && r.node == api.node) api.assumed_gpus = r.assumed_gpus;
+    if (r.phase != PodPhase::kSeen && r.node != api.node) nodes.push_back(r.node);
+    Unindex(uid, r);
+    r = std::move(api);
+    Index(uid, r);
+  } else {
+    auto [pos, inserted] = records_.emplace(uid, std::move(api));
+    Index(uid, pos->second);
+  }
+  return nodes;
+}
+
+std::vector<std::string> PodStates::Remove(const std::string& uid) {
+  std::vector<std::string> nodes;
+  auto it = records_.find(uid);
+  if (it != records_.end()) {
+    if (it->second.phase != PodPhase::kSeen) nodes.push_back(it->second.node);
+    Unindex(uid, it->second);
+    records_.erase(it);
+  }
+  if (removed_.insert(uid).second) {
+    removed_order_.push_back(uid);
+    while (removed_order_.size() > max_seen_) {
+      removed_.erase(removed_order_.front());
+      removed_order_.pop_front();
+    }
+  }
+  return nodes;
+}
+
+void PodStates::BeginList() { list_began_ = ++sequence_; }
+
+std::vector<std::string> PodStates::EndList(const std::set<std::string>& uids) {
+  std::vector<std::string> gone;
+  for (const auto& [uid, r] : records_) {
+    if (r.changed < list_began_ && uids.count(uid) == 0) gone.push_back(uid);
+  }
+  std::vector<std::string> nodes;
+  for (const std::string& uid : gone) {
+    for (std::string& n : Remove(uid)) nodes.push_back(std::move(n));
+  }
+  return nodes;
+}
+
+const PodRecord* PodStates::Find(const std::string& uid) const {
+  auto it = records_.find(uid);
+  return it == records_.end() ? nullptr : &it->second;
+}
+
+std::vector<std::string> PodStates::OnNode(const std::string& node) const {
+  auto it = by_node_.find(node);
+  if (it == by_node_.end()) return {};
+  return {it->second.begin(), it->second.end()};
+}
+
+bool PodStates::Removed(const std::string& uid) const { return removed_.count(uid) > 0; }
+
+}  // namespace tessera::k8s

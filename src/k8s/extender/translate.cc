@@ -1,0 +1,396 @@
+#include "k8s/extender/translate.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "k8s/api/json_util.h"
+#include "k8s/hami/register.h"
+#include "model/gpu_catalog.h"
+#include "model/resources.h"
+
+namespace tessera::k8s {
+namespace {
+
+Error At(std::string_view path, std::string_view what) {
+  return Error{std::string(path) + ": " + std::string(what)};
+}
+
+// The GPU request of one container.
+struct ContainerGpu {
+  int64_t count = 0;
+  int64_t milli = 0;  // per GPU
+  int64_t memory_mib = 0;
+};
+
+const Quantity* Find(const ResourceList& list, std::string_view name) {
+  auto it = list.find(std::string(name));
+  return it == list.end() ? nullptr : &it->second;
+}
+
+// Reads a whole-number resource in [lo, hi].
+Result<int64_t> WholeIn(const Container& c, std::string_view name, const Quantity& q, int64_t lo,
+                        int64_t hi, std::string_view what) {
+  const std::string where = PathKey(PathKey(c.json_path, "resources"), name);
+  Result<int64_t> v = ToInt(q);
+  if (!v.ok()) return At(where, v.error().message);
+  if (*v < lo || *v > hi) {
+    return At(where, std::to_string(*v) + " " + std::string(what) + " is out of range " +
+                         std::to_string(lo) + ".." + std::to_string(hi));
+  }
+  return *v;
+}
+
+Result<ContainerGpu> GpuOf(const Container& c) {
+  ContainerGpu g;
+  const ResourceList& r = c.requests;
+  const Quantity* t_count = Find(r, kTesseraGpu);
+  const Quantity* t_milli = Find(r, kTesseraGpuMilli);
+  const Quantity* t_mem = Find(r, kTesseraGpuMemory);
+  const Quantity* h_count = Find(r, kNvidiaGpu);
+  const Quantity* h_mem = Find(r, kHamiGpuMem);
+  const Quantity* h_cores = Find(r, kHamiGpuCores);
+  const std::string where = PathKey(c.json_path, "resources");
+  const Quantity* count = nullptr;
+  const Quantity* per_gpu = nullptr;  // a per-GPU resource, for the zero-count check
+  std::string_view per_gpu_name;
+  if (t_count != nullptr || t_milli != nullptr || t_mem != nullptr) {
+    count = t_count;
+    g.milli = kMilliPerGpu;
+    if (t_milli != nullptr) {
+      TESSERA_ASSIGN_OR_RETURN(
+          g.milli, WholeIn(c, kTesseraGpuMilli, *t_milli, 1, kMilliPerGpu, "milli-GPU"));
+      per_gpu = t_milli;
+      per_gpu_name = kTesseraGpuMilli;
+    }
+    if (t_mem != nullptr) {
+      TESSERA_ASSIGN_OR_RETURN(g.memory_mib,
+                               WholeIn(c, kTesseraGpuMemory, *t_mem, 0, kMaxGpuMemoryMib, "MiB"));
+      per_gpu = t_mem;
+      per_gpu_name = kTesseraGpuMemory;
+    }
+    g.count = 1;
+    if (count != nullptr) {
+      TESSERA_ASSIGN_OR_RETURN(g.count,
+                               WholeIn(c, kTesseraGpu, *count, 0, kMaxGpusPerNode, "GPUs"));
+    }
+  } else if (h_count != nullptr || h_mem != nullptr || h_cores != nullptr) {
+    if (Find(r, kHamiGpuMemPercent) != nullptr) {
+      return At(PathKey(where, kHamiGpuMemPercent),
+                "not supported; request GPU memory with nvidia.com/gpumem (MiB)");
+    }
+    count = h_count;
+    g.milli = kMilliPerGpu;
+    if (h_cores != nullptr) {
+      int64_t cores = 0;
+      TESSERA_ASSIGN_OR_RETURN(cores, WholeIn(c, kHamiGpuCores, *h_cores, 0, 100, "percent"));
+      if (cores > 0) g.milli = cores * 10;
+      per_gpu = h_cores;
+      per_gpu_name = kHamiGpuCores;
+    }
+    if (h_mem != nullptr) {
+      TESSERA_ASSIGN_OR_RETURN(g.memory_mib,
+                               WholeIn(c, kHamiGpuMem, *h_mem, 0, kMaxGpuMemoryMib, "MiB"));
+      per_gpu = h_mem;
+      per_gpu_name = kHamiGpuMem;
+    }
+    g.count = 1;  // HAMi's admission webhook adds nvidia.com/gpu: 1 (its default) when absent
+    if (count != nullptr) {
+      TESSERA_ASSIGN_OR_RETURN(g.count, WholeIn(c, kNvidiaGpu, *count, 0, kMaxGpusPerNode, "GPUs"));
+    }
+  } else {
+    return g;  // no GPU
+  }
+  if (g.count == 0) {
+    if (per_gpu != nullptr && per_gpu->nano != 0) {
+      return At(PathKey(where, per_gpu_name), "is set, but the GPU count is 0");
+    }
+    return ContainerGpu{};
+  }
+  if (g.count > 1 && g.milli != kMilliPerGpu) {
+    return At(where, "a multi-GPU request (" + std::to_string(g.count) +
+                         " GPUs) must take whole GPUs, got " + std::to_string(g.milli) +
+                         " milli-GPU each");
+  }
+  return g;
+}
+
+std::string NormalizeModels(std::string_view spec) {
+  std::string out;
+  while (true) {
+    const size_t bar = spec.find('|');
+    std::string_view token = spec.substr(0, bar);
+    while (!token.empty() && (token.front() == ' ' || token.front() == '\t'))
+      token.remove_prefix(1);
+    while (!token.empty() && (token.back() == ' ' || token.back() == '\t')) token.remove_suffix(1);
+    if (!token.empty()) {
+      if (!out.empty()) out.push_back('|');
+      out.append(token);
+    }
+    if (bar == std::string_view::npos) break;
+    spec.remove_prefix(bar + 1);
+  }
+  return out;
+}
+
+// A node quantity (allocatable or a label) by name; nullopt when absent.
+Result<std::optional<int64_t>> NodeQuantity(const std::map<std::string, std::string>& map,
+                                            std::string_view name, std::string_view map_path,
+                                            Result<int64_t> (*convert)(std::string_view),
+                                            int64_t max) {
+  auto it = map.find(std::string(name));
+  if (it == map.end()) return std::optional<int64_t>();
+  const std::string where = PathKey(map_path, name);
+  Result<int64_t> v = convert(it->second);
+  if (!v.ok()) return At(where, v.error().message);
+  if (*v < 0 || *v > max) {
+    return At(where, std::to_string(*v) + " is out of range 0.." + std::to_string(max));
+  }
+  return std::optional<int64_t>(*v);
+}
+
+}  // namespace
+
+Result<PodSpec> PodToSpec(const Pod& pod) {
+  PodSpec s;
+  s.name = pod.namespace_name.empty() ? pod.name : pod.namespace_name + "/" + pod.name;
+  const std::string where = PathKey(pod.json_path, "spec");
+  if (const Quantity* cpu = Find(pod.requests, kResourceCpu)) {
+    Result<int64_t> v = ToMilli(*cpu);
+    if (!v.ok() || *v > kMaxCpuMilli) {
+      return At(where, "total cpu request is over the limit of " + std::to_string(kMaxCpuMilli) +
+                           " milli-CPU");
+    }
+    s.cpu_milli = *v;
+  }
+  if (const Quantity* mem = Find(pod.requests, kResourceMemory)) {
+    Result<int64_t> v = ToMiB(*mem);
+    if (!v.ok() || *v > kMaxMemoryMib) {
+      return At(where, "total memory request is over the limit of " +
+                           std::to_string(kMaxMemoryMib) + " MiB");
+    }
+    s.memory_mib = *v;
+  }
+
+  // GPUs: per container, then combined.
+  std::vector<std::pair<const Container*, ContainerGpu>> gpu_containers;
+  for (const Container& c : pod.containers) {
+    ContainerGpu g;
+    TESSERA_ASSIGN_OR_RETURN(g, GpuOf(c));
+    if (g.count > 0) gpu_containers.emplace_back(&c, g);
+  }
+  if (gpu_containers.size() == 1) {
+    const ContainerGpu& g = gpu_containers[0].second;
+    s.gpu_count = static_cast<int>(g.count);
+    s.gpu_milli = static_cast<int32_t>(g.milli);
+    s.gpu_memory_mib = g.memory_mib;
+  } else if (gpu_containers.size() > 1) {
+    // Whole GPUs only; the count follows Kubernetes' rule (app and sidecars add up, each init
+    // container runs alone beside the sidecars started before it).
+    int64_t sum = 0, sidecars = 0, init_max = 0, memory = 0;
+    for (const auto& [c, g] : gpu_containers) {
+      if (g.milli != kMilliPerGpu) {
+        return At(PathKey(c->json_path, "resources"),
+                  "shares a GPU (" + std::to_string(g.milli) +
+                      " milli-GPU) while other containers of the pod also request GPUs; "
+                      "only whole GPUs can be split across containers");
+      }
+      memory = std::max(memory, g.memory_mib);
+    }
+    for (const Container& c : pod.containers) {
+      int64_t n = 0;
+      for (const auto& [gc, g] : gpu_containers) {
+        if (gc == &c) n = g.count;
+      }
+      switch (c.kind) {
+        case Container::Kind::kApp:
+          sum += n;
+          break;
+        case Container::Kind::kSidecar:
+          sum += n;
+          sidecars += n;
+          init_max = std::max(init_max, sidecars);
+          break;
+        case Container::Kind::kInit:
+          init_max = std::max(init_max, n + sidecars);
+          break;
+      }
+    }
+    const int64_t count = std::max(sum, init_max);
+    if (count > kMaxGpusPerNode) {
+      return At(where, "the containers request " + std::to_string(count) +
+                           " GPUs in total, more than " + std::to_string(kMaxGpusPerNode));
+    }
+    s.gpu_count = static_cast<int>(count);
+    s.gpu_milli = kMilliPerGpu;
+    s.gpu_memory_mib = memory;
+  }
+
+  if (auto it = pod.annotations.find(std::string(kGpuModelKey)); it != pod.annotations.end()) {
+    s.gpu_spec = NormalizeModels(it->second);
+  }
+  if (auto it = pod.labels.find(std::string(kClassKey));
+      it != pod.labels.end() && !it->second.empty()) {
+    s.qos = it->second;
+  } else if (auto at = pod.annotations.find(std::string(kClassKey));
+             at != pod.annotations.end() && !at->second.empty()) {
+    s.qos = at->second;
+  } else {
+    s.qos = pod.qos_class;
+  }
+  return s;
+}
+
+Result<NodeSpec> NodeToSpec(const Node& node) {
+  NodeSpec s;
+  s.name = node.name;
+  const std::string alloc_path = PathKey(PathKey(node.json_path, "status"), "allocatable");
+  const std::string labels_path = PathKey(PathKey(node.json_path, "metadata"), "labels");
+  const std::string ann_path = PathKey(PathKey(node.json_path, "metadata"), "annotations");
+  std::optional<int64_t> v;
+  TESSERA_ASSIGN_OR_RETURN(
+      v, NodeQuantity(node.allocatable, kResourceCpu, alloc_path, QuantityToMilli, kMaxCpuMilli));
+  s.cpu_milli = v.value_or(0);
+  TESSERA_ASSIGN_OR_RETURN(
+      v, NodeQuantity(node.allocatable, kResourceMemory, alloc_path, QuantityToMiB, kMaxMemoryMib));
+  s.memory_mib = v.value_or(0);
+
+  std::vector<HamiDevice> healthy;
+  bool has_hami = false;
+  if (auto it = node.annotations.find(std::string(kHamiRegisterAnnotation));
+      it != node.annotations.end()) {
+    Result<std::vector<HamiDevice>> devices = ParseHamiNodeRegister(it->second);
+    if (!devices.ok()) {
+      return At(PathKey(ann_path, kHamiRegisterAnnotation), devices.error().message);
+    }
+    has_hami = true;
+    for (HamiDevice& d : *devices) {
+      if (d.healthy) healthy.push_back(std::move(d));
+    }
+  }
+
+  std::optional<int64_t> count;
+  TESSERA_ASSIGN_OR_RETURN(count, NodeQuantity(node.allocatable, kTesseraGpu, alloc_path,
+                                               QuantityToInt, kMaxGpusPerNode));
+  if (!count && has_hami) {
+    if (healthy.size() > static_cast<size_t>(kMaxGpusPerNode)) {
+      return At(PathKey(ann_path, kHamiRegisterAnnotation), std::to_string(healthy.size()) +
+                                                                " healthy GPUs, more than " +
+                                                                std::to_string(kMaxGpusPerNode));
+    }
+    count = static_cast<int64_t>(healthy.size());
+  }
+  if (!count) {
+    TESSERA_ASSIGN_OR_RETURN(count, NodeQuantity(node.allocatable, kNvidiaGpu, alloc_path,
+                                                 QuantityToInt, kMaxGpusPerNode));
+  }
+  s.gpu_count = static_cast<int>(count.value_or(0));
+  if (s.gpu_count == 0) return s;
+
+  // Model.
+  if (auto it = node.labels.find(std::string(kGpuModelKey)); it != node.labels.end()) {
+    s.gpu_model = it->second;
+  } else if (auto p = node.labels.find(std::string(kNvidiaProductLabel)); p != node.labels.end()) {
+    s.gpu_model = p->second;
+  } else if (!healthy.empty()) {
+    for (const HamiDevice& d : healthy) {
+      if (d.type != healthy[0].type) {
+        return At(PathKey(ann_path, kHamiRegisterAnnotation),
+                  "mixed GPU types " + QuoteForError(healthy[0].type) + " and " +
+                      QuoteForError(d.type) + " on one node are not supported");
+      }
+    }
+    s.gpu_model = healthy[0].type;
+  }
+
+  // Per-GPU memory.
+  std::optional<int64_t> memory;
+  TESSERA_ASSIGN_OR_RETURN(memory, NodeQuantity(node.labels, kGpuMemoryLabel, labels_path,
+                                                QuantityToInt, kMaxGpuMemoryMib));
+  if (!memory && !healthy.empty()) {
+    int64_t smallest = healthy[0].memory_mib;
+    for (const HamiDevice& d : healthy) smallest = std::min(smallest, d.memory_mib);
+    memory = smallest;
+  }
+  if (!memory) {
+    TESSERA_ASSIGN_OR_RETURN(memory, NodeQuantity(node.labels, kNvidiaMemoryLabel, labels_path,
+                                                  QuantityToInt, kMaxGpuMemoryMib));
+  }
+  s.gpu_memory_mib = memory ? *memory : KnownGpuMemoryMib(s.gpu_model);
+  return s;
+}
+
+uint8_t PodGpuFamilies(const Pod& pod) {
+  uint8_t families = kNoGpuFamily;
+  for (const Container& c : pod.containers) {
+    for (const auto& [name, q] : c.requests) {
+      if (q.nano == 0) continue;
+      if (name.rfind("tessera.io/gpu", 0) == 0) families |= kTesseraFamily;
+      if (name.rfind("nvidia.com/gpu", 0) == 0) families |= kNvidiaFamily;
+    }
+  }
+  return families;
+}
+
+uint8_t NodeGpuFamilies(const Node& node) {
+  const auto offers = [&](std::string_view name) {
+    auto it = node.allocatable.find(std::string(name));
+    if (it == node.allocatable.end()) return false;
+    Result<int64_t> n = QuantityToInt(it->second);
+    return n.ok() && *n > 0;
+  };
+  uint8_t families = kNoGpuFamily;
+  if (offers(kTesseraGpu)) families |= kTesseraFamily;
+  if (offers(kNvidiaGpu) || node.annotations.count(std::string(kHamiRegisterAnnotation)) > 0) {
+    families |= kNvidiaFamily;
+  }
+  return families;
+}
+
+PodSpec FailClosedSpec(const Pod& pod) {
+  PodSpec s;
+  s.name = pod.namespace_name.empty() ? pod.name : pod.namespace_name + "/" + pod.name;
+  if (const Quantity* cpu = Find(pod.requests, kResourceCpu)) {
+    Result<int64_t> v = ToMilli(*cpu);
+    s.cpu_milli = v.ok() ? std::clamp<int64_t>(*v, 0, kMaxCpuMilli) : 0;
+  }
+  if (const Quantity* mem = Find(pod.requests, kResourceMemory)) {
+    Result<int64_t> v = ToMiB(*mem);
+    s.memory_mib = v.ok() ? std::clamp<int64_t>(*v, 0, kMaxMemoryMib) : 0;
+  }
+  int64_t gpus = 0;
+  for (const Container& c : pod.containers) {
+    int64_t most = 0;
+    bool named = false;
+    for (const auto& [name, q] : c.requests) {
+      if (name.rfind("tessera.io/gpu", 0) != 0 && name.rfind("nvidia.com/gpu", 0) != 0) continue;
+      if (q.nano == 0) continue;
+      named = true;
+      if (name == kTesseraGpu || name == kNvidiaGpu) {
+        Result<int64_t> n = ToInt(q);
+        // A count that does not read as a whole number is taken as the most a node can hold.
+        most = std::max(most, n.ok() ? *n : int64_t{kMaxGpusPerNode});
+      }
+    }
+    if (named) gpus += std::max<int64_t>(most, 1);
+  }
+  s.gpu_count = static_cast<int>(std::clamp<int64_t>(gpus, 0, kMaxGpusPerNode));
+  s.gpu_milli = s.gpu_count > 0 ? kMilliPerGpu : 0;
+  if (auto it = pod.annotations.find(std::string(kGpuModelKey)); it != pod.annotations.end()) {
+    s.gpu_spec = NormalizeModels(it->second);
+  }
+  if (auto it = pod.labels.find(std::string(kClassKey));
+      it != pod.labels.end() && !it->second.empty()) {
+    s.qos = it->second;
+  } else {
+    s.qos = pod.qos_class;
+  }
+  return s;
+}
+
+}  // namespace tessera::k8s

@@ -1,0 +1,50 @@
+#pragma once
+
+// The configuration file of `tessera serve` (tessera.yaml; schema in docs/EXTENDER.md,
+// "Configuration file").
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "util/result.h"
+#include "util/spin_lock.h"
+
+namespace tessera::k8s {
+
+/// The largest spinMicroseconds / --spin-us accepted (10 ms: beyond it spinning only burns CPU).
+inline constexpr int kMaxSpinMicroseconds = 10000;
+
+/// What `tessera serve` reads from its configuration file; the defaults are the command's.
+struct ServeConfig {
+  std::string listen = "127.0.0.1:8888";  ///< HOST:PORT
+  std::string policy = "fgd";
+  uint64_t seed = 42;
+  bool log_requests = false;
+  int spin_us = kDefaultSpinMicroseconds;  ///< spinMicroseconds: 0..kMaxSpinMicroseconds
+  bool in_cluster = false;                 ///< kubernetes.inCluster: the pod's service account
+  std::string kubeconfig;                  ///< kubernetes.kubeconfig: a kubeconfig file (as given)
+  /// probeListen: HOST:PORT of a second listener that serves only /healthz and /readyz ("" =
+  /// none), for the kubelet's probes when `listen` is loopback-only.
+  std::string probe_listen;
+  std::string tls_cert_file;       ///< tls.certFile: PEM; with tls.keyFile, `listen` speaks TLS
+  std::string tls_key_file;        ///< tls.keyFile
+  std::string tls_client_ca_file;  ///< tls.clientCAFile: clients must present a cert it signed
+  /// bindRequiresFilterSeconds: bind only to a node this extender's filter passed for the pod
+  /// within this many seconds (0 turns the check off).
+  uint64_t filter_pass_seconds = 600;
+  /// kubernetes.readNodeBeforeBind: read the node's pods from the API before each bind.
+  bool read_node_before_bind = true;
+};
+
+/// Reads tessera.yaml text into *config: each key present replaces the field, the others keep
+/// their value. Keys: listen (string), probeListen (string), policy (string), seed (unsigned
+/// integer), logRequests (bool), spinMicroseconds (integer 0..kMaxSpinMicroseconds),
+/// bindRequiresFilterSeconds (unsigned integer), tls (mapping: certFile, keyFile, clientCAFile
+/// (strings)), kubernetes (mapping: inCluster (bool), kubeconfig (string), readNodeBeforeBind
+/// (bool)). An empty file is valid. Unknown keys, wrong types and YAML syntax errors are errors
+/// naming the place: "tessera.yaml:4: kubernetes.inCluster: expected true or false, got \"maybe\"".
+/// Pure.
+Status ParseServeConfig(std::string_view text, const std::string& file_name, ServeConfig* config);
+
+}  // namespace tessera::k8s

@@ -1,0 +1,104 @@
+#include "sched/headroom.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "model/resources.h"
+
+namespace tessera {
+namespace {
+
+// Nearest-rank percentile of sorted values.
+double Percentile(const std::vector<double>& sorted, double p) {
+  if (sorted.empty()) return 0;
+  size_t k = static_cast<size_t>(std::ceil(p / 100.0 * static_cast<double>(sorted.size())));
+  k = std::clamp<size_t>(k, 1, sorted.size());
+  return sorted[k - 1];
+}
+
+}  // namespace
+
+Headroom::Headroom(const HeadroomOptions& options, const Clock* clock)
+    : options_(options), clock_(clock) {
+  target_ = active() ? options_.gpus : 0;
+}
+
+bool Headroom::Holds(int priority, bool preemptible) const {
+  if (!active() || priority >= options_.min_priority) return false;
+  return preemptible || options_.hold_non_preemptible;
+}
+
+bool Headroom::Set(int64_t gpus) {
+  const int64_t old = target_;
+  target_ = gpus;
+  return target_ < old;
+}
+
+// kBacklog: ceil(factor · the highest backlog of the last window), at least the floor.
+int64_t Headroom::BacklogTarget() {
+  const HeadroomOptions& h = options_;
+  while (!peaks_.empty() && peaks_.front().first < now() - h.window_s) peaks_.pop_front();
+  const double peak = peaks_.empty() ? 0.0 : peaks_.front().second;
+  return std::max<int64_t>(h.gpus,
+                           static_cast<int64_t>(std::ceil(h.factor * peak / kMilliPerGpu - 1e-9)));
+}
+
+bool Headroom::Update(bool* shrank) {
+  *shrank = false;
+  const HeadroomOptions& h = options_;
+  if (h.mode != HeadroomOptions::Mode::kForecast && h.mode != HeadroomOptions::Mode::kBacklog) {
+    return false;
+  }
+  const int64_t bucket = static_cast<int64_t>(std::floor(now() / h.bucket_s));
+  if (bucket == bucket_) return false;
+  bucket_ = bucket;
+  if (h.mode == HeadroomOptions::Mode::kBacklog) {
+    *shrank = Set(BacklogTarget());
+    next_tick_ = peaks_.empty() ? -1 : (bucket + 1) * h.bucket_s;
+    return true;
+  }
+  const int64_t width = std::max<int64_t>(1, static_cast<int64_t>(h.window_s / h.bucket_s));
+  while (!demand_.empty() && demand_.front().first < bucket - width) demand_.pop_front();
+  std::vector<double> per_bucket(static_cast<size_t>(width), 0.0);
+  for (const auto& [b, milli] : demand_) {
+    if (b >= bucket - width && b < bucket) per_bucket[b - (bucket - width)] += milli;
+  }
+  std::sort(per_bucket.begin(), per_bucket.end());
+  const double q = Percentile(per_bucket, h.quantile * 100.0);
+  *shrank =
+      Set(std::max<int64_t>(h.gpus, static_cast<int64_t>(std::ceil(h.factor * q / kMilliPerGpu))));
+  next_tick_ = demand_.empty() ? -1 : (bucket + 1) * h.bucket_s;
+  return true;
+}
+
+void Headroom::NoteRelease(int gpus) {
+  if (options_.mode != HeadroomOptions::Mode::kBacklog || gpus <= 0) return;
+  releases_.emplace_back(now(), static_cast<double>(gpus) * kMilliPerGpu);
+  released_milli_ += releases_.back().second;
+}
+
+bool Headroom::NoteDemand(int priority, int64_t gpu_milli) {
+  const HeadroomOptions& h = options_;
+  if (priority < h.min_priority) return false;
+  const double t = now();
+  if (h.mode == HeadroomOptions::Mode::kBacklog) {
+    while (!releases_.empty() && releases_.front().first <= t - h.window_s) {
+      released_milli_ -= releases_.front().second;
+      releases_.pop_front();
+    }
+    const double rate = std::max(0.0, released_milli_) / h.window_s;  // milli-GPU per second
+    backlog_ = std::max(0.0, backlog_ - rate * (t - backlog_t_)) + static_cast<double>(gpu_milli);
+    backlog_t_ = t;
+    while (!peaks_.empty() && peaks_.back().second <= backlog_) peaks_.pop_back();
+    peaks_.emplace_back(t, backlog_);
+    return Set(BacklogTarget());
+  }
+  if (h.mode != HeadroomOptions::Mode::kForecast) return false;
+  const int64_t bucket = static_cast<int64_t>(std::floor(t / h.bucket_s));
+  if (demand_.empty() || demand_.back().first != bucket) demand_.emplace_back(bucket, 0.0);
+  demand_.back().second += static_cast<double>(gpu_milli);
+  return false;
+}
+
+}  // namespace tessera

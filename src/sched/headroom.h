@@ -1,0 +1,95 @@
+#pragma once
+
+// GPU headroom for the protected classes: whole idle GPUs that pods below a priority may not
+// take, sized statically, from a forecast of protected demand, or from the protected backlog
+// (docs/REPLAY.md, "Headroom"). One component for every front door;
+// it reads time only through a Clock (the replay's virtual clock, the extender's wall clock).
+// No I/O. Not thread-safe.
+
+#include <cstdint>
+#include <deque>
+#include <utility>
+
+#include "util/clock.h"
+
+namespace tessera {
+
+/// GPU headroom kept for the important classes (docs/REPLAY.md, "Headroom"): a pod
+/// of a class with priority < `min_priority` is placed only if at least `H` whole idle GPUs
+/// (GPUs with nothing on them) are left in the cluster afterwards. Pods of the protected
+/// classes may use the headroom. The idle GPUs are the holes a whole-GPU or sharing pod of a
+/// protected class can always use.
+struct HeadroomOptions {
+  enum class Mode { kNone, kStatic, kForecast, kBacklog };
+  Mode mode = Mode::kNone;
+  int min_priority = 1000;  ///< classes at or above this priority are protected
+  /// Whether pods of non-preemptible classes below min_priority (Guaranteed) are held back
+  /// too. Off: such a pod cannot be a victim and, held back, cannot preempt either, so under
+  /// a large headroom it could wait for hours (measured on the trace: 2 of 7 Guaranteed pods
+  /// waited until the horizon).
+  bool hold_non_preemptible = false;
+  int64_t gpus = 0;  ///< kStatic: H; kForecast, kBacklog: the floor of H
+  /// kForecast: H = ceil(factor · q-quantile of the protected GPUs requested per bucket_s,
+  /// over the buckets of the last window_s seconds), recomputed at each bucket boundary.
+  double window_s = 3600;
+  double bucket_s = 60;
+  double quantile = 0.99;
+  double factor = 1.0;
+  /// kBacklog (no bucket to choose): a virtual queue is fed by the protected GPUs requested
+  /// at each protected arrival and drained at r, the rate of whole GPUs made idle by
+  /// departures over the last window_s seconds (observed so far; divided by window_s, so r
+  /// starts low); its backlog B is the GPUs a burst takes from the headroom before departures
+  /// have refilled it. H = ceil(factor · the highest B of the last window_s seconds),
+  /// growing at the arrival that raised B, shrinking at bucket_s boundaries as peaks age out.
+};
+
+/// The headroom H of one run, fed with protected demand and releases as they happen.
+class Headroom {
+ public:
+  /// `clock` (not owned) must outlive the Headroom.
+  Headroom(const HeadroomOptions& options, const Clock* clock);
+
+  const HeadroomOptions& options() const { return options_; }
+  bool active() const { return options_.mode != HeadroomOptions::Mode::kNone; }
+  /// H, in whole GPUs (0 when inactive).
+  int64_t target() const { return target_; }
+  /// Whether a pod of `priority` is held to the headroom: below min_priority, and preemptible
+  /// unless hold_non_preemptible.
+  bool Holds(int priority, bool preemptible) const;
+  /// Whether a held pod that makes `consumed` of the cluster's `idle_gpus` busy leaves at
+  /// least H idle (a pod that takes no idle GPU always does).
+  bool Keeps(int64_t idle_gpus, int consumed) const {
+    return consumed == 0 || idle_gpus - consumed >= target_;
+  }
+
+  /// A pod of `priority` asking `gpu_milli` in all arrived now: protected demand feeds the
+  /// forecast (kForecast) or the backlog (kBacklog, which may raise H at once). Returns
+  /// whether H shrank.
+  bool NoteDemand(int priority, int64_t gpu_milli);
+  /// `gpus` whole GPUs became idle now by a departure (kBacklog's drain rate).
+  void NoteRelease(int gpus);
+  /// The clock moved: at a bucket boundary H is recomputed (forecast quantiles, backlog peaks
+  /// that aged out). Returns whether it was recomputed; *shrank tells whether H went down.
+  bool Update(bool* shrank);
+  /// After an Update that recomputed: the next bucket boundary when there is data that may
+  /// age out, else a negative value.
+  double NextTick() const { return next_tick_; }
+
+ private:
+  bool Set(int64_t gpus);  // true if H shrank
+  int64_t BacklogTarget();
+  double now() const { return clock_->NowSeconds(); }
+
+  HeadroomOptions options_;
+  const Clock* clock_;
+  int64_t target_ = 0;
+  int64_t bucket_ = INT64_MIN;
+  double next_tick_ = -1;
+  std::deque<std::pair<int64_t, double>> demand_;   // kForecast: (bucket, milli-GPU)
+  std::deque<std::pair<double, double>> releases_;  // kBacklog: (time, milli-GPU made idle)
+  double released_milli_ = 0;                       // their sum
+  double backlog_ = 0, backlog_t_ = 0;              // kBacklog: B and when it was last updated
+  std::deque<std::pair<double, double>> peaks_;     // (time, B), B decreasing: a sliding max
+};
+
+}  // namespace tessera
