@@ -15,6 +15,8 @@
 # stalls every request it holds, so on a VM the p99 follows the steal of the run.
 #
 # Usage: bench/extender_load.sh [BUILD_DIR]       (default: build)
+#        SIZES=50000 bench/extender_load.sh         (50 000 candidate nodes: ~1.1 MB request bodies,
+#                                                   ~2.2 MB filter answers, a 100 MB PodList)
 # Environment: DURATION (10s), RUNS (3), THREADS (2), CONNECTIONS (2; the bind load always uses
 # one connection per thread), SIZES ("1213 5000"), POLICIES ("fgd tessera"),
 # NOISE_DURATION (the healthz runs, 3s; NOISE=0 skips them),
@@ -79,7 +81,8 @@ start_server() {  # start_server SIZE POLICY LOG; sets pid and url
   pid=$!
   local port=""
   for _ in $(seq 1 600); do  # up to 60 s
-    port=$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9][0-9]*\)$/\1/p' "$3.out" | head -1)
+    # (the server may not have opened its output yet: no file is no port, not an error)
+    port=$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9][0-9]*\)$/\1/p' "$3.out" 2>/dev/null | head -1 || true)
     [ -n "$port" ] && break
     kill -0 "$pid" 2>/dev/null || break
     sleep 0.1

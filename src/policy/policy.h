@@ -2,6 +2,7 @@
 
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -24,12 +25,13 @@ struct PolicyScratch {
   static constexpr int kValues = 4;
   bool valid = false;
   double values[kValues] = {};
+  uint64_t bits = 0;  ///< for a set of flags (fgd: the target classes the node can host)
 };
 
 /// What a policy sees of a node: its capacity, GPU model and current state. The scheduler
 /// may pass one view for a whole group of nodes in equal states.
 struct NodeView {
-  const NodeSpec& spec;  ///< capacity (the name may be any member of the group)
+  const NodeSpec& spec;  ///< capacity (the name may be any node of the same capacity and model)
   int model_id;          ///< -1 for a node without GPUs
   const NodeState& state;
   /// The policy's own cluster-wide context value (Policy::ContextKey), 0 for policies that
@@ -113,6 +115,18 @@ class Policy {
     out[0] = Score(view, pod);
     view.context = node.context | bit;
     out[1] = Score(view, pod);
+  }
+
+  /// Optional, for speed (ScoreMode::kInteger policies without a context): whether
+  /// ScoreBound gives bounds. Default: no.
+  virtual bool HasScoreBound() const { return false; }
+  /// An upper bound of the integer score Score gives `pod` on `node` (on which it fits), for
+  /// a fraction of Score's cost; it must never be below that score. The scheduler skips
+  /// Score on a node whose bound proves that it cannot win (its bound below the best score
+  /// found, or equal to it with a later node in the tie order), so decisions stay those of
+  /// the plain loop. It may use node.scratch as Score may. Called only if HasScoreBound().
+  virtual int ScoreBound(const NodeView& /*node*/, const PodRequest& /*pod*/) const {
+    return std::numeric_limits<int>::max();
   }
 };
 

@@ -45,7 +45,9 @@ Scheduler::Scheduler(Cluster* cluster, const Policy* policy, const std::vector<i
       rng_(seed),
       uses_context_(policy->UsesContext()),
       paired_bit_(uses_context_ ? policy->PairedContextBit() : 0),
-      slots_(uses_context_ ? kContextSlots : 1) {
+      slots_(uses_context_ ? kContextSlots : 1),
+      columns_(!uses_context_ && policy->mode() == ScoreMode::kInteger),
+      bounds_on_(columns_ && policy->HasScoreBound()) {
   const int n = cluster_->size();
   TESSERA_CHECK(static_cast<int>(node_order.size()) == n);
   rank_.assign(n, -1);
@@ -60,7 +62,9 @@ Scheduler::Scheduler(Cluster* cluster, const Policy* policy, const std::vector<i
     const NodeSpec& s = cluster_->spec(i);
     auto key = std::make_tuple(s.cpu_milli, s.memory_mib, s.gpu_count, cluster_->model_id(i),
                                s.gpu_memory_mib);
-    type_[i] = types.emplace(key, static_cast<int>(types.size())).first->second;
+    const auto [it, added] = types.emplace(key, static_cast<int>(types.size()));
+    type_[i] = it->second;
+    if (added) type_node_.push_back(i);
     if (std::find(models_.begin(), models_.end(), cluster_->model_id(i)) == models_.end()) {
       models_.push_back(cluster_->model_id(i));
     }
@@ -121,7 +125,10 @@ void Scheduler::Insert(int node) {
     } else {
       gid = static_cast<int>(groups_.size());
       groups_.emplace_back();
+      records_.emplace_back();
+      min_rank_.emplace_back();
       memo_.emplace_back();
+      if (columns_ && static_cast<size_t>(gid) >= stride_) WidenColumns(gid);
     }
     Group& g = groups_[gid];
     g.key = key;
@@ -132,6 +139,8 @@ void Scheduler::Insert(int node) {
     g.fit.clear();
     g.lines.clear();
     memo_[gid] = PolicyScratch{};
+    records_[gid] = Record{FitSummary::Of(cluster_->spec(node).gpu_count, g.model, key.state), 0};
+    min_rank_[gid] = rank_[node];
     g.live_pos = static_cast<int>(live_.size());
     live_.push_back(gid);
     group_index_.emplace(key, gid);
@@ -142,17 +151,23 @@ void Scheduler::Insert(int node) {
   if (IsIdle(node)) ++summary_.idle_nodes_by_gpus[cluster_->spec(node).gpu_count];
   if (uses_context_) AddFreeGpus(node, +1);
   g.ranks.insert(rank_[node]);
+  min_rank_[gid] = std::min(min_rank_[gid], rank_[node]);
+  ++records_[gid].members;
   member_pos_[node] = static_cast<int>(g.members.size());
   g.members.push_back(node);
   group_of_[node] = gid;
+  if (!failed_.empty()) TrackFailed(gid, +1);
 }
 
 void Scheduler::Remove(int node) {
   const int gid = group_of_[node];
+  if (!failed_.empty()) TrackFailed(gid, -1);
   Group& g = groups_[gid];
   if (IsIdle(node)) --summary_.idle_nodes_by_gpus[cluster_->spec(node).gpu_count];
   if (uses_context_) AddFreeGpus(node, -1);
   g.ranks.erase(rank_[node]);
+  --records_[gid].members;
+  if (min_rank_[gid] == rank_[node] && !g.ranks.empty()) min_rank_[gid] = *g.ranks.begin();
   const int pos = member_pos_[node];
   const int last = g.members.back();
   g.members[pos] = last;
@@ -166,6 +181,8 @@ void Scheduler::Remove(int node) {
     live_.pop_back();
     group_index_.erase(g.key);
     memo_[gid] = PolicyScratch{};
+    records_[gid] = Record{};
+    if (columns_) ForgetColumns(gid);
     free_groups_.push_back(gid);
   } else if (g.representative == node) {
     g.representative = g.members.front();
@@ -184,13 +201,15 @@ int Scheduler::ShapeId(const PodRequest& pod) {
   const int id = static_cast<int>(shapes_.size());
   shapes_.push_back(pod);
   ids.push_back(id);
+  if (columns_) scores_.resize(shapes_.size() * stride_, kUnknown);
   return id;
 }
 
-uint32_t Scheduler::Classify(Group& g, const PodRequest& pod) {
+uint32_t Scheduler::Classify(Group& g, const PodRequest& pod, bool fits) {
   const int node = g.representative;
   const FitReason fit =
-      CheckFit(cluster_->spec(node).gpu_count, cluster_->model_id(node), g.key.state, pod);
+      fits ? FitReason::kFits
+           : CheckFit(cluster_->spec(node).gpu_count, cluster_->model_id(node), g.key.state, pod);
   uint32_t value = static_cast<uint32_t>(fit) + 1;
   if (fit == FitReason::kFits) {
     const size_t line = g.lines.size() / slots_;
@@ -207,13 +226,13 @@ uint32_t Scheduler::Classify(Group& g, const PodRequest& pod) {
 // longest ago is replaced. Without, one entry per line.
 template <bool kContext>
 [[gnu::always_inline]] inline const Scheduler::CacheEntry* Scheduler::Evaluate(
-    Group& g, int shape, const PodRequest& pod, FitReason* reason) {
+    Group& g, int shape, const PodRequest& pod, bool fits, FitReason* reason) {
   if (g.fit.size() <= static_cast<size_t>(shape)) [[unlikely]] {
     g.fit.resize(shapes_.size());
   }
   uint32_t fit = g.fit[shape];
   if (fit == 0) [[unlikely]] {
-    fit = g.fit[shape] = Classify(g, pod);
+    fit = g.fit[shape] = Classify(g, pod, fits);
   }
   if ((fit & 15) != 1) {
     *reason = static_cast<FitReason>((fit & 15) - 1);
@@ -319,28 +338,268 @@ void Scheduler::Compute(Group& g, CacheEntry& e, const PodRequest& pod) {
   }
 }
 
-// Looks up (or computes) every live group's score of `pod`, counts the rejections in `d` and
-// calls feasible(gid, group, entry) for each group where it fits.
-template <bool kContext, typename Visit>
-[[gnu::always_inline]] inline void Scheduler::ForEachFit(int shape, const PodRequest& pod,
-                                                         Decision& d, Visit&& feasible) {
-  for (int gid : live_) {
-    Group& g = groups_[gid];
-    FitReason reason = FitReason::kFits;
-    const CacheEntry* e = Evaluate<kContext>(g, shape, pod, &reason);
-    if (e == nullptr) {
-      d.rejected[static_cast<int>(reason)] += static_cast<int>(g.members.size());
+// Doubles the columns' length (or more) so that they have room for group id `gid`.
+void Scheduler::WidenColumns(int gid) {
+  const size_t stride = std::max<size_t>({64, 2 * stride_, static_cast<size_t>(gid) + 1});
+  std::vector<int32_t> wider(shapes_.size() * stride, kUnknown);
+  for (size_t s = 0; s < shapes_.size(); ++s) {
+    std::copy_n(scores_.data() + s * stride_, stride_, wider.data() + s * stride);
+  }
+  scores_.swap(wider);
+  stride_ = stride;
+}
+
+// A group id is freed: nothing is known of its next group. (Entries of free ids stay
+// kUnknown: the scan skips them by their record.)
+void Scheduler::ForgetColumns(int gid) {
+  for (size_t s = 0; s < shapes_.size(); ++s) scores_[s * stride_ + gid] = kUnknown;
+}
+
+int32_t Scheduler::ScoreOf(int gid, const PodRequest& pod) {
+  CacheEntry e;
+  Compute(groups_[gid], e, pod);
+  return static_cast<int>(e.raw);
+}
+
+// The view's spec is the first node of the group's capacity type (the same capacity and
+// model as every member; a small array, where the representative's spec is one more cache
+// miss per group on large clusters).
+int32_t Scheduler::BoundOf(int gid, const PodRequest& pod) {
+  Group& g = groups_[gid];
+  return policy_->ScoreBound(
+      NodeView{cluster_->spec(type_node_[g.key.type]), g.model, g.key.state, context_, &memo_[gid]},
+      pod);
+}
+
+// Resolves a kUnknown entry of a live group: its rejection (the reason, or false for a free
+// id), else its bound (kBound, when it has a column value) or its score. *uncached is set to
+// a score that has no column value (it was not stored), else left alone.
+template <bool kExact, bool kBound>
+bool Scheduler::Resolve(int gid, int32_t* column, const FitQuery& query, const PodRequest& pod,
+                        int64_t* uncached) {
+  const Record& r = records_[gid];
+  if (r.members == 0) return false;  // a free group id: left kUnknown
+  const Group& g = groups_[gid];
+  FitReason fit = FitReason::kFits;
+  if (!query.MayFit(r.fit)) {
+    fit = kExact ? query.Reason(r.fit)
+                 : CheckFit(cluster_->spec(g.representative).gpu_count, g.model, g.key.state, pod);
+  } else if (!kExact) {
+    fit = CheckFit(cluster_->spec(g.representative).gpu_count, g.model, g.key.state, pod);
+  }
+  if (fit != FitReason::kFits) {
+    column[gid] = kRejected + static_cast<int32_t>(fit);
+    return false;
+  }
+  if constexpr (kBound) {
+    const int32_t b = BoundOf(gid, pod);
+    if (Storable(b)) {
+      column[gid] = Encode(b, true);
+      return true;
+    }
+  }
+  const int32_t s = ScoreOf(gid, pod);
+  if (Storable(s)) {
+    column[gid] = Encode(s, false);
+    return true;
+  }
+  *uncached = std::max(*uncached, KeyOf(s, min_rank_[gid]));
+  return false;
+}
+
+// The integer score of `pod` on group `gid` (a live group it fits, whose entry holds a bound
+// or a score), stored in its entry if it fits there.
+int32_t Scheduler::Exact(int gid, int32_t* column, const PodRequest& pod) {
+  const int32_t e = column[gid];
+  if ((e & 1) == 0) return e >> 1;
+  const int32_t s = ScoreOf(gid, pod);
+  TESSERA_CHECK(s <= (e >> 1));  // Policy::ScoreBound's contract
+  if (Storable(s)) column[gid] = Encode(s, false);
+  return s;
+}
+
+template <bool kExact>
+[[gnu::always_inline]] inline bool Scheduler::ColumnScore(int gid, int32_t* column,
+                                                          const FitQuery& query,
+                                                          const PodRequest& pod, int32_t* score) {
+  int32_t e = column[gid];
+  if (e <= kLastSentinel) [[unlikely]] {
+    if (e != kUnknown) return false;  // a rejection
+    int64_t uncached = std::numeric_limits<int64_t>::min();
+    if (!Resolve<kExact, false>(gid, column, query, pod, &uncached)) {
+      if (uncached == std::numeric_limits<int64_t>::min()) return false;
+      *score = static_cast<int32_t>(uncached >> 32);
+      return true;
+    }
+  }
+  *score = Exact(gid, column, pod);
+  return true;
+}
+
+// The choice of a kInteger policy without a context: the highest score, then the lowest
+// rank. Every entry of the column is a key, KeyOf(its value, the group's lowest rank), where
+// the value is a score or (kBound) an upper bound of it; the pass keeps the kTop largest
+// keys. Taken largest first, a score wins (no other value exceeds it) and a bound is replaced
+// by the score, until a key cannot beat the best score found; if the kTop run out before
+// that, a second pass collects every key that can and takes them from a heap the same way.
+template <bool kExact, bool kBound>
+int Scheduler::BestInColumn(int shape, const FitQuery& query, const PodRequest& pod, int* score) {
+  int32_t* column = Column(shape);
+  const int32_t* min_rank = min_rank_.data();
+  const int n = static_cast<int>(records_.size());
+  constexpr int64_t kNone = std::numeric_limits<int64_t>::min();
+  int64_t best_key = kNone;  // of the scores found, and of those without a column value
+  int best = -1;
+  int64_t uncached = kNone;
+  constexpr int kTop = 4;
+  std::array<std::pair<int64_t, int>, kTop> top;  // (key, gid), by key, descending
+  top.fill({kNone, -1});
+  int64_t threshold = kNone;  // top[kTop - 1].first
+  for (int gid = 0; gid < n; ++gid) {
+    const int32_t e = column[gid];
+    if (e <= kLastSentinel) [[unlikely]] {
+      if (e != kUnknown) continue;  // a rejection
+      const int64_t before = uncached;
+      if (!Resolve<kExact, kBound>(gid, column, query, pod, &uncached)) {
+        if (uncached != before) {
+          best_key = uncached;
+          best = gid;
+        }
+        continue;
+      }
+    }
+    const int64_t key = KeyOf(column[gid] >> 1, min_rank[gid]);
+    if (key > threshold) [[unlikely]] {
+      int i = kTop - 1;
+      for (; i > 0 && top[i - 1].first < key; --i) top[i] = top[i - 1];
+      top[i] = {key, gid};
+      threshold = top[kTop - 1].first;
+    }
+  }
+  // Largest key first: a score is the best (every other key, hence score, is at most it);
+  // a bound is scored. Returns false while the choice is not made.
+  const auto take = [&](int64_t key, int gid) {
+    if (key <= best_key) return true;
+    if ((column[gid] & 1) == 0) {
+      best_key = key;
+      best = gid;
+      return true;
+    }
+    const int64_t exact = KeyOf(Exact(gid, column, pod), min_rank[gid]);
+    if (exact > best_key) {
+      best_key = exact;
+      best = gid;
+    }
+    return false;
+  };
+  bool done = false;
+  for (const auto& [key, gid] : top) {
+    if (gid < 0 || take(key, gid)) {
+      done = true;
+      break;
+    }
+  }
+  if (!done && threshold > best_key) {  // keys past the kTop may beat it: all of them
+    candidates_.clear();
+    for (int gid = 0; gid < n; ++gid) {
+      const int32_t e = column[gid];
+      if (e <= kLastSentinel) continue;
+      const int64_t key = KeyOf(e >> 1, min_rank[gid]);
+      if (key > best_key) candidates_.emplace_back(key, gid);
+    }
+    std::make_heap(candidates_.begin(), candidates_.end());
+    while (!candidates_.empty()) {
+      std::pop_heap(candidates_.begin(), candidates_.end());
+      const auto [key, gid] = candidates_.back();
+      candidates_.pop_back();
+      if (take(key, gid)) break;
+    }
+  }
+  if (best >= 0) *score = static_cast<int32_t>(best_key >> 32);
+  return best;
+}
+
+FitReason Scheduler::ReasonOn(const FitQuery& query, int gid, const PodRequest& pod) const {
+  if (query.exact()) return query.Reason(records_[gid].fit);
+  const Group& g = groups_[gid];
+  return CheckFit(cluster_->spec(g.representative).gpu_count, g.model, g.key.state, pod);
+}
+
+void Scheduler::TrackFailed(int gid, int sign) {
+  for (size_t i = 0; i < failed_.size();) {
+    Failed& f = failed_[i];
+    const FitReason reason = ReasonOn(f.query, gid, shapes_[f.shape]);
+    if (reason == FitReason::kFits) {  // it fits a node now: decide it again
+      TESSERA_CHECK(sign > 0);
+      f = failed_.back();
+      failed_.pop_back();
       continue;
     }
+    f.rejected[static_cast<int>(reason)] += sign;
+    ++i;
+  }
+}
+
+// Reasons are cached like scores: in the columns, or in Group::fit.
+void Scheduler::CountRejections(int shape, const FitQuery& query, const PodRequest& pod,
+                                Decision& d) {
+  CountRejectionsOnce(shape, query, pod, d);
+  if (failed_.size() < kMaxFailed) failed_.push_back(Failed{shape, query, d.rejected});
+}
+
+void Scheduler::CountRejectionsOnce(int shape, const FitQuery& query, const PodRequest& pod,
+                                    Decision& d) {
+  if (columns_) {
+    int32_t* column = Column(shape);
+    const int n = static_cast<int>(records_.size());
+    for (int gid = 0; gid < n; ++gid) {
+      const Record& r = records_[gid];
+      if (r.members == 0) continue;  // a free group id
+      int32_t v = column[gid];
+      if (!IsRejection(v)) {
+        TESSERA_CHECK(v == kUnknown);  // a score or a bound: it fits
+        const Group& g = groups_[gid];
+        const FitReason reason =
+            query.exact()
+                ? query.Reason(r.fit)
+                : CheckFit(cluster_->spec(g.representative).gpu_count, g.model, g.key.state, pod);
+        TESSERA_CHECK(reason != FitReason::kFits);
+        v = column[gid] = kRejected + static_cast<int32_t>(reason);
+      }
+      d.rejected[v - kRejected] += r.members;
+    }
+    return;
+  }
+  for (int gid : live_) {
+    Group& g = groups_[gid];
+    if (g.fit.size() <= static_cast<size_t>(shape)) g.fit.resize(shapes_.size());
+    uint32_t& fit = g.fit[shape];
+    if (fit == 0) fit = Classify(g, pod, false);
+    TESSERA_CHECK((fit & 15) != 1);
+    d.rejected[(fit & 15) - 1] += records_[gid].members;
+  }
+}
+
+// Looks up (or computes) the score of `pod` on every live group its summary does not rule
+// out, and calls feasible(gid, group, entry) for each group where it fits.
+template <bool kContext, typename Visit>
+[[gnu::always_inline]] inline void Scheduler::ForEachFit(int shape, const FitQuery& query,
+                                                         const PodRequest& pod, Visit&& feasible) {
+  for (int gid : live_) {
+    if (!query.MayFit(records_[gid].fit)) continue;
+    Group& g = groups_[gid];
+    FitReason reason = FitReason::kFits;
+    const CacheEntry* e = Evaluate<kContext>(g, shape, pod, query.exact(), &reason);
+    if (e == nullptr) continue;
     feasible(gid, g, *e);
   }
 }
 
 // Collects the feasible groups in scratch_.
 template <bool kContext>
-void Scheduler::ScoreGroups(int shape, const PodRequest& pod, Decision& d, int64_t& feasible_nodes,
-                            double& lo, double& hi) {
-  ForEachFit<kContext>(shape, pod, d, [&](int gid, const Group& g, const CacheEntry& e) {
+void Scheduler::ScoreGroups(int shape, const FitQuery& query, const PodRequest& pod,
+                            int64_t& feasible_nodes, double& lo, double& hi) {
+  ForEachFit<kContext>(shape, query, pod, [&](int gid, const Group& g, const CacheEntry& e) {
     scratch_.push_back(Feasible{gid, e.raw, e.gpus});
     feasible_nodes += static_cast<int64_t>(g.members.size());
     lo = std::min(lo, e.raw);
@@ -352,13 +611,14 @@ void Scheduler::ScoreGroups(int shape, const PodRequest& pod, Decision& d, int64
 // (the score is the raw value): the highest score, then the lowest rank. Sets `best` (group
 // −1 if none fits) and d.score.
 template <bool kContext>
-void Scheduler::BestGroup(int shape, const PodRequest& pod, Decision& d, Feasible& best) {
+void Scheduler::BestGroup(int shape, const FitQuery& query, const PodRequest& pod, Decision& d,
+                          Feasible& best) {
   int best_score = std::numeric_limits<int>::min();
   int best_rank = std::numeric_limits<int>::max();
-  ForEachFit<kContext>(shape, pod, d, [&](int gid, const Group& g, const CacheEntry& e) {
+  ForEachFit<kContext>(shape, query, pod, [&](int gid, const Group&, const CacheEntry& e) {
     const int score = static_cast<int>(e.raw);
     if (score < best_score) return;
-    const int rank = *g.ranks.begin();
+    const int rank = min_rank_[gid];
     if (score > best_score || rank < best_rank) {
       best_score = score;
       best_rank = rank;
@@ -383,26 +643,58 @@ Decision Scheduler::Decide(const PodRequest& pod) {
     ProjectContext(pod);
   }
   Decision d;
+  const FitQuery query(pod);
+  for (const Failed& f : failed_) {
+    if (f.shape == shape) {  // fits no node still
+      d.rejected = f.rejected;
+      return d;
+    }
+  }
   const ScoreMode mode = policy_->mode();
+  if (columns_) {
+    int gid;
+    if (bounds_on_) {
+      gid = query.exact() ? BestInColumn<true, true>(shape, query, pod, &d.score)
+                          : BestInColumn<false, true>(shape, query, pod, &d.score);
+    } else {
+      gid = query.exact() ? BestInColumn<true, false>(shape, query, pod, &d.score)
+                          : BestInColumn<false, false>(shape, query, pod, &d.score);
+    }
+    if (gid < 0) {
+      CountRejections(shape, query, pod, d);
+      return d;
+    }
+    // The winner's GPUs: its score again, with them (Score is a pure function).
+    CacheEntry e;
+    Compute(groups_[gid], e, pod);
+    return Finish(d, Feasible{gid, e.raw, e.gpus}, pod);
+  }
   if (mode == ScoreMode::kInteger) {  // the best raw score wins: no list of feasible groups
     Feasible best{-1, 0, 0};
     if (uses_context_) {
-      BestGroup<true>(shape, pod, d, best);
+      BestGroup<true>(shape, query, pod, d, best);
     } else {
-      BestGroup<false>(shape, pod, d, best);
+      BestGroup<false>(shape, query, pod, d, best);
     }
-    return best.group < 0 ? d : Finish(d, best, pod);
+    if (best.group < 0) {
+      CountRejections(shape, query, pod, d);
+      return d;
+    }
+    return Finish(d, best, pod);
   }
   scratch_.clear();
   int64_t feasible_nodes = 0;
   double lo = std::numeric_limits<double>::infinity();
   double hi = -lo;
   if (uses_context_) {
-    ScoreGroups<true>(shape, pod, d, feasible_nodes, lo, hi);
+    ScoreGroups<true>(shape, query, pod, feasible_nodes, lo, hi);
   } else {
-    ScoreGroups<false>(shape, pod, d, feasible_nodes, lo, hi);
+    ScoreGroups<false>(shape, query, pod, feasible_nodes, lo, hi);
   }
-  if (scratch_.empty()) return d;
+  if (scratch_.empty()) {
+    CountRejections(shape, query, pod, d);
+    return d;
+  }
 
   if (mode == ScoreMode::kUniformRandom) {
     int64_t k = static_cast<int64_t>(rng_.Below(static_cast<uint64_t>(feasible_nodes)));
@@ -433,7 +725,7 @@ Decision Scheduler::Decide(const PodRequest& pod) {
   int best_rank = std::numeric_limits<int>::max();
   for (const Feasible& f : scratch_) {
     const int score = FinalScore(mode, f.raw, lo, hi);
-    const int rank = *groups_[f.group].ranks.begin();
+    const int rank = min_rank_[f.group];
     if (score > best_score || (score == best_score && rank < best_rank)) {
       best_score = score;
       best_rank = rank;
@@ -451,19 +743,34 @@ std::vector<std::pair<int, int>> Scheduler::ScoreNodes(const PodRequest& pod,
     UpdateContext();
     ProjectContext(pod);
   }
+  const FitQuery query(pod);
   std::vector<std::pair<int, double>> raw;
   double lo = std::numeric_limits<double>::infinity();
   double hi = -lo;
+  int32_t* column = columns_ ? Column(shape) : nullptr;
   for (int node : nodes) {
     TESSERA_CHECK(node >= 0 && node < cluster_->size());
-    Group& g = groups_[group_of_[node]];
-    FitReason reason = FitReason::kFits;
-    const CacheEntry* e = uses_context_ ? Evaluate<true>(g, shape, pod, &reason)
-                                        : Evaluate<false>(g, shape, pod, &reason);
-    if (e == nullptr) continue;
-    raw.emplace_back(node, e->raw);
-    lo = std::min(lo, e->raw);
-    hi = std::max(hi, e->raw);
+    const int gid = group_of_[node];
+    if (!query.MayFit(records_[gid].fit)) continue;
+    double r = 0;
+    if (columns_) {
+      int32_t s;
+      if (!(query.exact() ? ColumnScore<true>(gid, column, query, pod, &s)
+                          : ColumnScore<false>(gid, column, query, pod, &s))) {
+        continue;
+      }
+      r = s;
+    } else {
+      Group& g = groups_[gid];
+      FitReason reason = FitReason::kFits;
+      const CacheEntry* e = uses_context_ ? Evaluate<true>(g, shape, pod, query.exact(), &reason)
+                                          : Evaluate<false>(g, shape, pod, query.exact(), &reason);
+      if (e == nullptr) continue;
+      r = e->raw;
+    }
+    raw.emplace_back(node, r);
+    lo = std::min(lo, r);
+    hi = std::max(hi, r);
   }
   const ScoreMode mode = policy_->mode();
   std::vector<std::pair<int, int>> out;
@@ -482,16 +789,20 @@ GpuSet Scheduler::ChooseGpus(int node, const PodRequest& pod) {
     UpdateContext();
     ProjectContext(pod);
   }
-  Group& g = groups_[group_of_[node]];
+  const int gid = group_of_[node];
+  const FitQuery query(pod);
+  if (!query.MayFit(records_[gid].fit)) return 0;
+  // The group's line cache holds the GPUs (the columns hold scores only).
+  Group& g = groups_[gid];
   FitReason reason = FitReason::kFits;
-  const CacheEntry* e = uses_context_ ? Evaluate<true>(g, shape, pod, &reason)
-                                      : Evaluate<false>(g, shape, pod, &reason);
+  const CacheEntry* e = uses_context_ ? Evaluate<true>(g, shape, pod, query.exact(), &reason)
+                                      : Evaluate<false>(g, shape, pod, query.exact(), &reason);
   return e == nullptr ? 0 : e->gpus;
 }
 
 Decision Scheduler::Finish(Decision d, const Feasible& best, const PodRequest& pod) {
   const Group& g = groups_[best.group];
-  const int rank = *g.ranks.begin();
+  const int rank = min_rank_[best.group];
   // The member with that rank: members are few per group on average; find it.
   for (int node : g.members) {
     if (rank_[node] == rank) {

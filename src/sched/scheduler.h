@@ -2,6 +2,7 @@
 
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <set>
 #include <unordered_map>
 #include <utility>
@@ -9,6 +10,7 @@
 
 #include "model/cluster.h"
 #include "model/fit.h"
+#include "model/fit_summary.h"
 #include "policy/policy.h"
 #include "util/rng.h"
 
@@ -30,6 +32,15 @@ struct Decision {
 /// pods they hold) form one group, scored once; a score is cached per (group, pod shape), so
 /// the cost of a decision grows with the number of distinct node states, not with nodes.
 /// Ties go to the node that comes first in `node_order` (the per-seed random node order).
+/// Every group has a 32-byte record (its FitSummary, its lowest rank and its size) in one
+/// array by group id, which a decision reads first: a group that cannot take the pod costs
+/// that record only. For ScoreMode::kInteger policies without a context, the cached scores
+/// are columns, one per pod shape, of one 32-bit integer per group id, so a decision reads
+/// two arrays in order and touches a group itself only to score it for the first time; a
+/// policy with Policy::ScoreBound gets a group's bound first, and its score only if the bound
+/// could beat the best score found (the choice is the same). A pod shape that fit no node is
+/// remembered with its rejections, kept up to date by Bind and Unbind, until a node enters a
+/// state where it fits: until then its pods are answered without a pass over the groups.
 /// For a policy that uses a cluster-wide context (Policy::UsesContext), the scheduler keeps a
 /// ClusterSummary up to date and caches scores per (group, pod shape, the part of the context
 /// value that concerns the group's GPU model and the pod: Policy::ContextFor), up to four
@@ -112,6 +123,13 @@ class Scheduler {
     double raw;
     GpuSet gpus;
   };
+  // What a decision reads of a group it knows nothing of yet for the pod's shape, by group
+  // id; for a free id, a FitSummary that fits nothing and no members.
+  struct Record {
+    FitSummary fit = FitSummary::None();
+    int32_t members = 0;
+  };
+  static_assert(sizeof(Record) == 32);
   struct Group {
     Key key;
     int representative = -1;
@@ -127,24 +145,57 @@ class Scheduler {
   };
 
   int ShapeId(const PodRequest& pod);
-  // The cached score of `pod` on `g`, or nullptr with `*reason` set when it does not fit.
+  // The column of `shape` (columns_ only): scores_ from shape * stride_, by group id.
+  int32_t* Column(int shape) { return scores_.data() + static_cast<size_t>(shape) * stride_; }
+  // The score of `pod` on group `gid` into *score: from the column, computed if it holds a
+  // bound or nothing yet; false if the pod does not fit.
+  template <bool kExact>
+  bool ColumnScore(int gid, int32_t* column, const FitQuery& query, const PodRequest& pod,
+                   int32_t* score);
+  // Fills a kUnknown entry (see the .cc); true if it now holds a value.
+  template <bool kExact, bool kBound>
+  bool Resolve(int gid, int32_t* column, const FitQuery& query, const PodRequest& pod,
+               int64_t* uncached);
+  // The score of a group whose entry holds a value (a bound is replaced by the score).
+  int32_t Exact(int gid, int32_t* column, const PodRequest& pod);
+  // The best group by (score, lowest rank) over the columns, or −1; sets *score.
+  template <bool kExact, bool kBound>
+  int BestInColumn(int shape, const FitQuery& query, const PodRequest& pod, int* score);
+  // The integer score of `pod` on group `gid` (which it fits), and its bound.
+  int32_t ScoreOf(int gid, const PodRequest& pod);
+  int32_t BoundOf(int gid, const PodRequest& pod);
+  // Fills d.rejected for a pod that fits no group, and remembers the shape in failed_.
+  void CountRejections(int shape, const FitQuery& query, const PodRequest& pod, Decision& d);
+  void CountRejectionsOnce(int shape, const FitQuery& query, const PodRequest& pod, Decision& d);
+  // CheckFit's reason for `pod` (whose query is `query`) on group `gid`.
+  FitReason ReasonOn(const FitQuery& query, int gid, const PodRequest& pod) const;
+  // Counts a node entering (+1) or leaving (−1) group `gid` in failed_.
+  void TrackFailed(int gid, int sign);
+  // Makes room for group id `gid` in every column; forgets what they hold for it.
+  void WidenColumns(int gid);
+  void ForgetColumns(int gid);
+  // The cached score of `pod` on `g`, or nullptr with `*reason` set when it does not fit
+  // (`fits`: as Classify's).
   template <bool kContext>
-  const CacheEntry* Evaluate(Group& g, int shape, const PodRequest& pod, FitReason* reason);
+  const CacheEntry* Evaluate(Group& g, int shape, const PodRequest& pod, bool fits,
+                             FitReason* reason);
   // Evaluate's miss with a context: computes `context`'s entry of the line at `first`.
   CacheEntry* Fill(Group& g, CacheEntry* first, int64_t context, const PodRequest& pod);
   // Checks whether `pod` fits the group and, if so, gives it a line: Group::fit's value.
-  uint32_t Classify(Group& g, const PodRequest& pod);
+  // `fits`: known to fit (an exact FitQuery said so), CheckFit is not needed.
+  uint32_t Classify(Group& g, const PodRequest& pod, bool fits);
   void Compute(Group& g, CacheEntry& e, const PodRequest& pod);
   void ComputePair(Group& g, CacheEntry& e, CacheEntry& sibling, bool bit_set,
                    const PodRequest& pod);
   template <bool kContext>
-  void ScoreGroups(int shape, const PodRequest& pod, Decision& d, int64_t& feasible_nodes,
+  void ScoreGroups(int shape, const FitQuery& query, const PodRequest& pod, int64_t& feasible_nodes,
                    double& lo, double& hi);
   template <bool kContext, typename Visit>
-  void ForEachFit(int shape, const PodRequest& pod, Decision& d, Visit&& feasible);
+  void ForEachFit(int shape, const FitQuery& query, const PodRequest& pod, Visit&& feasible);
   // ScoreGroups and the choice in one pass, for ScoreMode::kInteger policies.
   template <bool kContext>
-  void BestGroup(int shape, const PodRequest& pod, Decision& d, Feasible& best);
+  void BestGroup(int shape, const FitQuery& query, const PodRequest& pod, Decision& d,
+                 Feasible& best);
   // Computes the policy's ContextFor of every GPU model of the cluster for `pod`.
   void ProjectContext(const PodRequest& pod);
   void Insert(int node);
@@ -154,15 +205,35 @@ class Scheduler {
   void AddFreeGpus(int node, int sign);
   void UpdateContext();
   static constexpr size_t kContextSlots = 4;  // cache entries per (group, shape) with a context
+  // Column entries that are not values: nothing known yet, and kRejected + r: "does not fit,
+  // FitReason r" (r ≥ 1); the smallest int32 values.
+  static constexpr int32_t kUnknown = std::numeric_limits<int32_t>::min();
+  static constexpr int32_t kRejected = kUnknown + 1;
+  static constexpr int32_t kLastSentinel = kRejected + kNumFitReasons - 1;
+  static bool IsRejection(int32_t v) { return v > kRejected && v <= kLastSentinel; }
+  // A column entry: kUnknown, kRejected + a FitReason, or a value v (a score, or an upper
+  // bound of it) as 2v + (1 if a bound); values outside [kMinValue, kMaxValue] are not kept.
+  static constexpr int32_t kMinValue = (kLastSentinel >> 1) + 1;
+  static constexpr int32_t kMaxValue = std::numeric_limits<int32_t>::max() >> 1;
+  static bool Storable(int32_t v) { return v >= kMinValue && v <= kMaxValue; }
+  static int32_t Encode(int32_t v, bool bound) { return v * 2 + (bound ? 1 : 0); }
+  // The order of the choice: the higher value, then the lower rank.
+  static int64_t KeyOf(int32_t value, int32_t rank) {
+    return static_cast<int64_t>(value) * (int64_t{1} << 32) +
+           (int64_t{0xffffffff} - static_cast<int64_t>(rank));
+  }
 
   Cluster* cluster_;
   const Policy* policy_;
   Rng rng_;
   std::vector<int> rank_;        // node -> rank in node_order
   std::vector<int> type_;        // node -> capacity type id
+  std::vector<int> type_node_;   // capacity type id -> its first node
   std::vector<int> group_of_;    // node -> group id
   std::vector<int> member_pos_;  // node -> position in its group's members
   std::vector<Group> groups_;
+  std::vector<Record> records_;    // by group id
+  std::vector<int32_t> min_rank_;  // by group id: the lowest rank of a member in node_order
   // The policy's memo of each group's state (NodeView::scratch), by group id; kept out of
   // Group so that the scoring loop's group stride stays as it was.
   std::vector<PolicyScratch> memo_;
@@ -175,6 +246,23 @@ class Scheduler {
   const bool uses_context_;
   const int64_t paired_bit_;  // Policy::PairedContextBit, if uses_context_
   const size_t slots_;        // cache entries per line: kContextSlots with a context, else 1
+  // Scores cached in columns (ScoreMode::kInteger without a context) instead of lines.
+  const bool columns_;
+  std::vector<int32_t> scores_;  // column of shape s: [s * stride_, (s + 1) * stride_)
+  size_t stride_ = 0;            // group ids each column has room for
+  const bool bounds_on_;         // columns_ and Policy::HasScoreBound
+  // Pod shapes that fit no node when last decided, with every node's rejection, kept up to
+  // date by Insert and Remove until a node enters a state where the shape fits: a pod of
+  // such a shape is answered from here (the answer the plain loop would give).
+  struct Failed {
+    int shape;
+    FitQuery query;
+    std::array<int, kNumFitReasons> rejected;
+  };
+  static constexpr size_t kMaxFailed = 64;
+  std::vector<Failed> failed_;
+  // The groups of a decision whose key may beat the best score: (key, group id).
+  std::vector<std::pair<int64_t, int>> candidates_;
   ClusterSummary summary_;
   int64_t context_ = 0;           // the policy's current context value
   std::vector<int> models_;       // GPU model ids of the cluster (−1 for nodes without GPUs)

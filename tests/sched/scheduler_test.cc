@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <limits>
 #include <memory>
@@ -243,6 +244,187 @@ INSTANTIATE_TEST_SUITE_P(AllScoredPolicies, SchedulerEquivalence,
                            return n;
                          });
 
+// The rejections of the plain loop: CheckFit of every node.
+std::array<int, kNumFitReasons> PlainRejections(const Cluster& c, const PodRequest& r) {
+  std::array<int, kNumFitReasons> out{};
+  for (int n = 0; n < c.size(); ++n) ++out[static_cast<int>(c.Check(n, r))];
+  out[static_cast<int>(FitReason::kFits)] = 0;
+  return out;
+}
+
+// ScoreNodes of the plain loop: every node of `nodes` that fits, scored from scratch and
+// normalised over them.
+std::vector<std::pair<int, int>> PlainScoreNodes(const Cluster& c, const Policy& p,
+                                                 const PodRequest& r, const std::vector<int>& nodes,
+                                                 int64_t context) {
+  std::vector<std::pair<int, double>> raw;
+  double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+  for (int n : nodes) {
+    if (c.Check(n, r) != FitReason::kFits) continue;
+    const double s =
+        p.mode() == ScoreMode::kUniformRandom
+            ? 0
+            : p.Score(NodeView{c.spec(n), c.model_id(n), c.state(n), context}, r).score;
+    raw.emplace_back(n, s);
+    lo = std::min(lo, s);
+    hi = std::max(hi, s);
+  }
+  std::vector<std::pair<int, int>> out;
+  for (const auto& [n, s] : raw) {
+    int score = p.mode() == ScoreMode::kInteger ? static_cast<int>(s) : 0;
+    if (p.mode() == ScoreMode::kMinMax) {
+      score = hi > lo ? static_cast<int>(std::floor(100.0 * (s - lo) / (hi - lo))) : 0;
+    }
+    out.emplace_back(n, score);
+  }
+  return out;
+}
+
+// Large clusters placed at random, so that nearly every node is its own state: the decisions
+// (node, GPUs, score, and the rejections of pods that fit nowhere) and ScoreNodes equal the
+// plain loop's, for pods of every kind: CPU-only, sharing, whole GPUs, several GPUs of a share
+// each, with GPU memory, restricted to GPU models, and too large for any node. Exercises the
+// scheduler's per-group summaries, its score columns and (fgd) the policy's score bounds.
+class SchedulerEquivalenceLarge : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(SchedulerEquivalenceLarge, RandomClustersDecideAsThePlainLoop) {
+  Rng rng(2024);
+  const char* models[] = {"T4", "P100", "V100M32", "A10"};
+  const int gpu_counts[] = {0, 1, 2, 4, 8};
+  std::vector<NodeSpec> nodes;
+  for (int i = 0; i < 2000; ++i) {
+    const int g = gpu_counts[rng.Below(5)];
+    const int m = static_cast<int>(rng.Below(4));
+    nodes.push_back(NodeSpec{"n" + std::to_string(i),
+                             8000 * static_cast<int64_t>(1 + rng.Below(12)),
+                             16384 * static_cast<int64_t>(1 + rng.Below(16)), g,
+                             g == 0 ? "" : models[m], g == 0 || m < 2 ? 0 : 16384 * (m - 1)});
+  }
+  const auto random_pod = [&](int i) {
+    PodSpec p;
+    p.name = "p" + std::to_string(i);
+    p.cpu_milli = 500 * static_cast<int64_t>(1 + rng.Below(24));
+    p.memory_mib = 1024 * static_cast<int64_t>(rng.Below(32));
+    switch (rng.Below(10)) {
+      case 0:  // CPU-only
+        break;
+      case 1:
+      case 2:
+      case 3:  // sharing
+        p.gpu_count = 1;
+        p.gpu_milli = 50 * static_cast<int32_t>(1 + rng.Below(19));
+        break;
+      case 4:
+      case 5:
+      case 6:  // whole GPUs
+        p.gpu_count = 1 << rng.Below(4);
+        p.gpu_milli = 1000;
+        break;
+      case 7:  // several GPUs, a share of each
+        p.gpu_count = 2;
+        p.gpu_milli = 100 * static_cast<int32_t>(1 + rng.Below(9));
+        break;
+      case 8:  // sharing with GPU memory
+        p.gpu_count = 1;
+        p.gpu_milli = 100 * static_cast<int32_t>(1 + rng.Below(9));
+        p.gpu_memory_mib = 1024 * static_cast<int64_t>(1 + rng.Below(24));
+        break;
+      default:  // too large for every node
+        p.cpu_milli = 200000;
+        p.gpu_count = static_cast<int>(rng.Below(2));
+        p.gpu_milli = p.gpu_count * 1000;
+        break;
+    }
+    if (p.gpu_count > 0 && rng.Below(4) == 0) p.gpu_spec = rng.Below(2) ? "T4|A10" : "P100";
+    return p;
+  };
+  std::vector<PodSpec> pods;
+  for (int i = 0; i < 600; ++i) pods.push_back(random_pod(i));
+  Cluster grouped(nodes);
+  TargetWorkload w = TargetWorkload::FromPods(pods);
+  w.Resolve(grouped);
+  PolicyContext ctx;
+  ctx.workload = &w;
+  std::unique_ptr<Policy> policy = MakeTestPolicy(GetParam(), ctx);
+  std::vector<int> order(nodes.size());
+  std::iota(order.begin(), order.end(), 0);
+  rng.Shuffle(order);
+  Scheduler s(&grouped, policy.get(), order, 9);
+  // Half of the GPUs taken by pods placed at random (as Bind calls: the scheduler's groups
+  // follow), the first 400 pods' shapes.
+  struct Placed {
+    int node;
+    PodRequest request;
+    GpuSet gpus;
+  };
+  std::vector<Placed> placed;
+  while (grouped.allocated_gpu_milli() * 2 < grouped.total_gpu_milli()) {
+    const PodRequest r = grouped.MakeRequest(pods[rng.Below(400)]);
+    const int n = static_cast<int>(rng.Below(nodes.size()));
+    if (grouped.Check(n, r) != FitReason::kFits) continue;
+    const GpuSet gpus =
+        r.IsCpuOnly() ? 0 : DefaultGpuChoice(nodes[n].gpu_count, grouped.state(n), r);
+    s.Bind(n, r, gpus);
+    placed.push_back({n, r, gpus});
+  }
+  EXPECT_GT(s.distinct_states(), 1000);
+  Cluster plain = grouped;
+  ClusterSummary seen = s.summary();
+  int decided = 0;
+  int failed = 0;
+  for (int i = 0; i < 300; ++i) {
+    const PodSpec& p = pods[rng.Below(pods.size())];
+    const PodRequest r = grouped.MakeRequest(p);
+    if (policy->UsesContext()) {
+      seen.seen_gpu_milli_by_count[r.gpu_count] += int64_t{r.gpu_milli} * r.gpu_count;
+      ++seen.seen_pods;
+    }
+    const Decision got = s.Decide(r);
+    const Decision want = Reference(plain, *policy, order, r, seen);
+    ASSERT_EQ(got.node, want.node) << i << " " << p.name;
+    ASSERT_EQ(got.gpus, want.gpus) << i << " " << p.name;
+    ASSERT_EQ(got.score, want.score) << i << " " << p.name;
+    if (got.ok()) {  // the GPU choice of the front doors is Decide's
+      ASSERT_EQ(s.ChooseGpus(got.node, r), got.gpus) << i << " " << p.name;
+    }
+    if (!got.ok()) {
+      ASSERT_EQ(got.rejected, PlainRejections(plain, r)) << i << " " << p.name;
+      ++failed;
+    } else if (rng.Below(2) == 0) {  // keep it, or give back an earlier pod
+      s.Bind(got.node, r, got.gpus);
+      plain.Allocate(got.node, r, got.gpus);
+      placed.push_back({got.node, r, got.gpus});
+      ++decided;
+    } else {
+      const size_t k = rng.Below(placed.size());
+      s.Unbind(placed[k].node, placed[k].request, placed[k].gpus);
+      plain.Release(placed[k].node, placed[k].request, placed[k].gpus);
+      placed[k] = placed.back();
+      placed.pop_back();
+    }
+    if (i % 10 == 0) {  // ScoreNodes over a random fifth of the nodes
+      std::vector<int> some;
+      for (int n = 0; n < plain.size(); ++n) {
+        if (rng.Below(5) == 0) some.push_back(n);
+      }
+      const int64_t context =
+          policy->UsesContext() ? policy->ContextKey(SummaryFromScratch(plain, seen)) : 0;
+      ASSERT_EQ(s.ScoreNodes(r, some), PlainScoreNodes(plain, *policy, r, some, context)) << i;
+    }
+  }
+  EXPECT_GT(decided, 50);
+  EXPECT_GT(failed, 10);
+}
+
+INSTANTIATE_TEST_SUITE_P(ScoredPolicies, SchedulerEquivalenceLarge,
+                         ::testing::Values("fgd", "bestfit", "packing", "clustering", "dotprod",
+                                           "k8s-default", "tessera", "flipflop-by-model"),
+                         [](const auto& info) {
+                           std::string n = info.param;
+                           for (char& ch : n) ch = ch == '-' ? '_' : ch;
+                           return n;
+                         });
+
 TEST(Scheduler, FailureCountsRejectionsPerFilter) {
   Cluster c({NodeSpec{"a", 1000, 1024, 1, "T4", 0}, NodeSpec{"b", 64000, 1024, 1, "T4", 0},
              NodeSpec{"c", 64000, 65536, 1, "P100", 0}});
@@ -288,6 +470,56 @@ TEST(Scheduler, EqualNodesShareOneGroupUntilTheyDiffer) {
   EXPECT_EQ(s.distinct_states(), 2);
   s.Unbind(d.node, r, d.gpus);
   EXPECT_EQ(s.distinct_states(), 1);
+}
+
+// A pod shape that fits no node is answered from what the scheduler remembers of it; binds and
+// unbinds keep its rejection counts those of CheckFit on every node, and once a node can take
+// it again it is decided as before.
+TEST(Scheduler, AShapeThatFitsNowhereIsDecidedAgainWhenANodeFrees) {
+  for (const char* name : {"fgd", "bestfit", "tessera"}) {
+    SCOPED_TRACE(name);
+    Cluster c({NodeSpec{"a", 8000, 16384, 1, "T4", 0}, NodeSpec{"b", 8000, 16384, 1, "T4", 0},
+               NodeSpec{"c", 8000, 16384, 0, "", 0}});
+    PodSpec whole;
+    whole.cpu_milli = 1000;
+    whole.memory_mib = 1024;
+    whole.gpu_count = 1;
+    whole.gpu_milli = 1000;
+    PodSpec cpu;
+    cpu.cpu_milli = 6500;
+    TargetWorkload w = TargetWorkload::FromPods({whole, cpu});
+    w.Resolve(c);
+    PolicyContext ctx;
+    ctx.workload = &w;
+    std::unique_ptr<Policy> p = MakeTestPolicy(name, ctx);
+    Scheduler s(&c, p.get(), {0, 1, 2}, 1);
+    const PodRequest g = c.MakeRequest(whole);
+    const PodRequest big = c.MakeRequest(cpu);
+    const Decision first = s.Decide(g);
+    ASSERT_TRUE(first.ok());
+    s.Bind(first.node, g, first.gpus);
+    const Decision second = s.Decide(g);
+    ASSERT_TRUE(second.ok());
+    s.Bind(second.node, g, second.gpus);
+    // Both GPUs taken: no room on a or b; c has no GPU (of any model).
+    Decision none = s.Decide(g);
+    ASSERT_FALSE(none.ok());
+    EXPECT_EQ(none.rejected, PlainRejections(c, g));
+    EXPECT_EQ(none.rejected[static_cast<int>(FitReason::kGpu)], 2);
+    EXPECT_EQ(none.rejected[static_cast<int>(FitReason::kGpuModel)], 1);
+    // A CPU-only pod on a: a's reason becomes CPU (checked first), the shape still fits nowhere.
+    s.Bind(first.node, big, 0);
+    none = s.Decide(g);
+    ASSERT_FALSE(none.ok());
+    EXPECT_EQ(none.rejected, PlainRejections(c, g));
+    EXPECT_EQ(none.rejected[static_cast<int>(FitReason::kCpu)], 1);
+    // b's GPU freed: the pod goes there.
+    s.Unbind(second.node, g, second.gpus);
+    const Decision again = s.Decide(g);
+    ASSERT_TRUE(again.ok());
+    EXPECT_EQ(again.node, second.node);
+    EXPECT_EQ(again.gpus, second.gpus);
+  }
 }
 
 }  // namespace
