@@ -70,8 +70,9 @@ class ClusterCache::Reflector {
     std::function<std::string(const nlohmann::json&)> key;  ///< "" = not an object we can use
     std::function<Status(const nlohmann::json&, const std::string& where)> upsert;
     std::function<void(const std::string& key)> remove;
-    std::function<void()> begin_list;                            ///< may be empty
-    std::function<void(const std::set<std::string>&)> end_list;  ///< may be empty
+    std::function<void()> begin_list;  ///< may be empty
+    /// May be empty; gets the keys listed and the list's resourceVersion.
+    std::function<void(const std::set<std::string>&, const std::string&)> end_list;
   };
 
   /// `paths`: the collection, then the versions to fall back to when one answers 404.
@@ -224,7 +225,7 @@ class ClusterCache::Reflector {
       it = known_.erase(it);
       ++deleted;
     }
-    if (h_.end_list) h_.end_list(listed);
+    if (h_.end_list) h_.end_list(listed, resource_version_);
     ++lists_;
     if (metrics_.lists) metrics_.lists->Increment();
     Touch();
@@ -420,7 +421,9 @@ ClusterCache::ClusterCache(KubeApi* api, ClusterEventSink* sink, ClusterCacheOpt
   };
   pods.remove = [this](const std::string& uid) { sink_->DeletePod(uid); };
   pods.begin_list = [this] { sink_->BeginPodList(); };
-  pods.end_list = [this](const std::set<std::string>& uids) { sink_->EndPodList(uids); };
+  pods.end_list = [this](const std::set<std::string>& uids, const std::string& version) {
+    sink_->EndPodList(uids, version);
+  };
 
   if (options_.watch_disruption_budgets) {
     Reflector::Handlers pdbs;

@@ -57,9 +57,11 @@ class ClusterEventSink {
   virtual void DeletePod(const std::string& uid) = 0;
   /// A complete list of the pods starts (before its first item is upserted) ...
   virtual void BeginPodList() = 0;
-  /// ... and ended: `uids` holds every pod it contained. What the sink learnt of pods before
-  /// BeginPodList and the list lacks no longer exists.
-  virtual void EndPodList(const std::set<std::string>& uids) = 0;
+  /// ... and ended: `uids` holds every pod it contained, `resource_version` is the list's (the
+  /// state it shows). What the sink learnt of pods before BeginPodList and the list lacks no
+  /// longer exists; so does a pod it learnt of since whose object is no newer than the list.
+  virtual void EndPodList(const std::set<std::string>& uids,
+                          const std::string& resource_version) = 0;
   /// The PodDisruptionBudgets, all of them, after each change.
   virtual void SetDisruptionBudgets(std::vector<PodDisruptionBudget> pdbs) = 0;
   /// The sync state changed (see SyncStatus). The first synced status follows the initial

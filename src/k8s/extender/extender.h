@@ -220,7 +220,7 @@ class Extender final : public ClusterEventSink {
   void UndecodablePod(const PodIdentity& pod, const std::string& error) override;
   void DeletePod(const std::string& uid) override;
   void BeginPodList() override;
-  void EndPodList(const std::set<std::string>& uids) override;
+  void EndPodList(const std::set<std::string>& uids, const std::string& resource_version) override;
   void SetDisruptionBudgets(std::vector<PodDisruptionBudget> pdbs) override;
   void SyncChanged(const SyncStatus& status) override;
 

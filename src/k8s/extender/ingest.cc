@@ -418,10 +418,10 @@ void Extender::BeginPodList() {
   pods_.BeginList();
 }
 
-void Extender::EndPodList(const std::set<std::string>& uids) {
+void Extender::EndPodList(const std::set<std::string>& uids, const std::string& resource_version) {
   std::lock_guard<std::mutex> lock(mutex_);
   EnsureModel();
-  PlaceNodes(pods_.EndList(uids));
+  PlaceNodes(pods_.EndList(uids, NumericVersion(resource_version)));
 }
 
 void Extender::SyncChanged(const SyncStatus& status) {

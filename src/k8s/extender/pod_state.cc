@@ -141,10 +141,18 @@ std::vector<std::string> PodStates::Remove(const std::string& uid) {
 
 void PodStates::BeginList() { list_began_ = ++sequence_; }
 
-std::vector<std::string> PodStates::EndList(const std::set<std::string>& uids) {
+std::vector<std::string> PodStates::EndList(const std::set<std::string>& uids,
+                                            uint64_t list_version) {
   std::vector<std::string> gone;
   for (const auto& [uid, r] : records_) {
-    if (r.changed < list_began_ && uids.count(uid) == 0) gone.push_back(uid);
+    if (uids.count(uid) != 0) continue;
+    // Changed before the list began: the list is newer, and it lacks the pod. Changed since
+    // (e.g. assumed while the list was in flight), but its object is no newer than the list:
+    // the pod existed when the list was taken and is not in it, so it was deleted before —
+    // an event no watch from the list's version will bring.
+    const bool older_object =
+        list_version != 0 && r.resource_version != 0 && r.resource_version <= list_version;
+    if (r.changed < list_began_ || older_object) gone.push_back(uid);
   }
   std::vector<std::string> nodes;
   for (const std::string& uid : gone) {

@@ -110,9 +110,11 @@ class PodStates {
 
   /// A relist begins: remembers the sequence number.
   void BeginList();
-  /// The relist ended with `uids`: every record last changed before BeginList and not listed
-  /// is removed. Returns the nodes concerned.
-  std::vector<std::string> EndList(const std::set<std::string>& uids);
+  /// The relist ended with `uids`, showing the state at resourceVersion `list_version` (0:
+  /// unknown): every record not listed is removed if it was last changed before BeginList, or
+  /// if its object's resourceVersion is no newer than the list's (it existed then, so the list
+  /// would hold it unless it was deleted). Returns the nodes concerned.
+  std::vector<std::string> EndList(const std::set<std::string>& uids, uint64_t list_version);
 
   const PodRecord* Find(const std::string& uid) const;
   /// The UIDs of the assumed and bound pods on `node`, in UID order.
