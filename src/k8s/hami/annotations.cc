@@ -55,12 +55,9 @@ HamiContainerLayout HamiLayout(const Pod& pod) {
   return layout;
 }
 
-std::map<std::string, std::string> HamiBindAnnotations(const HamiContainerLayout* layout,
-                                                       GpuSet gpus,
-                                                       const std::vector<HamiDevice>& devices,
-                                                       const PodRequest& request,
-                                                       const std::string& node,
-                                                       int64_t unix_seconds) {
+std::map<std::string, std::string> HamiBindAnnotations(
+    const HamiContainerLayout* layout, GpuSet gpus, const std::vector<HamiDevice>& devices,
+    const PodRequest& request, const std::string& node, int64_t unix_seconds) {
   std::vector<int> indices;
   for (int g = 0; g < kMaxGpusPerNode; ++g) {
     if (gpus & (GpuSet{1} << g)) indices.push_back(g);

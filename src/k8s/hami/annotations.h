@@ -48,12 +48,9 @@ HamiContainerLayout HamiLayout(const Pod& pod);
 /// takes them from the first; one entry without a layout), vgpu-node, vgpu-time, bind-time
 /// (`unix_seconds`) and bind-phase=allocating. Memory is the request's per-GPU memory, else the
 /// device's; cores are the request's milli / 10.
-std::map<std::string, std::string> HamiBindAnnotations(const HamiContainerLayout* layout,
-                                                       GpuSet gpus,
-                                                       const std::vector<HamiDevice>& devices,
-                                                       const PodRequest& request,
-                                                       const std::string& node,
-                                                       int64_t unix_seconds);
+std::map<std::string, std::string> HamiBindAnnotations(
+    const HamiContainerLayout* layout, GpuSet gpus, const std::vector<HamiDevice>& devices,
+    const PodRequest& request, const std::string& node, int64_t unix_seconds);
 
 /// The GPU indices (by `devices`) that a hami.io/vgpu-devices-allocated value names (the UUIDs
 /// of every container). Error: a UUID the node does not register, or a malformed value.

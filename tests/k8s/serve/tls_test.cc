@@ -30,13 +30,13 @@ bool Shell(const std::string& cmd) { return std::system((cmd + " >/dev/null 2>&1
 bool MakePki(const std::string& dir) {
   const std::string ec = "-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes";
   if (!Shell("openssl req -x509 " + ec + " -days 1 -subj /CN=test-ca -keyout " + dir +
-           "/ca.key -out " + dir + "/ca.crt")) {
+             "/ca.key -out " + dir + "/ca.crt")) {
     return false;
   }
   for (const std::string name : {"server", "client"}) {
     const std::string subject = name == "server" ? "/CN=127.0.0.1" : "/CN=kube-scheduler";
     if (!Shell("openssl req " + ec + " -subj " + subject + " -keyout " + dir + "/" + name +
-             ".key -out " + dir + "/" + name + ".csr")) {
+               ".key -out " + dir + "/" + name + ".csr")) {
       return false;
     }
     std::string ext;
@@ -44,13 +44,13 @@ bool MakePki(const std::string& dir) {
       ext = " -extfile <(printf 'subjectAltName=IP:127.0.0.1')";
     }
     if (!Shell("bash -c \"openssl x509 -req -days 1 -in " + dir + "/" + name + ".csr -CA " + dir +
-             "/ca.crt -CAkey " + dir + "/ca.key -CAcreateserial -out " + dir + "/" + name + ".crt" +
-             ext + "\"")) {
+               "/ca.crt -CAkey " + dir + "/ca.key -CAcreateserial -out " + dir + "/" + name +
+               ".crt" + ext + "\"")) {
       return false;
     }
   }
   return Shell("openssl req -x509 " + ec + " -days 1 -subj /CN=kube-scheduler -keyout " + dir +
-             "/rogue.key -out " + dir + "/rogue.crt");
+               "/rogue.key -out " + dir + "/rogue.crt");
 }
 
 std::string TempDir() {
