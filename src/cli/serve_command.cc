@@ -309,6 +309,10 @@ int RunServe(const ServeOptions& flags) {
     }
   }
 
+  // A peer that closes a connection we write to is an error on that connection, not the end
+  // of the server: the API client's TLS writes go through OpenSSL's socket BIO (write(2)),
+  // which raises SIGPIPE (the server's own sockets send with MSG_NOSIGNAL).
+  signal(SIGPIPE, SIG_IGN);
   sigset_t stop_signals = BlockStopSignals();
   k8s::HttpServerOptions so;
   so.host = hp->host;
