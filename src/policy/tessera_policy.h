@@ -20,10 +20,10 @@ struct TesseraParams {
   /// A sharing pod opens an idle node only if the used nodes that tie with it would strand
   /// more than this (milli-GPU); other pods see idle nodes as stranding nothing.
   double sharing_open_cost = 200.0;
-  /// Adaptive idle-node protection (docs/POLICIES.md, "A cluster-wide context, and adaptive idle-node protection"); on in the shipped policy
-  /// since the sixth session (default trace 4.26 → 4.06 % with hole fill; a run then costs up to
-  /// 3.1× an FGD run on the sharing-heavy lists, "What ships"). Off, the
-  /// protection above always applies. On, the policy watches the cluster
+  /// Adaptive idle-node protection (docs/POLICIES.md, "A cluster-wide context, and adaptive
+  /// idle-node protection"); on in the shipped policy since the sixth session (default trace 4.26
+  /// → 4.06 % with hole fill; a run then costs up to 3.1× an FGD run on the sharing-heavy lists,
+  /// "What ships"). Off, the protection above always applies. On, the policy watches the cluster
   /// (Policy::ContextKey) and calls idle nodes *plentiful* while, for every GPU count k ≥ 2 of the
   /// multi-GPU pods seen so far,
   ///   idle_k − project_opening · open_rate_k · free  ≥  open_reserve · share_k · free,
