@@ -105,9 +105,12 @@ class Replay {
         order_(engine_->order()),
         scheduler_(engine_->scheduler()),
         headroom_(options.headroom, &clock_),
+        placer_(options.placer),
         num_classes_(static_cast<int>(options.qos.classes.size())) {
     TESSERA_CHECK(num_classes_ > 0 && options.qos.fallback >= 0 &&
                   options.qos.fallback < num_classes_);
+    // A placer's GPUs are known only once it binds: the headroom cannot judge its choice.
+    TESSERA_CHECK(placer_ == nullptr || !headroom_.active());
     rank_.resize(nodes.size());
     for (int n = 0; n < cluster_.size(); ++n) rank_[n] = engine_->rank(n);
     on_node_.resize(nodes.size());
@@ -199,8 +202,8 @@ class Replay {
     events_.push(Event{t, kind, seq_++, pod, run});
   }
 
-  void Record(ReplayEvent::Kind kind, int pod, int node, int by = -1) {
-    if (options_.record_events) events_log_.push_back({now_, kind, pod, node, by});
+  void Record(ReplayEvent::Kind kind, int pod, int node, int by = -1, GpuSet gpus = 0) {
+    if (options_.record_events) events_log_.push_back({now_, kind, pod, node, by, gpus});
   }
 
   // Moves the clock to `t`: accumulates allocation integrals and emits samples before t.
@@ -270,6 +273,7 @@ class Replay {
           Record(ReplayEvent::Kind::kReject, e.pod, -1);
           break;
         }
+        if (placer_ != nullptr) placer_->Created(e.pod);
         Enqueue(e.pod);
         TryPod(e.pod);
         break;
@@ -278,6 +282,7 @@ class Replay {
         if ((p.state != State::kRunning && p.state != State::kTerminating) || p.run != e.run) break;
         Record(ReplayEvent::Kind::kFinish, e.pod, p.node);
         Stop(e.pod, /*preempted=*/false);
+        if (placer_ != nullptr) placer_->Deleted(e.pod);
         p.state = State::kFinished;
         break;
       case EventKind::kGraceExpiry:
@@ -359,7 +364,12 @@ class Replay {
   bool TryPod(int id) {
     Pod& p = pods_[id];
     if (blocked_[p.key] == kFree) {
-      Decision d = scheduler_.Decide(p.req);
+      Decision d;
+      if (placer_ != nullptr) {
+        d.node = placer_->ChooseNode(id, rank_);
+      } else {
+        d = scheduler_.Decide(p.req);
+      }
       if (d.ok() && !KeepsHeadroom(p, d) && p.req.IsSharing()) d = ShareUsedGpu(p.req);
       if (d.ok() && KeepsHeadroom(p, d)) {
         Dequeue(id);
@@ -398,16 +408,35 @@ class Replay {
   bool Preempt(int id) {
     Pod& p = pods_[id];
     std::vector<NodeVictims> answers;
+    if (placer_ != nullptr) {
+      std::vector<int> nodes;
+      for (int n = 0; n < cluster_.size(); ++n) {
+        if (nominated_[n] > 0) continue;
+        for (int v : on_node_[n]) {
+          if (IsVictimFor(p, v)) {
+            nodes.push_back(n);
+            break;
+          }
+        }
+      }
+      for (const PlacerVictims& a : placer_->Victims(id, nodes)) {
+        NodeVictims nv{a.node, rank_[a.node], {}};
+        nv.victims.num_pdb_violations = a.pdb_violations;
+        for (int v : a.pods) {
+          nv.victims.ids.push_back(ids_[v]);
+          nv.victims.max_priority = std::max(nv.victims.max_priority, pods_[v].priority);
+          nv.victims.sum_priority += pods_[v].priority;
+        }
+        answers.push_back(std::move(nv));
+      }
+    }
     PreemptionNode node;
-    for (int n = 0; n < cluster_.size(); ++n) {
+    for (int n = 0; n < cluster_.size() && placer_ == nullptr; ++n) {
       if (nominated_[n] > 0) continue;  // one preemption per node at a time
       node.pods.clear();
       for (int v : on_node_[n]) {
         const Pod& q = pods_[v];
-        if (q.state != State::kRunning || q.priority >= p.priority ||
-            !options_.qos.classes[q.cls].preemptible) {
-          continue;
-        }
+        if (!IsVictimFor(p, v)) continue;
         VictimCandidate c;
         c.id = ids_[v];
         c.priority = q.priority;
@@ -450,6 +479,13 @@ class Replay {
     return true;
   }
 
+  // Whether pod `v` may be a victim of preemptor `p`: running, lower priority, preemptible.
+  bool IsVictimFor(const Pod& p, int v) const {
+    const Pod& q = pods_[v];
+    return q.state == State::kRunning && q.priority < p.priority &&
+           options_.qos.classes[q.cls].preemptible;
+  }
+
   void GraceExpired(int id) {
     Pod& p = pods_[id];
     const int node = p.node;
@@ -459,20 +495,27 @@ class Replay {
       Pod& q = pods_[v];
       if (q.state != State::kTerminating) continue;  // it finished on its own meanwhile
       Stop(v, /*preempted=*/true);
+      if (placer_ != nullptr) {
+        placer_->Deleted(v);
+        placer_->Created(v);
+      }
       Enqueue(v);  // re-created by its controller: it starts over
     }
     p.victims.clear();
     p.node = -1;
-    if (cluster_.Check(node, p.req) == FitReason::kFits) {
-      Start(id, node, scheduler_.ChooseGpus(node, p.req));
+    if (placer_ != nullptr ? placer_->FitsOn(id, node)
+                           : cluster_.Check(node, p.req) == FitReason::kFits) {
+      Start(id, node, placer_ != nullptr ? 0 : scheduler_.ChooseGpus(node, p.req));
     } else {
       Enqueue(id);  // someone else took the room: back to the queue
     }
     dirty_ = true;
   }
 
+  // Places pod `id` on `node`, on `gpus` (the placer's choice when there is one).
   void Start(int id, int node, GpuSet gpus) {
     Pod& p = pods_[id];
+    if (placer_ != nullptr) gpus = placer_->Bind(id, node);
     idle_gpus_ -= IdleGpus(node);
     scheduler_.Bind(node, p.req, gpus);
     idle_gpus_ += IdleGpus(node);
@@ -488,7 +531,7 @@ class Replay {
     ++p.run;
     on_node_[node].push_back(id);
     class_alloc_milli_[p.cls] += p.req.TotalGpuMilli();
-    Record(ReplayEvent::Kind::kStart, id, node);
+    Record(ReplayEvent::Kind::kStart, id, node, -1, gpus);
     Push(now_ + timeline_.pods[id].duration_s, EventKind::kFinish, id, p.run);
   }
 
@@ -636,6 +679,7 @@ class Replay {
   std::vector<int> candidates_;  // scratch of ShareUsedGpu
   Scheduler& scheduler_;
   Headroom headroom_;
+  ReplayPlacer* placer_;  // null: the scheduler decides
   const int num_classes_;
   std::vector<int> rank_;
   std::vector<Pod> pods_;

@@ -14,6 +14,8 @@
 
 namespace tessera {
 
+class ReplayPlacer;
+
 /// How a replay runs besides the placement policy.
 struct ReplayOptions {
   QosClasses qos = DefaultQosClasses();
@@ -28,6 +30,44 @@ struct ReplayOptions {
   /// the replay; empty: never. Reads no clock itself.
   std::function<void(double now_s, double horizon_s)> progress;
   int64_t progress_every = 1024;
+  /// Who decides and carries out placements and victims; null: the engine in-process (the
+  /// `placement` policy of RunReplay). Must outlive the run; needs headroom mode kNone.
+  ReplayPlacer* placer = nullptr;
+};
+
+/// One victim answer of a ReplayPlacer: the victims (pods) it chose on `node`, and how many of
+/// their evictions exceed a disruption budget.
+struct PlacerVictims {
+  int node = -1;
+  std::vector<int> pods;
+  int64_t pdb_violations = 0;
+};
+
+/// The decisions of a replay, made somewhere else than the engine in-process.
+///
+/// The replay plays kube-scheduler and the pods' lifecycle: the queue, when a pod is tried,
+/// which nodes may take a preemption, grace periods, victims re-created by their controller.
+/// It keeps its own copy of the cluster for those rules. A placer answers its questions and
+/// carries out what it decides — the test of `tessera serve` puts the extender behind one
+/// (filter, prioritize, preempt and bind over HTTP, pods as objects in a fake API server), so
+/// that the server and the in-process engine are compared pod by pod on one trace. Pods are
+/// indices into the Timeline, nodes into RunReplay's `nodes`. Called from the replay's thread.
+class ReplayPlacer {
+ public:
+  virtual ~ReplayPlacer() = default;
+  /// Pod `pod` now exists and waits for a node: it arrived, or a victim was re-created.
+  virtual void Created(int pod) = 0;
+  /// The node for pending pod `pod` (among equal scores, the smallest `rank`), or -1.
+  virtual int ChooseNode(int pod, const std::vector<int>& rank) = 0;
+  /// Whether `pod` fits on `node` now (a preemptor once its victims are gone).
+  virtual bool FitsOn(int pod, int node) = 0;
+  /// Places `pod` on `node` (which fits it); returns the GPUs it got.
+  virtual GpuSet Bind(int pod, int node) = 0;
+  /// Pod `pod` is gone: it finished, or it was a victim and its grace period ended.
+  virtual void Deleted(int pod) = 0;
+  /// For preemptor `pod`, the victims on each of `nodes` that would let it fit; nodes where
+  /// none would are left out.
+  virtual std::vector<PlacerVictims> Victims(int pod, const std::vector<int>& nodes) = 0;
 };
 
 /// Per-class figures of a replay. Waits are from arrival to the first start (seconds); a
@@ -78,7 +118,8 @@ struct ReplayEvent {
   Kind kind = Kind::kStart;
   int pod = -1;
   int node = -1;
-  int by = -1;  ///< kPreempt: the preemptor
+  int by = -1;      ///< kPreempt: the preemptor
+  GpuSet gpus = 0;  ///< kStart: the GPUs the pod got
 };
 
 struct ReplayResult {

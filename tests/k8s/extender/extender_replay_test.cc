@@ -34,33 +34,26 @@
 // the engine draws a node, while the extender's prioritize scores every feasible node 10.
 
 #include <gtest/gtest.h>
-#include <httplib.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdint>
-#include <functional>
 #include <iostream>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <numeric>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "frag/target_workload.h"
-#include "k8s/api/cluster_cache.h"
-#include "k8s/api/kube_api.h"
 #include "k8s/extender/extender.h"
 #include "k8s/extender/extender_protocol.h"
 #include "k8s/fake_apiserver.h"
+#include "k8s/kube_scheduler.h"
 #include "k8s/live.h"
-#include "k8s/serve/http_server.h"
 #include "model/cluster.h"
 #include "policy/policy.h"
 #include "sched/scheduler.h"
-#include "util/clock.h"
 #include "util/rng.h"
 
 namespace tessera::k8s {
@@ -68,6 +61,11 @@ namespace {
 
 using Json = nlohmann::json;
 using testing::FakeApiServer;
+using testing::IndicesText;
+using testing::KubeScheduler;
+using testing::NodeObjectOf;
+using testing::PodObjectOf;
+using testing::Serve;
 using testing::WaitFor;
 
 constexpr uint64_t kSeed = 20261129;
@@ -113,23 +111,6 @@ std::vector<NodeSpec> MakeNodes() {
   return nodes;
 }
 
-Json NodeObject(const NodeSpec& s) {
-  Json labels = Json::object();
-  Json allocatable = {{"cpu", std::to_string(s.cpu_milli / 1000)},
-                      {"memory", std::to_string(s.memory_mib / 1024) + "Gi"},
-                      {"pods", "110"}};
-  if (s.gpu_count > 0) {
-    labels["tessera.io/gpu-model"] = s.gpu_model;
-    labels["tessera.io/gpu-memory"] = std::to_string(s.gpu_memory_mib);
-    allocatable["tessera.io/gpu"] = std::to_string(s.gpu_count);
-  }
-  return {{"apiVersion", "v1"},
-          {"kind", "Node"},
-          {"metadata", {{"name", s.name}, {"uid", "uid-" + s.name}, {"labels", labels}}},
-          {"spec", Json::object()},
-          {"status", {{"allocatable", allocatable}, {"capacity", allocatable}}}};
-}
-
 // ---- The pods: realistic shapes, seeded. ----
 
 PodSpec MakePod(Rng& rng, int i) {
@@ -165,45 +146,6 @@ PodSpec MakePod(Rng& rng, int i) {
   return p;
 }
 
-Json PodObject(const PodSpec& p) {
-  const std::string name = p.name.substr(p.name.find('/') + 1);
-  Json limits = {{"cpu", std::to_string(p.cpu_milli) + "m"},
-                 {"memory", std::to_string(p.memory_mib) + "Mi"}};
-  if (p.gpu_count > 0) {
-    limits["tessera.io/gpu"] = std::to_string(p.gpu_count);
-    if (p.gpu_milli < 1000) limits["tessera.io/gpu-milli"] = std::to_string(p.gpu_milli);
-    if (p.gpu_memory_mib > 0) limits["tessera.io/gpu-memory"] = std::to_string(p.gpu_memory_mib);
-  }
-  Json annotations = Json::object();
-  if (!p.gpu_spec.empty()) annotations["tessera.io/gpu-model"] = p.gpu_spec;
-  return {
-      {"apiVersion", "v1"},
-      {"kind", "Pod"},
-      {"metadata",
-       {{"name", name}, {"namespace", "ml"}, {"uid", "uid-" + name}, {"annotations", annotations}}},
-      {"spec",
-       {{"schedulerName", "default-scheduler"},
-        {"containers", {{{"name", "main"}, {"image", "x"}, {"resources", {{"limits", limits}}}}}}}},
-      {"status", {{"phase", "Pending"}}}};
-}
-
-/// "0-1,4" for GPUs {0, 1, 4}, as bind's tessera.io/gpu-indices annotation writes them.
-std::string IndicesText(GpuSet gpus) {
-  std::string out;
-  for (int i = 0; i < kMaxGpusPerNode;) {
-    if (!(gpus & (GpuSet{1} << i))) {
-      ++i;
-      continue;
-    }
-    int j = i;
-    while (j + 1 < kMaxGpusPerNode && (gpus & (GpuSet{1} << (j + 1)))) ++j;
-    if (!out.empty()) out += ',';
-    out += std::to_string(i) + (j > i ? "-" + std::to_string(j) : "");
-    i = j + 1;
-  }
-  return out;
-}
-
 Json GpuList(GpuSet gpus) {
   Json list = Json::array();
   for (int g = 0; g < kMaxGpusPerNode; ++g) {
@@ -211,36 +153,6 @@ Json GpuList(GpuSet gpus) {
   }
   return list;
 }
-
-// ---- kube-scheduler's side of the extender protocol, over HTTP. ----
-
-class KubeScheduler {
- public:
-  explicit KubeScheduler(int port) : client_("127.0.0.1", port) {
-    client_.set_keep_alive(true);
-    client_.set_connection_timeout(5);
-    client_.set_read_timeout(5);
-    client_.set_tcp_nodelay(true);
-  }
-  int Status(const std::string& path) {
-    auto res = client_.Get(path);
-    return res ? res->status : -1;
-  }
-  Json State() {
-    auto res = client_.Get("/state");
-    return res && res->status == 200 ? Json::parse(res->body) : Json();
-  }
-  /// POSTs `body` to `path`; the body of a 200 answer, or "HTTP <status>: <body>".
-  std::string Post(const std::string& path, const std::string& body, bool* ok) {
-    auto res = client_.Post(path, body, "application/json");
-    *ok = res && res->status == 200;
-    if (!res) return "no answer";
-    return *ok ? res->body : "HTTP " + std::to_string(res->status) + ": " + res->body;
-  }
-
- private:
-  httplib::Client client_;
-};
 
 struct Placed {
   std::string uid;
@@ -259,32 +171,14 @@ TEST_P(ExtenderReplay, SamePlacementsAsTheInProcessEngine) {
   for (const NodeSpec& s : nodes) node_names.push_back(s.name);
   ASSERT_TRUE(std::is_sorted(node_names.begin(), node_names.end()));
 
-  // The API server, the extender in API mode with its cache, and its HTTP server.
+  // The API server, and the extender in API mode with its cache and its HTTP server.
   FakeApiServer fake;
   ASSERT_TRUE(fake.Start());
-  for (const NodeSpec& s : nodes) fake.AddNode(NodeObject(s));
-  KubeApiConfig kc;
-  kc.server = fake.url();
-  kc.source = "test";
-  std::unique_ptr<HttpKubeApi> api = std::move(HttpKubeApi::Create(kc).value());
-  ManualClock clock;  // stands still: filter passes stay fresh for the binds
-  ExtenderOptions eo;
-  eo.policy = policy_name;
-  eo.seed = kSeed;
-  LiveOptions lo;
-  lo.api = api.get();
-  eo.clock = &clock;
-  std::unique_ptr<Extender> extender = std::move(Extender::Create(eo, lo).value());
-  ClusterCacheOptions co;
-  co.log = [](std::string_view, std::string_view, const Json&) {};
-  ClusterCache cache(api.get(), extender.get(), co);
-  HttpServerOptions so;
-  so.port = 0;
-  HttpServer server(extender.get(), so);
-  ASSERT_TRUE(server.Start().ok());
-  cache.Start();
-  auto kube = std::make_unique<KubeScheduler>(server.port());
-  ASSERT_TRUE(WaitFor([&] { return kube->Status("/readyz") == 200; }));
+  for (const NodeSpec& s : nodes) fake.AddNode(NodeObjectOf(s));
+  Serve serve(fake, policy_name, kSeed);
+  ASSERT_TRUE(serve.ready);
+  KubeScheduler* kube = serve.kube.get();
+  Extender* extender = serve.extender.get();
 
   // The in-process engine on the same nodes, in the same order, with the same M and seed.
   Cluster cluster(nodes);
@@ -320,20 +214,13 @@ TEST_P(ExtenderReplay, SamePlacementsAsTheInProcessEngine) {
       fake.DeletePod("ml", victim.name);
       engine.Unbind(victim.node, victim.request, victim.gpus);
       ++deleted;
-      ASSERT_TRUE(WaitFor([&] {
-        const Json state = kube->State();
-        if (!state.is_object()) return false;
-        for (const Json& a : state["assignments"]) {
-          if (a["uid"] == victim.uid) return false;
-        }
-        return true;
-      })) << "the extender never saw the deletion of "
-          << victim.name;
+      ASSERT_TRUE(WaitFor([&] { return serve.Forgot(victim.uid); }))
+          << "the extender never saw the deletion of " << victim.name;
     }
     const PodSpec spec = MakePod(pods_rng, i);
     const PodRequest request = cluster.MakeRequest(spec);
-    fake.AddPod(PodObject(spec));
     const std::string name = "p-" + std::to_string(i);
+    fake.AddPod(PodObjectOf(spec, name));
     const Json pod = fake.GetPod("ml", name);
     const std::string uid = pod["metadata"]["uid"];
     const std::string where = "pod " + std::to_string(i) + " (" + pod.dump() + ")";
@@ -447,12 +334,6 @@ TEST_P(ExtenderReplay, SamePlacementsAsTheInProcessEngine) {
             << ", deleted " << deleted << ", live at the end " << live.size()
             << ", ties at the top " << ties << ", GPU allocated " << cluster.allocated_gpu_milli()
             << "/" << cluster.total_gpu_milli() << " milli\n";
-
-  // Close the keep-alive connection first: HttpServer::Stop waits for idle keep-alive
-  // connections to time out (cpp-httplib's 5 s keep-alive timeout).
-  kube.reset();
-  server.Stop();
-  cache.Stop();
 }
 
 INSTANTIATE_TEST_SUITE_P(Policies, ExtenderReplay, ::testing::Values("fgd", "tessera", "bestfit"),

@@ -1,0 +1,371 @@
+// One trace, with preemption, through `tessera replay` in-process and through `tessera serve`'s
+// HTTP verbs: the same pods start at the same times on the same nodes and GPUs, and the same
+// pods are preempted by the same preemptors.
+//
+// Both runs are RunReplay's event loop, which plays kube-scheduler (the queue in priority
+// order, a failed pod's preemption, victims' grace periods, victims re-created by their
+// controller) and the pods' lifecycle. In-process, the engine decides. Against the server, a
+// ReplayPlacer asks `tessera serve` and carries out its answers on a fake API server:
+// - a pod that arrives (or a victim re-created) becomes a Pod object with its class priority;
+// - choosing a node is POST /filter with every node, then /prioritize with those that passed;
+//   the best score wins, ties to the node that comes first in the engine's tie order
+//   (kube-scheduler draws among equal scores; the seeded order is one such draw);
+// - binding is POST /bind; the GPUs are read back from the Pod object's tessera.io/gpu-indices
+//   annotation — the API server's record, not the extender's answer;
+// - a preemption is POST /preempt with every node that holds a possible victim (no victims
+//   proposed: the extender chooses them), and the node is chosen among the answers with
+//   kube-scheduler's rule (ChoosePreemptionNode);
+// - a pod that finishes, or a victim at the end of its grace period, is deleted from the API
+//   server, and the next question waits until the extender's watch has seen it.
+// The extender's model comes from the API server alone (its watch and its own binds).
+//
+// What the two share by construction is the kube-scheduler model; what is compared is every
+// decision: the server's node and GPU choice (policy, model built from Pod and Node objects),
+// its victim search, and the GPUs it records in the API. Classes: LS (not preemptible, the
+// highest priority), Burstable and BE (preemptible). The extender takes any lower-priority pod
+// as a possible victim; with classes whose non-preemptible members outrank every preemptor the
+// two rules agree (classes the extender can read are a separate feature).
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "k8s/extender/extender_internal.h"
+#include "k8s/extender/extender_protocol.h"
+#include "k8s/fake_apiserver.h"
+#include "k8s/kube_scheduler.h"
+#include "k8s/live.h"
+#include "replay/replay.h"
+#include "sched/engine.h"
+#include "util/rng.h"
+
+namespace tessera::k8s {
+namespace {
+
+using Json = nlohmann::json;
+using testing::FakeApiServer;
+using testing::NodeObjectOf;
+using testing::PodObjectOf;
+using testing::Serve;
+using testing::WaitFor;
+
+constexpr uint64_t kSeed = 20261202;
+
+std::vector<NodeSpec> MakeNodes() {
+  struct Kind {
+    std::string model;
+    int gpus;
+    int64_t gpu_memory_mib;
+    int count;
+  };
+  const std::vector<Kind> kinds = {
+      {"V100M32", 8, 32768, 3}, {"A10", 4, 24576, 3}, {"T4", 2, 15360, 4}, {"A10", 1, 24576, 2}};
+  std::vector<NodeSpec> nodes;
+  for (const Kind& k : kinds) {
+    for (int i = 0; i < k.count; ++i) {
+      NodeSpec s;
+      s.cpu_milli = int64_t{k.gpus} * 12000;
+      s.memory_mib = int64_t{k.gpus} * 48 * 1024;
+      s.gpu_count = k.gpus;
+      s.gpu_model = k.model;
+      s.gpu_memory_mib = k.gpu_memory_mib;
+      nodes.push_back(s);
+    }
+  }
+  Rng rng(kSeed);
+  rng.Shuffle(nodes);
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    nodes[i].name = (i < 10 ? "node-0" : "node-") + std::to_string(i);  // name order = index
+  }
+  return nodes;
+}
+
+QosClasses Classes() {
+  QosClasses q;
+  q.classes = {
+      {"LS", 1000, 1.0, false, 20}, {"Burstable", 500, 60.0, true, 30}, {"BE", 0, -1, true, 10}};
+  q.fallback = 2;
+  return q;
+}
+
+// A busy hour: long BE trainers fill the cluster, Burstable and LS pods arrive among them
+// and preempt. Names are fixed-width, so that the replay's victim names and the server's UIDs
+// ("uid-" + name + incarnation) sort alike.
+Timeline MakeTimeline(int pods) {
+  Rng rng(kSeed + 1);
+  Timeline t;
+  double at = 0;
+  for (int i = 0; i < pods; ++i) {
+    TimedPod tp;
+    PodSpec& p = tp.spec;
+    char name[16];
+    std::snprintf(name, sizeof name, "p-%04d", i);
+    p.name = name;
+    const uint64_t r = rng.Below(100);
+    if (r < 40) {  // BE: whole GPUs, long
+      static const int kGpus[] = {1, 1, 2, 2, 4, 8};
+      p.qos = "BE";
+      p.gpu_count = kGpus[rng.Below(6)];
+      p.gpu_milli = 1000;
+      tp.duration_s = 600 + static_cast<double>(rng.Below(3000));
+    } else if (r < 70) {  // Burstable: one or two GPUs, or a share
+      p.qos = "Burstable";
+      p.gpu_count = rng.Below(3) == 0 ? 2 : 1;
+      p.gpu_milli = p.gpu_count == 1 && rng.Below(2) == 0 ? 500 : 1000;
+      tp.duration_s = 120 + static_cast<double>(rng.Below(900));
+    } else {  // LS: a share or one GPU, short
+      static const int32_t kMilli[] = {250, 300, 500, 1000};
+      p.qos = "LS";
+      p.gpu_count = 1;
+      p.gpu_milli = kMilli[rng.Below(4)];
+      tp.duration_s = 30 + static_cast<double>(rng.Below(300));
+    }
+    p.cpu_milli = int64_t{p.gpu_count} * 2000;
+    p.memory_mib = int64_t{p.gpu_count} * 8192;
+    if (rng.Below(100) < 15) p.gpu_spec = rng.Below(2) == 0 ? "A10" : "V100M32|T4";
+    tp.arrival_s = at;
+    at += 1 + static_cast<double>(rng.Below(40));
+    t.pods.push_back(tp);
+  }
+  return t;
+}
+
+// `tessera serve` behind the replay's questions (see the top of the file).
+class ServePlacer final : public ReplayPlacer {
+ public:
+  ServePlacer(FakeApiServer* fake, Serve* serve, const std::vector<NodeSpec>& nodes,
+              const Timeline& timeline, const QosClasses& classes)
+      : fake_(fake), serve_(serve), nodes_(nodes), timeline_(timeline), classes_(classes) {
+    for (const NodeSpec& n : nodes) names_.push_back(n.name);
+    incarnation_.assign(timeline.pods.size(), -1);
+  }
+
+  void Created(int pod) override {
+    ++incarnation_[pod];
+    const PodSpec& spec = timeline_.pods[pod].spec;
+    const int32_t priority = classes_.classes[classes_.Find(spec.qos)].priority;
+    fake_->AddPod(PodObjectOf(spec, Name(pod), priority));
+    by_uid_["uid-" + Name(pod)] = pod;
+  }
+
+  int ChooseNode(int pod, const std::vector<int>& rank) override {
+    const ExtenderFilterResult filtered = Filter(pod, names_);
+    if (filtered.node_names.empty()) return -1;
+    Json args = Args(pod, filtered.node_names);
+    bool ok = false;
+    const std::string body = serve_->kube->Post("/prioritize", args.dump(), &ok);
+    EXPECT_TRUE(ok) << body;
+    Result<HostPriorityList> scores = DecodeHostPriorityList(body);
+    EXPECT_TRUE(scores.ok()) << body;
+    if (!scores.ok()) return -1;
+    int best = -1;
+    int64_t top = -1;
+    for (const HostPriority& h : *scores) {
+      const int n = Index(h.host);
+      if (h.score > top || (h.score == top && rank[n] < rank[best])) best = n, top = h.score;
+    }
+    return best;
+  }
+
+  bool FitsOn(int pod, int node) override {
+    return !Filter(pod, {names_[node]}).node_names.empty();
+  }
+
+  GpuSet Bind(int pod, int node) override {
+    bool ok = false;
+    const std::string name = Name(pod);
+    const std::string body = serve_->kube->Post(
+        "/bind", EncodeExtenderBindingArgs({name, "ml", "uid-" + name, names_[node]}), &ok);
+    Result<ExtenderBindingResult> bound = DecodeExtenderBindingResult(body);
+    EXPECT_TRUE(ok && bound.ok() && bound->error.empty()) << name << ": " << body;
+    // What the API server recorded.
+    const Json stored = fake_->GetPod("ml", name);
+    EXPECT_EQ(stored["spec"]["nodeName"], names_[node]) << name;
+    const Json& annotations = stored["metadata"]["annotations"];
+    const std::string key(kGpuIndicesAnnotation);
+    if (!annotations.contains(key)) return 0;  // a CPU-only pod
+    Result<GpuSet> gpus =
+        ParseGpuIndices(annotations[key].get<std::string>(), nodes_[node].gpu_count);
+    EXPECT_TRUE(gpus.ok()) << stored.dump();
+    ++binds_;
+    return gpus.ok() ? *gpus : 0;
+  }
+
+  void Deleted(int pod) override {
+    const std::string name = Name(pod);
+    fake_->DeletePod("ml", name);
+    EXPECT_TRUE(WaitFor([&] { return serve_->Forgot("uid-" + name); }))
+        << "the extender never saw the deletion of " << name;
+  }
+
+  std::vector<PlacerVictims> Victims(int pod, const std::vector<int>& nodes) override {
+    Json candidates = Json::object();
+    for (int n : nodes) {
+      candidates[names_[n]] = {{"Pods", Json::array()}, {"NumPDBViolations", 0}};
+    }
+    Json args = {{"Pod", fake_->GetPod("ml", Name(pod))},
+                 {"NodeNameToVictims", nullptr},
+                 {"NodeNameToMetaVictims", candidates}};
+    bool ok = false;
+    const std::string body = serve_->kube->Post("/preempt", args.dump(), &ok);
+    Result<ExtenderPreemptionResult> answer = DecodeExtenderPreemptionResult(body);
+    EXPECT_TRUE(ok && answer.ok()) << body;
+    std::vector<PlacerVictims> out;
+    if (!answer.ok()) return out;
+    ++preempt_calls_;
+    for (const auto& [node, victims] : answer->node_name_to_meta_victims) {
+      PlacerVictims v;
+      v.node = Index(node);
+      v.pdb_violations = victims.num_pdb_violations;
+      for (const std::string& uid : victims.pod_uids) v.pods.push_back(by_uid_.at(uid));
+      out.push_back(std::move(v));
+    }
+    return out;
+  }
+
+  int binds() const { return binds_; }
+  int preempt_calls() const { return preempt_calls_; }
+
+ private:
+  std::string Name(int pod) const {
+    return timeline_.pods[pod].spec.name + "-" + std::to_string(incarnation_[pod]);
+  }
+  int Index(const std::string& node) const {
+    return static_cast<int>(std::find(names_.begin(), names_.end(), node) - names_.begin());
+  }
+  Json Args(int pod, const std::vector<std::string>& names) const {
+    return {{"Pod", fake_->GetPod("ml", Name(pod))}, {"Nodes", nullptr}, {"NodeNames", names}};
+  }
+  ExtenderFilterResult Filter(int pod, const std::vector<std::string>& names) {
+    bool ok = false;
+    const std::string body = serve_->kube->Post("/filter", Args(pod, names).dump(), &ok);
+    Result<ExtenderFilterResult> filtered = DecodeExtenderFilterResult(body);
+    EXPECT_TRUE(ok && filtered.ok() && filtered->error.empty()) << body;
+    return filtered.ok() ? *filtered : ExtenderFilterResult{};
+  }
+
+  FakeApiServer* fake_;
+  Serve* serve_;
+  const std::vector<NodeSpec>& nodes_;
+  const Timeline& timeline_;
+  const QosClasses& classes_;
+  std::vector<std::string> names_;
+  std::vector<int> incarnation_;
+  std::map<std::string, int> by_uid_;
+  int binds_ = 0;
+  int preempt_calls_ = 0;
+};
+
+std::string Describe(const ReplayEvent& e) {
+  static const char* kKinds[] = {"start", "finish", "preempt", "nominate", "reject"};
+  return std::to_string(e.t_s) + " " + kKinds[static_cast<int>(e.kind)] + " pod " +
+         std::to_string(e.pod) + " node " + std::to_string(e.node) + " by " + std::to_string(e.by) +
+         " gpus " + std::to_string(e.gpus);
+}
+
+class ServeReplay : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ServeReplay, SameStartsNodesGpusAndVictimsAsTheInProcessReplay) {
+  const std::string policy = GetParam();
+  const std::vector<NodeSpec> nodes = MakeNodes();
+  const Timeline timeline = MakeTimeline(160);
+  ReplayOptions options;
+  options.qos = Classes();
+  options.preemption = true;
+  options.seed = kSeed;
+  options.record_events = true;
+  options.samples = 0;
+  options.horizon_s = timeline.pods.back().arrival_s + 1800;
+
+  // In-process: the engine as the extender assembles it (M of no bound pods: one whole GPU).
+  std::unique_ptr<Engine> engine = std::move(Engine::Create(nodes, {}, policy, kSeed).value());
+  const ReplayResult local =
+      RunReplay(nodes, timeline, engine->policy(), engine->workload(), options);
+
+  // Against the server.
+  FakeApiServer fake;
+  ASSERT_TRUE(fake.Start());
+  for (const NodeSpec& s : nodes) fake.AddNode(NodeObjectOf(s));
+  Serve serve(fake, policy, kSeed);
+  ASSERT_TRUE(serve.ready);
+  ServePlacer placer(&fake, &serve, nodes, timeline, options.qos);
+  options.placer = &placer;
+  const ReplayResult remote =
+      RunReplay(nodes, timeline, engine->policy(), engine->workload(), options);
+
+  // Every start (time, pod, node, GPUs), finish, nomination and victim, in order.
+  ASSERT_FALSE(::testing::Test::HasFailure());
+  const size_t n = std::min(local.events.size(), remote.events.size());
+  for (size_t i = 0; i < n; ++i) {
+    const ReplayEvent& a = local.events[i];
+    const ReplayEvent& b = remote.events[i];
+    ASSERT_TRUE(a.t_s == b.t_s && a.kind == b.kind && a.pod == b.pod && a.node == b.node &&
+                a.by == b.by && a.gpus == b.gpus)
+        << "event " << i << ": in-process " << Describe(a) << ", served " << Describe(b);
+  }
+  ASSERT_EQ(local.events.size(), remote.events.size());
+  ASSERT_EQ(local.pods.size(), remote.pods.size());
+  for (size_t i = 0; i < local.pods.size(); ++i) {
+    EXPECT_EQ(local.pods[i].status, remote.pods[i].status) << "pod " << i;
+    EXPECT_EQ(local.pods[i].wait_s, remote.pods[i].wait_s) << "pod " << i;
+    EXPECT_EQ(local.pods[i].times_preempted, remote.pods[i].times_preempted) << "pod " << i;
+  }
+  for (size_t c = 0; c < local.classes.size(); ++c) {
+    EXPECT_EQ(local.classes[c].wait_p99_s, remote.classes[c].wait_p99_s) << c;
+    EXPECT_EQ(local.classes[c].preempted, remote.classes[c].preempted) << c;
+  }
+
+  // The API server holds what the replay says runs at the horizon, where it says.
+  std::map<int, GpuSet> running;  // pod -> GPUs of its last start
+  std::map<int, int> node_of;
+  for (const ReplayEvent& e : remote.events) {
+    if (e.kind == ReplayEvent::Kind::kStart) running[e.pod] = e.gpus, node_of[e.pod] = e.node;
+  }
+  int still_running = 0;
+  for (size_t i = 0; i < remote.pods.size(); ++i) {
+    if (remote.pods[i].status != PodOutcome::Status::kRunning) continue;
+    ++still_running;
+    const std::string name =
+        timeline.pods[i].spec.name + "-" + std::to_string(remote.pods[i].times_preempted);
+    const Json stored = fake.GetPod("ml", name);
+    EXPECT_EQ(stored["spec"]["nodeName"], nodes[node_of[static_cast<int>(i)]].name) << name;
+    if (running[static_cast<int>(i)] != 0) {
+      EXPECT_EQ(stored["metadata"]["annotations"][std::string(kGpuIndicesAnnotation)],
+                testing::IndicesText(running[static_cast<int>(i)]))
+          << name;
+    }
+  }
+
+  // The trace does what it claims: many placements, preemptions, restarts of victims.
+  int starts = 0, restarts = 0;
+  for (const ReplayEvent& e : remote.events) {
+    starts += e.kind == ReplayEvent::Kind::kStart;
+    restarts += e.kind == ReplayEvent::Kind::kStart && remote.pods[e.pod].times_preempted > 0;
+  }
+  EXPECT_GT(starts, 100);
+  EXPECT_GE(remote.preemptions, 5);
+  EXPECT_GT(restarts, 0);
+  EXPECT_GT(still_running, 0);
+  EXPECT_GT(placer.preempt_calls(), 0);
+  std::cout << "[serve replay " << policy << "] events " << remote.events.size() << ", starts "
+            << starts << ", preemptions " << remote.preemptions << ", restarts " << restarts
+            << ", preempt calls " << placer.preempt_calls() << ", GPU binds " << placer.binds()
+            << ", running at the horizon " << still_running << "\n";
+}
+
+INSTANTIATE_TEST_SUITE_P(Policies, ServeReplay, ::testing::Values("tessera", "fgd", "k8s-default"),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           std::string name = info.param;
+                           std::replace(name.begin(), name.end(), '-', '_');
+                           return name;
+                         });
+
+}  // namespace
+}  // namespace tessera::k8s
