@@ -31,6 +31,8 @@ if [ "$with_tests" -eq 1 ]; then
     curl                                        # a real HTTP client for the extender e2e test
     openssl                                     # certificates for the API client's TLS tests
     chromium imagemagick fonts-dejavu-core      # the report check: headless Chromium screenshot
+    prometheus                                  # a real Prometheus scrapes tessera serve (e2e)
+    python3-jsonschema                          # the Grafana dashboard's schema check (e2e)
   )
   # kubectl: a real client for the e2e tests (kubectl prints the Pod/Node JSON the extender is
   # fed, and checks deploy/). Debian 12 ships it as kubernetes-client; a machine with another
@@ -59,3 +61,8 @@ echo "deps: installing ${missing[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -qq
 $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# Debian's prometheus package enables and starts a system service (port 9090); the tests run
+# their own on a free loopback port, so a service this script brought in is stopped again.
+if printf '%s\n' "${missing[@]}" | grep -qx prometheus && [ -d /run/systemd/system ]; then
+  $sudo systemctl disable --now prometheus >/dev/null 2>&1 || true
+fi

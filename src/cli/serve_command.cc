@@ -80,6 +80,13 @@ void AddServeCommand(CLI::App& app, ServeOptions& o, int& exit_code) {
       "    inCluster: true              # --in-cluster\n"
       "    kubeconfig: /path/config     # --kubeconfig\n"
       "    readNodeBeforeBind: true     # --read-node-before-bind\n"
+      "  classes:                       # SLO classes of the metrics (default: these four)\n"
+      "    - {name: LS, priority: 1000, sloWaitSeconds: 1, preemptible: false, "
+      "useHeadroom: true}\n"
+      "    - {name: Guaranteed, priority: 900, sloWaitSeconds: 10, preemptible: false}\n"
+      "    - {name: Burstable, priority: 500, sloWaitSeconds: 60}\n"
+      "    - {name: BE, priority: 0}\n"
+      "  schedulerNames: [tessera-scheduler]  # pending pods of these count in the GPU queue\n"
       "\nExamples:\n"
       "  tessera serve --in-cluster --listen 127.0.0.1:8888 --probe-listen 0.0.0.0:8889\n"
       "  tessera serve --config /etc/tessera/tessera.yaml\n"
@@ -175,6 +182,8 @@ Result<ServeOptions> Resolve(const ServeOptions& flags) {
     if (from_file("--read-node-before-bind")) {
       c.read_node_before_bind = file.read_node_before_bind;
     }
+    c.classes = file.classes;  // no flags: the file's classes and scheduler names
+    c.scheduler_names = file.scheduler_names;
     // A mode given on the command line replaces the file's mode.
     const bool flag_mode = flags.given.count("--in-cluster") || flags.given.count("--kubeconfig") ||
                            flags.given.count("--nodes");
@@ -253,6 +262,8 @@ int RunServe(const ServeOptions& flags) {
   eo.seed = c.seed;
   eo.spin_us = c.spin_us;
   eo.filter_pass_seconds = static_cast<double>(c.filter_pass_seconds);
+  eo.classes = c.classes;
+  eo.scheduler_names = c.scheduler_names;
 
   std::unique_ptr<k8s::HttpKubeApi> api;
   std::unique_ptr<k8s::Extender> extender;

@@ -98,6 +98,26 @@ double TargetWorkload::NodeFragmentation(int model_id, int64_t cpu_left, const i
   return frag;
 }
 
+int64_t TargetWorkload::NodeStranded(int model_id, int64_t cpu_left, const int32_t* gpu_free,
+                                     int gpu_count) const {
+  if (gpu_classes_.empty()) return 0;
+  // The smallest per-GPU share some class hostable on this node needs; a GPU with at least
+  // that much free is usable.
+  int32_t smallest = -1;
+  for (const TargetClass& c : gpu_classes_) {
+    if (model_id < 0 || ((c.models >> model_id) & 1) == 0 || cpu_left < c.cpu_milli) continue;
+    int fitting = 0;
+    for (int i = 0; i < gpu_count; ++i) fitting += gpu_free[i] >= c.gpu_milli ? 1 : 0;
+    if (fitting < c.gpu_count) continue;
+    if (smallest < 0 || c.gpu_milli < smallest) smallest = c.gpu_milli;
+  }
+  int64_t stranded = 0;
+  for (int i = 0; i < gpu_count; ++i) {
+    if (smallest < 0 || gpu_free[i] < smallest) stranded += gpu_free[i];
+  }
+  return stranded;
+}
+
 double TargetWorkload::ClusterFragmentation(const Cluster& cluster) const {
   double total = 0;
   for (int n = 0; n < cluster.size(); ++n) total += NodeFragmentation(cluster, n);

@@ -60,6 +60,16 @@ class TargetWorkload {
   double cpu_only_probability() const { return cpu_only_probability_; }
   /// Σ_n F_n(M) over the cluster, in milli-GPU.
   double ClusterFragmentation(const Cluster& cluster) const;
+  /// Stranded GPU on a node, in milli-GPU: the free milli of each GPU that no GPU class of M
+  /// could use there — for every class the node cannot host (model, CPU left, fewer than
+  /// gpu_count GPUs with gpu_milli free) or whose gpu_milli the GPU's free share is below. An
+  /// idle GPU on a node that hosts some class of M is not stranded. 0 when M has no GPU class.
+  int64_t NodeStranded(int model_id, int64_t cpu_left, const int32_t* gpu_free,
+                       int gpu_count) const;
+  int64_t NodeStranded(const Cluster& cluster, int node) const {
+    return NodeStranded(cluster.model_id(node), cluster.state(node).cpu_left,
+                        cluster.state(node).gpu_free.data(), cluster.spec(node).gpu_count);
+  }
 
  private:
   std::vector<TargetClass> classes_;

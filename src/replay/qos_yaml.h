@@ -2,7 +2,7 @@
 
 #include <string_view>
 
-#include "replay/qos.h"
+#include "sched/classes.h"
 #include "util/result.h"
 
 namespace tessera {

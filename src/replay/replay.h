@@ -8,8 +8,8 @@
 #include "frag/target_workload.h"
 #include "model/node.h"
 #include "policy/policy.h"
-#include "replay/qos.h"
 #include "replay/timeline.h"
+#include "sched/classes.h"
 #include "sched/headroom.h"
 
 namespace tessera {

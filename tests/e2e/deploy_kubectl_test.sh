@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # deploy/ through kubectl itself, without a cluster: the kustomization builds and lists the 13
-# objects, kubectl's decoder reads every manifest and the examples (`kubectl annotate --local
-# -o json`), and `kubectl apply --dry-run=client` accepts all of them against the test suite's
+# objects (deploy/monitoring's: 2 ConfigMaps), kubectl's decoder reads every manifest and the
+# examples (`kubectl annotate --local -o json`), and `kubectl apply --dry-run=client` accepts all of them against the test suite's
 # fake API server (tessera_fake_apiserver: discovery maps each kind to its resource; an unknown
 # kind is refused). tests/deploy/manifests_test.cc checks the wiring.
 set -euo pipefail
@@ -17,6 +17,19 @@ if kubectl kustomize "$deploy" >"$tmp/all.yaml" 2>"$tmp/err"; then
   if [ "$n" -eq 13 ]; then echo "ok   kustomize: $n objects"; else echo "FAIL kustomize: $n objects, want 13"; fails=$((fails + 1)); fi
 else
   echo "FAIL kustomize:"; cat "$tmp/err"; fails=$((fails + 1))
+fi
+
+# The monitoring kustomization: the dashboard and the alert rules as two ConfigMaps.
+if kubectl kustomize "$deploy/monitoring" >"$tmp/monitoring.yaml" 2>"$tmp/err"; then
+  n=$(grep -c '^kind: ConfigMap' "$tmp/monitoring.yaml")
+  if [ "$n" -eq 2 ] && grep -q 'grafana-dashboard.json:' "$tmp/monitoring.yaml" &&
+    grep -q 'alert-rules.yaml:' "$tmp/monitoring.yaml"; then
+    echo "ok   kustomize monitoring: $n ConfigMaps (dashboard, alert rules)"
+  else
+    echo "FAIL kustomize monitoring: $n ConfigMaps or a file missing"; fails=$((fails + 1))
+  fi
+else
+  echo "FAIL kustomize monitoring:"; cat "$tmp/err"; fails=$((fails + 1))
 fi
 
 for f in "$deploy"/*.yaml "$deploy"/examples/*.yaml; do
@@ -46,6 +59,12 @@ if [ -n "${TESSERA_FAKE_APISERVER:-}" ] && [ -x "$TESSERA_FAKE_APISERVER" ]; the
     echo "ok   kubectl apply --dry-run=client: 13 objects"
   else
     echo "FAIL kubectl apply --dry-run=client:"; cat "$tmp/dry" "$tmp/err"; fails=$((fails + 1))
+  fi
+  if dry -f "$tmp/monitoring.yaml" >"$tmp/dry" 2>"$tmp/err" &&
+    [ "$(grep -c 'created (dry run)' "$tmp/dry")" -eq 2 ]; then
+    echo "ok   kubectl apply --dry-run=client: monitoring, 2 objects"
+  else
+    echo "FAIL kubectl apply --dry-run=client monitoring:"; cat "$tmp/dry" "$tmp/err"; fails=$((fails + 1))
   fi
   for f in "$deploy"/examples/*.yaml; do
     if dry -f "$f" >"$tmp/dry" 2>"$tmp/err"; then

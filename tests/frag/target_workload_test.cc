@@ -108,6 +108,33 @@ TEST(Fragmentation, ExcludedModelCountsAllIdleGpu) {
   EXPECT_DOUBLE_EQ(w.NodeFragmentation(c.model_id(1), 8000, free, 2), 300.0);
 }
 
+TEST(Stranded, GpusNoClassOfMCanUse) {
+  const Cluster c(
+      {NodeSpec{"a", 96000, 786432, 4, "T4", 0}, NodeSpec{"b", 96000, 786432, 4, "V100M32", 0}});
+  TargetClass share;  // 465 milli of one GPU, any model
+  share.cpu_milli = 1000;
+  share.gpu_milli = 465;
+  share.gpu_count = 1;
+  share.probability = 0.5;
+  TargetClass pair = share;  // two whole V100s
+  pair.gpu_milli = 1000;
+  pair.gpu_count = 2;
+  pair.gpu_spec = "V100M32";
+  TargetWorkload w = TargetWorkload::FromClasses({share, pair});
+  w.Resolve(c);
+  const int32_t free[4] = {200, 1000, 1000, 500};
+  // The share class fits: only the 200 milli GPU is too small for every class.
+  EXPECT_EQ(w.NodeStranded(c.model_id(0), 8000, free, 4), 200);
+  EXPECT_EQ(w.NodeStranded(c.model_id(1), 8000, free, 4), 200);
+  // No CPU left: no class fits, all idle GPU is stranded.
+  EXPECT_EQ(w.NodeStranded(c.model_id(0), 0, free, 4), 2700);
+  // Only 460 free on each GPU: the share class needs 465, none fits.
+  const int32_t small[4] = {460, 460, 0, 0};
+  EXPECT_EQ(w.NodeStranded(c.model_id(1), 8000, small, 4), 920);
+  const int32_t none[4] = {0, 0, 0, 0};
+  EXPECT_EQ(w.NodeStranded(c.model_id(1), 8000, none, 4), 0);
+}
+
 TEST(TargetWorkloadFromPods, GroupsSortsAndCutsAt95Percent) {
   std::vector<PodSpec> pods;
   auto add = [&](int n, int64_t cpu, int32_t milli, int gpus, int64_t mem) {

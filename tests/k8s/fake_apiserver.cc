@@ -3,6 +3,7 @@
 #include <httplib.h>
 
 #include <chrono>
+#include <ctime>
 #include <utility>
 
 namespace tessera::k8s::testing {
@@ -469,6 +470,64 @@ void FakeApiServer::Route() {
             it->second = pod;
             res.set_content(pod.dump(), "application/json");
           });
+
+  // Create and delete, as kubectl create / delete (and curl in the e2e scripts) call them. As
+  // the real API server does, a created pod gets a UID and a creationTimestamp when it lacks
+  // them.
+  s.Post("/api/v1/nodes", [this](const httplib::Request& req, httplib::Response& res) {
+    Json node = Json::parse(req.body, nullptr, false);
+    if (!node.is_object() || !node.contains("metadata") || !node["metadata"].contains("name")) {
+      Reply(res, 400, "BadRequest", "expected a v1 Node with metadata.name");
+      return;
+    }
+    AddNode(node);
+    res.status = 201;
+    res.set_content(node.dump(), "application/json");
+  });
+  s.Post(R"(/api/v1/namespaces/([^/]+)/pods)",
+         [this](const httplib::Request& req, httplib::Response& res) {
+           Json pod = Json::parse(req.body, nullptr, false);
+           if (!pod.is_object() || !pod.contains("metadata") || !pod["metadata"].contains("name") ||
+               !pod["metadata"]["name"].is_string()) {
+             Reply(res, 400, "BadRequest", "expected a v1 Pod with metadata.name");
+             return;
+           }
+           const std::string ns = req.matches[1];
+           pod["metadata"]["namespace"] = ns;
+           const std::string name = pod["metadata"]["name"];
+           if (!pod["metadata"].contains("uid")) pod["metadata"]["uid"] = "uid-" + ns + "-" + name;
+           if (!pod["metadata"].contains("creationTimestamp")) {
+             const std::time_t now = std::time(nullptr);
+             std::tm utc{};
+             gmtime_r(&now, &utc);
+             char text[32];
+             std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
+             pod["metadata"]["creationTimestamp"] = text;
+           }
+           if (!pod.contains("status")) pod["status"] = {{"phase", "Pending"}};
+           {
+             std::lock_guard<std::mutex> lock(mutex_);
+             if (objects_["pods"].count(ns + "/" + name) != 0) {
+               Reply(res, 409, "AlreadyExists", "pods \"" + name + "\" already exists");
+               return;
+             }
+             Change("pods", "ADDED", &pod);
+             objects_["pods"][ns + "/" + name] = pod;
+           }
+           res.status = 201;
+           res.set_content(pod.dump(), "application/json");
+         });
+  s.Delete(R"(/api/v1/namespaces/([^/]+)/pods/([^/]+))",
+           [this](const httplib::Request& req, httplib::Response& res) {
+             const std::string ns = req.matches[1];
+             const std::string name = req.matches[2];
+             if (GetPod(ns, name).is_null()) {
+               Reply(res, 404, "NotFound", "pods \"" + name + "\" not found");
+               return;
+             }
+             DeletePod(ns, name);
+             res.set_content(StatusBody(200, "", "").dump(), "application/json");
+           });
 
   s.Post(R"(/api/v1/namespaces/([^/]+)/pods/([^/]+)/binding)",
          [this](const httplib::Request& req, httplib::Response& res) {

@@ -30,6 +30,9 @@ namespace tessera::k8s::testing {
 ///                                               metadata.annotations onto the pod, in one
 ///                                               change (409 if bound or the UID differs);
 ///                                               emits MODIFIED
+///   POST /api/v1/nodes, /api/v1/namespaces/NS/pods  create (a pod without them gets a UID and
+///                                               a creationTimestamp of now; 409 if it exists)
+///   DELETE /api/v1/namespaces/NS/pods/NAME      delete (404 if absent)
 /// One resourceVersion counter for every change, as etcd has. Every request is recorded.
 /// Thread-safe; the controls may be called while clients are connected.
 class FakeApiServer {

@@ -1,6 +1,8 @@
 #include "k8s/api/objects.h"
 
 #include <algorithm>
+#include <charconv>
+#include <chrono>
 #include <cstdint>
 #include <limits>
 #include <map>
@@ -207,6 +209,13 @@ Result<Pod> DecodePod(const Json& j, std::string_view path) {
   TESSERA_RETURN_IF_ERROR(DecodeMetadata(j, path, &pod.uid, &pod.name, &pod.namespace_name,
                                          &pod.resource_version, &pod.labels, &pod.annotations,
                                          &pod.deleting));
+  if (const Json* m = FindField(j, "metadata"); m != nullptr && m->is_object()) {
+    // Only for the wait metrics: a creationTimestamp that is not a string is ignored, not an
+    // error (the pod's request and placement do not depend on it).
+    if (const Json* c = FindField(*m, "creationTimestamp"); c != nullptr && c->is_string()) {
+      pod.creation_timestamp = c->get<std::string>();
+    }
+  }
   const Json* spec = nullptr;
   TESSERA_ASSIGN_OR_RETURN(spec, ObjectField(j, "spec", path));
   ResourceList overhead;
@@ -289,6 +298,50 @@ Result<Node> ParseNodeJson(std::string_view text) {
   Result<Json> j = ParseJson(text, kDefaultMaxBodyBytes, "Node");
   if (!j.ok()) return j.error();
   return DecodeNode(*j, "Node");
+}
+
+std::optional<double> Rfc3339Seconds(std::string_view t) {
+  // YYYY-MM-DDTHH:MM:SS[.frac](Z|+HH:MM|-HH:MM); std::chrono's civil calendar does the days.
+  const auto digits = [&](size_t at, size_t n, int* out) {
+    if (at + n > t.size()) return false;
+    const auto [p, ec] = std::from_chars(t.data() + at, t.data() + at + n, *out);
+    return ec == std::errc() && p == t.data() + at + n;
+  };
+  int y = 0, mo = 0, d = 0, h = 0, mi = 0, s = 0;
+  if (t.size() < 20 || !digits(0, 4, &y) || t[4] != '-' || !digits(5, 2, &mo) || t[7] != '-' ||
+      !digits(8, 2, &d) || (t[10] != 'T' && t[10] != 't') || !digits(11, 2, &h) || t[13] != ':' ||
+      !digits(14, 2, &mi) || t[16] != ':' || !digits(17, 2, &s) || h > 23 || mi > 59 || s > 60) {
+    return std::nullopt;
+  }
+  const std::chrono::year_month_day date{std::chrono::year{y},
+                                         std::chrono::month{static_cast<unsigned>(mo)},
+                                         std::chrono::day{static_cast<unsigned>(d)}};
+  if (!date.ok()) return std::nullopt;
+  size_t at = 19;
+  double fraction = 0;
+  if (t[at] == '.') {
+    double scale = 0.1;
+    ++at;
+    const size_t begin = at;
+    for (; at < t.size() && t[at] >= '0' && t[at] <= '9'; ++at, scale /= 10) {
+      fraction += (t[at] - '0') * scale;
+    }
+    if (at == begin) return std::nullopt;
+  }
+  int offset_s = 0;
+  if (at + 1 == t.size() && (t[at] == 'Z' || t[at] == 'z')) {
+    // UTC
+  } else if (at + 6 == t.size() && (t[at] == '+' || t[at] == '-') && t[at + 3] == ':') {
+    int oh = 0, om = 0;
+    if (!digits(at + 1, 2, &oh) || !digits(at + 4, 2, &om) || oh > 23 || om > 59) {
+      return std::nullopt;
+    }
+    offset_s = (t[at] == '+' ? 1 : -1) * (oh * 3600 + om * 60);
+  } else {
+    return std::nullopt;
+  }
+  const auto days = std::chrono::sys_days(date).time_since_epoch().count();
+  return static_cast<double>(days) * 86400 + h * 3600 + mi * 60 + s - offset_s + fraction;
 }
 
 }  // namespace tessera::k8s

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <map>
 #include <nlohmann/json_fwd.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -67,6 +68,9 @@ struct Pod {
   int32_t priority = 0;        ///< spec.priority (0 when absent)
   std::string phase;           ///< status.phase: Pending, Running, Succeeded, Failed, Unknown
   bool deleting = false;       ///< metadata.deletionTimestamp is set
+  /// metadata.creationTimestamp as given (RFC 3339, "2026-01-02T03:04:05Z"; "" when absent or
+  /// not a string); CreationSeconds reads it.
+  std::string creation_timestamp;
   /// status.qosClass when present, else computed as Kubernetes does: Guaranteed, Burstable or
   /// BestEffort.
   std::string qos_class;
@@ -91,6 +95,11 @@ struct Node {
   std::map<std::string, std::string> allocatable;
   std::map<std::string, std::string> capacity;
 };
+
+/// Seconds since the Unix epoch of an RFC 3339 UTC time as the API server writes it
+/// ("2026-01-02T03:04:05Z", optionally with a fraction of a second or a numeric offset); nullopt
+/// when `text` is not one. Pure.
+std::optional<double> Rfc3339Seconds(std::string_view text);
 
 /// Decodes a Pod object. `path` names it in errors ("Pod", "NodeNameToVictims[\"n1\"].Pods[0]").
 /// Field names match as Go's encoding/json does (exact, else ignoring ASCII case); unknown fields

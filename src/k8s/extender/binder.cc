@@ -117,6 +117,7 @@ ExtenderBindingResult Extender::Bind(const ExtenderBindingArgs& args) {
   bound.node = args.node;
   PlaceNodes(pods_.Observe(args.pod_uid, std::move(bound)));
   metrics_->Bind("ok");
+  WaitEndedLocked(args.pod_uid);
   return {};
 }
 
@@ -133,6 +134,7 @@ ExtenderBindingResult Extender::BindThroughApi(const ExtenderBindingArgs& args,
   const std::string pod = PodKey(args);
   const auto answer = [&](const char* result, std::string error) -> ExtenderBindingResult {
     metrics_->Bind(result);
+    if (std::string_view(result) == "ok") WaitEndedLocked(uid);
     return {std::move(error)};
   };
   if (std::string gate = GateLocked(); !gate.empty()) {

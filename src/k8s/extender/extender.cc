@@ -55,6 +55,8 @@ std::string ItemPath(const Json& doc, std::string_view what, size_t i) {
 
 bool Ended(std::string_view phase) { return phase == "Succeeded" || phase == "Failed"; }
 
+bool RequestsGpu(const PodSpec& spec) { return spec.gpu_count > 0 && spec.gpu_milli > 0; }
+
 bool Resolvable(FitReason reason) {
   return reason == FitReason::kCpu || reason == FitReason::kMemory || reason == FitReason::kGpu ||
          reason == FitReason::kGpuMemory;
@@ -155,7 +157,9 @@ std::string PodUid(const Pod& pod) {
 }
 
 Extender::Extender(const ExtenderOptions& options)
-    : options_(options), metrics_(std::make_unique<Metrics>()) {
+    : options_(options),
+      metrics_(std::make_unique<Metrics>(options.classes)),
+      queue_(options.classes, options.scheduler_names) {
   filter_passes_.resize(kFilterPasses);
 }
 
@@ -248,8 +252,13 @@ void Extender::SeeLocked(const Pod& pod, const PodSpec& spec) {
     if (known->phase == PodPhase::kSeen && known->resource_version != 0 &&
         known->resource_version == NumericVersion(pod.resource_version) &&
         known->estimated.empty()) {
+      // The watch delivered it first (under another scheduler name, it is not queued yet).
+      if (!queue_.Contains(uid)) queue_.Pending(uid, pod, RequestsGpu(spec), true, Now());
       return;
     }
+  }
+  if (known == nullptr || known->phase == PodPhase::kSeen) {
+    queue_.Pending(uid, pod, RequestsGpu(spec), true, Now());
   }
   PodRecord r = RecordOf(pod, spec, nullptr);
   r.node.clear();
@@ -809,7 +818,7 @@ std::string Extender::PrioritizeJsonOf(const Pod& pod, std::span<const std::stri
   return out;
 }
 
-Extender::Metrics::Metrics() {
+Extender::Metrics::Metrics(const QosClasses& classes) {
   auto& requests = prometheus::BuildCounter()
                        .Name("tessera_requests_total")
                        .Help("Extender HTTP requests, by verb.")
@@ -865,6 +874,35 @@ Extender::Metrics::Metrics() {
                          .Help("Victims proposed, summed over offered nodes.")
                          .Register(registry)
                          .Add({});
+  auto& waits = prometheus::BuildHistogram()
+                    .Name("tessera_scheduling_wait_seconds")
+                    .Help(
+                        "Time from a GPU pod's creation (metadata.creationTimestamp) to its "
+                        "bind by this extender (or to the watch showing it bound), by class.")
+                    .Register(registry);
+  auto& slo = prometheus::BuildCounter()
+                  .Name("tessera_slo_pods_total")
+                  .Help(
+                      "GPU pods bound, by class and by whether their scheduling wait was within "
+                      "the class's SLO (result=within) or beyond it (result=beyond); classes "
+                      "without an SLO have no samples.")
+                  .Register(registry);
+  const prometheus::Histogram::BucketBoundaries wait_buckets(kWaitBuckets.begin(),
+                                                             kWaitBuckets.end());
+  for (const QosClass& c : classes.classes) {
+    wait.push_back(&waits.Add({{"class", c.name}}, wait_buckets));
+    const bool has_slo = c.slo_wait_s >= 0;
+    slo_within.push_back(has_slo ? &slo.Add({{"class", c.name}, {"result", "within"}}) : nullptr);
+    slo_beyond.push_back(has_slo ? &slo.Add({{"class", c.name}, {"result", "beyond"}}) : nullptr);
+    slo_s.push_back(c.slo_wait_s);
+  }
+}
+
+void Extender::Metrics::Waited(int cls, double wait_s) {
+  if (cls < 0 || static_cast<size_t>(cls) >= wait.size()) return;
+  wait[cls]->Observe(wait_s);
+  if (slo_within[cls] == nullptr) return;
+  (wait_s <= slo_s[cls] ? slo_within[cls] : slo_beyond[cls])->Increment();
 }
 
 void Extender::Metrics::Request(std::string_view verb, double seconds) {
@@ -951,6 +989,83 @@ std::vector<prometheus::MetricFamily> Extender::CollectMetrics() const {
     AddGauge(&node_free, static_cast<double>(free), {{"node", cluster_->spec(n).name}});
   }
   out.push_back(std::move(node_free));
+
+  // The GPU queue and the classes.
+  const QosClasses& qc = queue_.classes();
+  const std::vector<int> depth = queue_.CountByClass();
+  prometheus::MetricFamily pending = GaugeFamily(
+      "tessera_pending_gpu_pods",
+      "GPU pods for this scheduler that are pending (not bound, not ended, not being deleted), "
+      "by class: the GPU queue depth.");
+  prometheus::MetricFamily slo = GaugeFamily(
+      "tessera_class_slo_seconds", "The scheduling-wait SLO of each class that has one, seconds.");
+  for (size_t c = 0; c < qc.classes.size(); ++c) {
+    AddGauge(&pending, depth[c], {{"class", qc.classes[c].name}});
+    if (qc.classes[c].slo_wait_s >= 0) {
+      AddGauge(&slo, qc.classes[c].slo_wait_s, {{"class", qc.classes[c].name}});
+    }
+  }
+  out.push_back(std::move(pending));
+  out.push_back(std::move(slo));
+
+  // Fragmentation against the target workload M (FGD's measure), stranded GPU, and
+  // allocation per GPU model: computed here, at scrape time, never on the request path.
+  double frag = 0;
+  int64_t idle = 0;
+  int64_t stranded = 0;
+  const size_t models = cluster_->models().size();
+  std::vector<int64_t> model_allocated(models, 0);
+  std::vector<int64_t> model_capacity(models, 0);
+  const TargetWorkload* m = engine_ != nullptr ? engine_->workload() : nullptr;
+  for (int n = 0; n < cluster_->size(); ++n) {
+    const int gpus = cluster_->spec(n).gpu_count;
+    int64_t free = 0;
+    for (int g = 0; g < gpus; ++g) free += cluster_->state(n).gpu_free[g];
+    idle += free;
+    if (m != nullptr) {
+      frag += m->NodeFragmentation(*cluster_, n);
+      stranded += m->NodeStranded(*cluster_, n);
+    }
+    const int model = cluster_->model_id(n);
+    if (model >= 0 && static_cast<size_t>(model) < models) {
+      model_capacity[model] += int64_t{gpus} * kMilliPerGpu;
+      model_allocated[model] += int64_t{gpus} * kMilliPerGpu - free;
+    }
+  }
+  prometheus::MetricFamily fragmentation = GaugeFamily(
+      "tessera_gpu_fragmentation_milli",
+      "Cluster GPU fragmentation, milli-GPU: the sum over nodes of FGD's F_n(M), idle GPU that "
+      "the target workload M (the bound pods' request mix) cannot use, weighted by M.");
+  AddGauge(&fragmentation, frag);
+  out.push_back(std::move(fragmentation));
+  prometheus::MetricFamily ratio =
+      GaugeFamily("tessera_gpu_fragmentation_ratio",
+                  "tessera_gpu_fragmentation_milli over idle GPU (0..1; 0 when no GPU is idle).");
+  AddGauge(&ratio, idle > 0 ? frag / static_cast<double>(idle) : 0);
+  out.push_back(std::move(ratio));
+  prometheus::MetricFamily idle_family =
+      GaugeFamily("tessera_gpu_idle_milli", "Idle (unallocated) GPU in the cluster, milli-GPU.");
+  AddGauge(&idle_family, static_cast<double>(idle));
+  out.push_back(std::move(idle_family));
+  prometheus::MetricFamily stranded_family = GaugeFamily(
+      "tessera_gpu_stranded_milli",
+      "Idle GPU that no pod class of the target workload M could use where it is (its node "
+      "hosts no class of M, or the GPU's free share is below every class that fits), "
+      "milli-GPU.");
+  AddGauge(&stranded_family, static_cast<double>(stranded));
+  out.push_back(std::move(stranded_family));
+  prometheus::MetricFamily by_model_allocated =
+      GaugeFamily("tessera_gpu_model_allocated_milli", "GPU allocated per GPU model, milli-GPU.");
+  prometheus::MetricFamily by_model_capacity =
+      GaugeFamily("tessera_gpu_model_capacity_milli", "GPU capacity per GPU model, milli-GPU.");
+  for (size_t k = 0; k < models; ++k) {
+    AddGauge(&by_model_allocated, static_cast<double>(model_allocated[k]),
+             {{"model", cluster_->models()[k]}});
+    AddGauge(&by_model_capacity, static_cast<double>(model_capacity[k]),
+             {{"model", cluster_->models()[k]}});
+  }
+  out.push_back(std::move(by_model_allocated));
+  out.push_back(std::move(by_model_capacity));
   return out;
 }
 
@@ -1015,6 +1130,38 @@ std::string Extender::StateJson() const {
   }
   j["assignments"] = std::move(assignments);
   j["unaccounted"] = std::move(unaccounted);
+  const std::vector<int> depth = queue_.CountByClass();
+  const QosClasses& qc = queue_.classes();
+  nlohmann::ordered_json classes = nlohmann::ordered_json::array();
+  for (size_t c = 0; c < qc.classes.size(); ++c) {
+    const QosClass& k = qc.classes[c];
+    nlohmann::ordered_json e;
+    e["name"] = k.name;
+    e["priority"] = k.priority;
+    e["slo_wait_seconds"] = k.slo_wait_s >= 0 ? nlohmann::ordered_json(k.slo_wait_s) : nullptr;
+    e["preemptible"] = k.preemptible;
+    e["use_headroom"] = k.use_headroom;
+    e["pending"] = depth[c];
+    classes.push_back(std::move(e));
+  }
+  j["classes"] = std::move(classes);
+  std::vector<std::pair<const std::string*, const PendingQueue::Entry*>> queued;
+  for (const auto& [uid, e] : queue_.pods()) queued.emplace_back(&uid, &e);
+  std::sort(queued.begin(), queued.end(), [](const auto& a, const auto& b) {
+    return a.second->created_s != b.second->created_s ? a.second->created_s < b.second->created_s
+                                                      : *a.first < *b.first;
+  });
+  const double now = Now();
+  nlohmann::ordered_json pending = nlohmann::ordered_json::array();
+  for (const auto& [uid, e] : queued) {
+    nlohmann::ordered_json p;
+    p["uid"] = *uid;
+    p["pod"] = e->key;
+    p["class"] = qc.classes[e->cls].name;
+    p["waiting_seconds"] = std::max(0.0, now - e->created_s);
+    pending.push_back(std::move(p));
+  }
+  j["pending"] = std::move(pending);
   return DumpJson(j);
 }
 
@@ -1026,6 +1173,17 @@ int64_t Extender::gpu_allocated_milli() const {
 int64_t Extender::gpu_capacity_milli() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return cluster_->total_gpu_milli();
+}
+
+std::vector<int> Extender::pending_gpu_pods() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return queue_.CountByClass();
+}
+
+void Extender::WaitEndedLocked(const std::string& uid) {
+  if (const std::optional<PendingQueue::Waited> w = queue_.Bound(uid, Now())) {
+    metrics_->Waited(w->cls, w->wait_s);
+  }
 }
 
 int Extender::bound_pods() const {

@@ -26,11 +26,13 @@
 #include "k8s/api/kube_api.h"
 #include "k8s/api/objects.h"
 #include "k8s/extender/extender_protocol.h"
+#include "k8s/extender/pending_queue.h"
 #include "k8s/extender/pod_state.h"
 #include "k8s/extender/translate.h"
 #include "k8s/hami/register.h"
 #include "model/cluster.h"
 #include "policy/policy.h"
+#include "sched/classes.h"
 #include "sched/engine.h"
 #include "sched/scheduler.h"
 #include "util/clock.h"
@@ -70,7 +72,18 @@ struct ExtenderOptions {
   /// that reaches the port cannot place a pending pod past the scheduler's filters.
   double filter_pass_seconds = 600;
   const Clock* clock = nullptr;  ///< not owned; the system clock when null
+  /// The classes of service of the SLO metrics and /state (k8s/extender/pending_queue.h):
+  /// pods by their tessera.io/class label, else by spec.priority. Not yet used by the verbs.
+  QosClasses classes = DefaultQosClasses();
+  /// Pending pods with one of these spec.schedulerName values are in the GPU queue from the
+  /// moment the watch shows them (besides the pods filter or prioritize saw).
+  std::vector<std::string> scheduler_names = {"tessera-scheduler"};
 };
+
+/// Upper bounds of the scheduling-wait histogram (creation → bound), in seconds (+Inf is
+/// implicit): from a sub-second LS SLO to half an hour.
+inline constexpr std::array<double, 16> kWaitBuckets = {0.1, 0.25, 0.5, 1,   2.5, 5,   10,   20,
+                                                        30,  60,   120, 300, 600, 900, 1200, 1800};
 
 /// Upper bounds of the request-duration histogram, in seconds (+Inf is implicit); binds wait
 /// for the API server, so the buckets reach seconds.
@@ -243,7 +256,10 @@ class Extender final : public ClusterEventSink {
   /// "assignments": [{"uid", "pod", "node", "gpus": [...], "gpu_milli", "state"
   /// ("assumed" | "confirmed"), "gpus_from" ("annotation" | "tessera" | "guess" |
   /// "estimate")}] (sorted by UID), "unaccounted": [{"uid", "pod", "node", "why"}] (pods
-  /// estimated, unreadable, or that could not be placed)}.
+  /// estimated, unreadable, or that could not be placed), "classes": [{"name", "priority",
+  /// "slo_wait_seconds" (null: none), "preemptible", "use_headroom", "pending"}] (in config
+  /// order), "pending": [{"uid", "pod", "class", "waiting_seconds"}] (the GPU queue, longest
+  /// wait first)}.
   std::string StateJson() const;
   /// The tessera_* metrics (Prometheus), with those registered in metrics_registry().
   std::vector<prometheus::MetricFamily> CollectMetrics() const;
@@ -258,6 +274,8 @@ class Extender final : public ClusterEventSink {
   int64_t gpu_capacity_milli() const;
   /// Pods placed on nodes (assumed and bound).
   int bound_pods() const;
+  /// The GPU queue's depth by class index (ExtenderOptions::classes), for tests.
+  std::vector<int> pending_gpu_pods() const;
 
  private:
   /// Where a placed pod's GPUs come from.
@@ -379,6 +397,9 @@ class Extender final : public ClusterEventSink {
   /// malformed annotation's message.
   std::optional<GpuSet> FactGpus(const PodRecord& r, int node, std::string* why) const;
   double Now() const;
+  /// The pod `uid` is bound (by this extender's Bind, or the watch shows it so): if it was in
+  /// the GPU queue, its wait goes into the wait histogram and the SLO counters.
+  void WaitEndedLocked(const std::string& uid);
 
   mutable std::mutex mutex_;
   ExtenderOptions options_;  // GUARDED_BY(mutex_) (immutable)
@@ -455,6 +476,7 @@ class Extender final : public ClusterEventSink {
   std::map<std::string, NodeRecord> nodes_;                    // GUARDED_BY(mutex_), by name
   std::vector<std::string> warnings_;                          // GUARDED_BY(mutex_), file mode
   std::unique_ptr<Metrics> metrics_;                           // cells are thread-safe themselves
+  PendingQueue queue_;                                         // GUARDED_BY(mutex_)
 
   // API mode only (Create); all GUARDED_BY(mutex_).
   LiveOptions live_;

@@ -370,10 +370,18 @@ Status Extender::UpsertPod(const Pod& pod) {
   std::lock_guard<std::mutex> lock(mutex_);
   EnsureModel();
   if (Ended(pod.phase)) {
+    queue_.Remove(uid);
     PlaceNodes(pods_.Remove(uid));
     return {};
   }
   if (pod.node_name.empty()) {
+    // In the GPU queue unless this extender's Binding of it is in flight or done (an assumed
+    // pod shown pending: the object predates the Binding).
+    const PodRecord* known = pods_.Find(uid);
+    if (known == nullptr || known->phase == PodPhase::kSeen) {
+      queue_.Pending(uid, pod, record.spec.gpu_count > 0 && record.spec.gpu_milli > 0, false,
+                     Now());
+    }
     // Pending: remembered for Bind. A pod we assumed stays assumed (this object predates our
     // Binding).
     const bool fresh = pods_.See(uid, record);
@@ -382,6 +390,7 @@ Status Extender::UpsertPod(const Pod& pod) {
     }
     return {};
   }
+  WaitEndedLocked(uid);  // bound: a queued pod's wait ends when the watch first shows it
   PlaceNodes(pods_.Observe(uid, std::move(record)));
   if (!error.empty()) {
     return Error{"pod " + KeyOf(pod.namespace_name, pod.name) + " on node " + pod.node_name +
@@ -394,10 +403,15 @@ void Extender::UndecodablePod(const PodIdentity& pod, const std::string& error) 
   std::lock_guard<std::mutex> lock(mutex_);
   EnsureModel();
   if (Ended(pod.phase)) {
+    queue_.Remove(pod.uid);
     PlaceNodes(pods_.Remove(pod.uid));
     return;
   }
-  if (pod.node_name.empty()) return;  // pending: nothing to account for
+  if (pod.node_name.empty()) {  // pending: nothing to account for, its request is unknown
+    queue_.Remove(pod.uid);
+    return;
+  }
+  WaitEndedLocked(pod.uid);
   PodRecord record;
   record.key = KeyOf(pod.namespace_name, pod.name);
   record.node = pod.node_name;
@@ -410,6 +424,7 @@ void Extender::UndecodablePod(const PodIdentity& pod, const std::string& error) 
 void Extender::DeletePod(const std::string& uid) {
   std::lock_guard<std::mutex> lock(mutex_);
   EnsureModel();
+  queue_.Remove(uid);
   PlaceNodes(pods_.Remove(uid));
 }
 
@@ -422,6 +437,7 @@ void Extender::EndPodList(const std::set<std::string>& uids, const std::string& 
   std::lock_guard<std::mutex> lock(mutex_);
   EnsureModel();
   PlaceNodes(pods_.EndList(uids, NumericVersion(resource_version)));
+  queue_.RemoveUnless([&](const std::string& uid) { return pods_.Find(uid) != nullptr; });
 }
 
 void Extender::SyncChanged(const SyncStatus& status) {

@@ -14,18 +14,21 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "k8s/extender/extender.h"
 
 namespace tessera::k8s {
 
 struct Extender::Metrics {
-  Metrics();
+  explicit Metrics(const QosClasses& classes);
 
   /// One request of `verb` took `seconds`. Known verbs cost no lock; others count as "other".
   void Request(std::string_view verb, double seconds);
   /// One bind answered with `result` (ok, rejected, refused, not-synced, error, unknown).
   void Bind(std::string_view result);
+  /// A pod of class `cls` waited `wait_s` from creation to bound.
+  void Waited(int cls, double wait_s);
 
   prometheus::Registry registry;
   struct Verb {
@@ -40,6 +43,12 @@ struct Extender::Metrics {
   prometheus::Counter* bad_pods;
   prometheus::Counter* preempt_nodes;
   prometheus::Counter* preempt_victims;
+  /// By class index: the scheduling wait, and the pods bound within / beyond the class's SLO
+  /// (null for a class without an SLO).
+  std::vector<prometheus::Histogram*> wait;
+  std::vector<prometheus::Counter*> slo_within;
+  std::vector<prometheus::Counter*> slo_beyond;
+  std::vector<double> slo_s;
 };
 
 }  // namespace tessera::k8s

@@ -2,7 +2,10 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <charconv>
+#include <cmath>
 #include <limits>
+#include <set>
 
 #include "k8s/api/json_util.h"
 
@@ -56,6 +59,94 @@ Status ReadUnsigned(const std::string& file, const YAML::Node& n, const std::str
   return {};
 }
 
+/// A number in [lo, hi] (YAML int or float; a quoted scalar is a string).
+Status ReadNumber(const std::string& file, const YAML::Node& n, const std::string& key, double lo,
+                  double hi, double* out) {
+  const std::string v = n.IsScalar() ? n.Scalar() : "";
+  double x = 0;
+  const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
+  if (!n.IsScalar() || n.Tag() == "!" || v.empty() || ec != std::errc() ||
+      end != v.data() + v.size() || !std::isfinite(x)) {
+    return At(file, n, key, "expected a number, got " + Describe(n));
+  }
+  if (x < lo || x > hi) {
+    return At(file, n, key,
+              "expected " + std::to_string(static_cast<int64_t>(lo)) + ".." +
+                  std::to_string(static_cast<int64_t>(hi)) + ", got " + v);
+  }
+  *out = x;
+  return {};
+}
+
+/// classes: [{name, priority, sloWaitSeconds, preemptible, useHeadroom}, ...].
+Status ReadClasses(const std::string& file, const YAML::Node& v, QosClasses* out) {
+  if (!v.IsSequence() || v.size() == 0) {
+    return At(file, v, "classes", "expected a non-empty list of classes, got " + Describe(v));
+  }
+  QosClasses q;
+  std::set<std::string> names;
+  for (size_t i = 0; i < v.size(); ++i) {
+    const YAML::Node c = v[i];
+    const std::string path = "classes[" + std::to_string(i) + "]";
+    if (!c.IsMap()) return At(file, c, path, "expected a mapping, got " + Describe(c));
+    QosClass k;
+    bool has_name = false;
+    bool has_priority = false;
+    for (const auto& kv : c) {
+      const std::string sub = kv.first.Scalar();
+      const std::string key = path + "." + sub;
+      const YAML::Node& x = kv.second;
+      if (sub == "name") {
+        TESSERA_RETURN_IF_ERROR(ReadString(file, x, key, &k.name));
+        if (k.name.empty()) return At(file, x, key, "must not be empty");
+        if (!names.insert(k.name).second) {
+          return At(file, x, key, "duplicate class " + QuoteForError(k.name));
+        }
+        has_name = true;
+      } else if (sub == "priority") {
+        double p = 0;
+        TESSERA_RETURN_IF_ERROR(ReadNumber(file, x, key, std::numeric_limits<int32_t>::min(),
+                                           std::numeric_limits<int32_t>::max(), &p));
+        if (p != std::floor(p)) return At(file, x, key, "expected an integer, got " + x.Scalar());
+        k.priority = static_cast<int>(p);
+        has_priority = true;
+      } else if (sub == "sloWaitSeconds") {
+        TESSERA_RETURN_IF_ERROR(ReadNumber(file, x, key, 0, 1e9, &k.slo_wait_s));
+      } else if (sub == "preemptible") {
+        TESSERA_RETURN_IF_ERROR(ReadBool(file, x, key, &k.preemptible));
+      } else if (sub == "useHeadroom") {
+        TESSERA_RETURN_IF_ERROR(ReadBool(file, x, key, &k.use_headroom));
+      } else {
+        return At(file, kv.first, key,
+                  "unknown key (known: name, priority, sloWaitSeconds, preemptible, "
+                  "useHeadroom)");
+      }
+    }
+    if (!has_name) return At(file, c, path + ".name", "missing (required)");
+    if (!has_priority) return At(file, c, path + ".priority", "missing (required)");
+    q.classes.push_back(std::move(k));
+  }
+  // Pods that name no class and sit below every band fall to the lowest class.
+  for (size_t i = 0; i < q.classes.size(); ++i) {
+    if (q.classes[i].priority < q.classes[q.fallback].priority) q.fallback = static_cast<int>(i);
+  }
+  *out = std::move(q);
+  return {};
+}
+
+Status ReadStrings(const std::string& file, const YAML::Node& v, const std::string& key,
+                   std::vector<std::string>* out) {
+  if (!v.IsSequence()) return At(file, v, key, "expected a list of strings, got " + Describe(v));
+  std::vector<std::string> list;
+  for (size_t i = 0; i < v.size(); ++i) {
+    std::string s;
+    TESSERA_RETURN_IF_ERROR(ReadString(file, v[i], key + "[" + std::to_string(i) + "]", &s));
+    list.push_back(std::move(s));
+  }
+  *out = std::move(list);
+  return {};
+}
+
 }  // namespace
 
 Status ParseServeConfig(std::string_view text, const std::string& file, ServeConfig* config) {
@@ -93,6 +184,10 @@ Status ParseServeConfig(std::string_view text, const std::string& file, ServeCon
       TESSERA_RETURN_IF_ERROR(ReadString(file, v, key, &config->probe_listen));
     } else if (key == "bindRequiresFilterSeconds") {
       TESSERA_RETURN_IF_ERROR(ReadUnsigned(file, v, key, &config->filter_pass_seconds));
+    } else if (key == "classes") {
+      TESSERA_RETURN_IF_ERROR(ReadClasses(file, v, &config->classes));
+    } else if (key == "schedulerNames") {
+      TESSERA_RETURN_IF_ERROR(ReadStrings(file, v, key, &config->scheduler_names));
     } else if (key == "tls") {
       if (v.IsNull()) continue;
       if (!v.IsMap()) return At(file, v, key, "expected a mapping, got " + Describe(v));
@@ -129,7 +224,8 @@ Status ParseServeConfig(std::string_view text, const std::string& file, ServeCon
     } else {
       return At(file, entry.first, key,
                 "unknown key (known: listen, probeListen, policy, seed, logRequests, "
-                "spinMicroseconds, bindRequiresFilterSeconds, tls, kubernetes)");
+                "spinMicroseconds, bindRequiresFilterSeconds, classes, schedulerNames, tls, "
+                "kubernetes)");
     }
   }
   return {};

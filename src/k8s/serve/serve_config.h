@@ -6,7 +6,9 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "sched/classes.h"
 #include "util/result.h"
 #include "util/spin_lock.h"
 
@@ -35,6 +37,12 @@ struct ServeConfig {
   uint64_t filter_pass_seconds = 600;
   /// kubernetes.readNodeBeforeBind: read the node's pods from the API before each bind.
   bool read_node_before_bind = true;
+  /// classes: the classes of service (sched/classes.h) a pod is sorted into for the SLO
+  /// metrics: by its tessera.io/class label, else by spec.priority. Default: the replay's.
+  QosClasses classes = DefaultQosClasses();
+  /// schedulerNames: a pending pod whose spec.schedulerName is one of these counts in the GPU
+  /// queue from the moment the watch shows it (pods this extender's filter saw count anyway).
+  std::vector<std::string> scheduler_names = {"tessera-scheduler"};
 };
 
 /// Reads tessera.yaml text into *config: each key present replaces the field, the others keep
@@ -42,9 +50,12 @@ struct ServeConfig {
 /// integer), logRequests (bool), spinMicroseconds (integer 0..kMaxSpinMicroseconds),
 /// bindRequiresFilterSeconds (unsigned integer), tls (mapping: certFile, keyFile, clientCAFile
 /// (strings)), kubernetes (mapping: inCluster (bool), kubeconfig (string), readNodeBeforeBind
-/// (bool)). An empty file is valid. Unknown keys, wrong types and YAML syntax errors are errors
-/// naming the place: "tessera.yaml:4: kubernetes.inCluster: expected true or false, got \"maybe\"".
-/// Pure.
+/// (bool)), classes (a non-empty list of mappings: name (string, required, unique), priority
+/// (integer, required: the lowest spec.priority of the class), sloWaitSeconds (number
+/// 0..1e9; absent = no SLO), preemptible (bool, default true), useHeadroom (bool, default
+/// false)), schedulerNames (a list of strings). An empty file is valid. Unknown keys, wrong types
+/// and YAML syntax errors are errors naming the place: "tessera.yaml:4: kubernetes.inCluster:
+/// expected true or false, got \"maybe\"". Pure.
 Status ParseServeConfig(std::string_view text, const std::string& file_name, ServeConfig* config);
 
 }  // namespace tessera::k8s

@@ -61,9 +61,11 @@ TEST(ServeConfig, ErrorsNameFileLineAndKey) {
     Status s = ParseServeConfig(text, "tessera.yaml", &c);
     return s.ok() ? std::string("ok") : s.error().message;
   };
-  EXPECT_EQ(error("listen: a:1\nport: 80\n"),
-            "tessera.yaml:2: port: unknown key (known: listen, probeListen, policy, seed, "
-            "logRequests, spinMicroseconds, bindRequiresFilterSeconds, tls, kubernetes)");
+  EXPECT_EQ(
+      error("listen: a:1\nport: 80\n"),
+      "tessera.yaml:2: port: unknown key (known: listen, probeListen, policy, seed, "
+      "logRequests, spinMicroseconds, bindRequiresFilterSeconds, classes, schedulerNames, tls, "
+      "kubernetes)");
   EXPECT_EQ(error("tls:\n  cert: x\n"),
             "tessera.yaml:2: tls.cert: unknown key (known: certFile, keyFile, clientCAFile)");
   EXPECT_EQ(error("spinMicroseconds: 10001\n"),
@@ -85,6 +87,94 @@ TEST(ServeConfig, ErrorsNameFileLineAndKey) {
             "tessera.yaml:1: kubernetes: expected a mapping, got \"yes\"");
   EXPECT_EQ(error("- listen\n"), "tessera.yaml:1: expected a mapping of settings, got a list");
   EXPECT_EQ(error("listen: [unclosed\n").rfind("tessera.yaml:", 0), 0u);
+}
+
+TEST(ServeConfig, ClassesDefaultToTheReplays) {
+  ServeConfig c;
+  ASSERT_TRUE(ParseServeConfig("policy: fgd\n", "f.yaml", &c).ok());
+  ASSERT_EQ(c.classes.classes.size(), 4u);
+  EXPECT_EQ(c.classes.classes[0].name, "LS");
+  EXPECT_EQ(c.classes.classes[0].priority, 1000);
+  EXPECT_EQ(c.classes.classes[0].slo_wait_s, 1.0);
+  EXPECT_FALSE(c.classes.classes[0].preemptible);
+  EXPECT_TRUE(c.classes.classes[0].use_headroom);
+  EXPECT_EQ(c.classes.classes[3].name, "BE");
+  EXPECT_LT(c.classes.classes[3].slo_wait_s, 0);
+  EXPECT_EQ(c.scheduler_names, std::vector<std::string>{"tessera-scheduler"});
+}
+
+TEST(ServeConfig, ReadsClassesAndSchedulerNames) {
+  ServeConfig c;
+  Status s = ParseServeConfig(R"(classes:
+  - {name: batch, priority: -10}
+  - name: inference
+    priority: 100000
+    sloWaitSeconds: 0.5
+    preemptible: false
+    useHeadroom: true
+  - {name: dev, priority: 50, sloWaitSeconds: 300}
+schedulerNames: [tessera-scheduler, gpu-scheduler]
+)",
+                              "tessera.yaml", &c);
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  ASSERT_EQ(c.classes.classes.size(), 3u);
+  const QosClass& inference = c.classes.classes[1];
+  EXPECT_EQ(inference.name, "inference");
+  EXPECT_EQ(inference.priority, 100000);
+  EXPECT_EQ(inference.slo_wait_s, 0.5);
+  EXPECT_FALSE(inference.preemptible);
+  EXPECT_TRUE(inference.use_headroom);
+  const QosClass& batch = c.classes.classes[0];
+  EXPECT_EQ(batch.priority, -10);
+  EXPECT_LT(batch.slo_wait_s, 0);  // no SLO
+  EXPECT_TRUE(batch.preemptible);
+  EXPECT_FALSE(batch.use_headroom);
+  EXPECT_EQ(c.classes.fallback, 0);  // the lowest priority
+  EXPECT_EQ(c.scheduler_names, (std::vector<std::string>{"tessera-scheduler", "gpu-scheduler"}));
+  // Classification: the label, else the band of spec.priority, else the lowest class.
+  EXPECT_EQ(c.classes.Classify("dev", 1'000'000), 2);
+  EXPECT_EQ(c.classes.Classify("unknown", 100000), 1);
+  EXPECT_EQ(c.classes.Classify("", 99999), 2);
+  EXPECT_EQ(c.classes.Classify("", 50), 2);
+  EXPECT_EQ(c.classes.Classify("", 49), 0);
+  EXPECT_EQ(c.classes.Classify("", -11), 0);
+}
+
+TEST(ServeConfig, ClassErrorsNameFileLineAndKey) {
+  const auto error = [](const std::string& text) {
+    ServeConfig c;
+    Status s = ParseServeConfig(text, "tessera.yaml", &c);
+    return s.ok() ? std::string("ok") : s.error().message;
+  };
+  EXPECT_EQ(error("classes: []\n"),
+            "tessera.yaml:1: classes: expected a non-empty list of classes, got a list");
+  EXPECT_EQ(error("classes: LS\n"),
+            "tessera.yaml:1: classes: expected a non-empty list of classes, got \"LS\"");
+  EXPECT_EQ(error("classes:\n  - LS\n"),
+            "tessera.yaml:2: classes[0]: expected a mapping, got \"LS\"");
+  EXPECT_EQ(error("classes:\n  - {name: LS}\n"),
+            "tessera.yaml:2: classes[0].priority: missing (required)");
+  EXPECT_EQ(error("classes:\n  - {priority: 3}\n"),
+            "tessera.yaml:2: classes[0].name: missing (required)");
+  EXPECT_EQ(error("classes:\n  - {name: LS, priority: 1}\n  - {name: LS, priority: 2}\n"),
+            "tessera.yaml:3: classes[1].name: duplicate class \"LS\"");
+  EXPECT_EQ(error("classes:\n  - {name: LS, priority: high}\n"),
+            "tessera.yaml:2: classes[0].priority: expected a number, got \"high\"");
+  EXPECT_EQ(error("classes:\n  - {name: LS, priority: 1.5}\n"),
+            "tessera.yaml:2: classes[0].priority: expected an integer, got 1.5");
+  EXPECT_EQ(error("classes:\n  - {name: LS, priority: 3000000000}\n"),
+            "tessera.yaml:2: classes[0].priority: expected -2147483648..2147483647, got "
+            "3000000000");
+  EXPECT_EQ(error("classes:\n  - name: LS\n    priority: 1\n    sloWaitSeconds: -1\n"),
+            "tessera.yaml:4: classes[0].sloWaitSeconds: expected 0..1000000000, got -1");
+  EXPECT_EQ(error("classes:\n  - {name: LS, priority: 1, preemptible: sometimes}\n"),
+            "tessera.yaml:2: classes[0].preemptible: expected true or false, got \"sometimes\"");
+  EXPECT_EQ(error("classes:\n  - {name: LS, priority: 1, slo: 3}\n"),
+            "tessera.yaml:2: classes[0].slo: unknown key (known: name, priority, sloWaitSeconds, "
+            "preemptible, useHeadroom)");
+  EXPECT_EQ(error("schedulerNames: tessera-scheduler\n"),
+            "tessera.yaml:1: schedulerNames: expected a list of strings, got "
+            "\"tessera-scheduler\"");
 }
 
 }  // namespace
