@@ -294,15 +294,6 @@ std::span<const int> Extender::ResolveCandidates(std::span<const std::string_vie
   return *nodes;
 }
 
-void PaddedStrings::Add(std::string_view s) {
-  text_.resize(text_.size() - kCopyPad);  // drop the padding
-  at_.push_back(static_cast<uint32_t>(text_.size()));
-  len_.push_back(static_cast<uint32_t>(s.size()));
-  max_length_ = std::max(max_length_, s.size());
-  text_.append(s);
-  text_.append(kCopyPad, ' ');
-}
-
 std::shared_ptr<const PaddedStrings> Extender::QuotedNames() {
   if (quoted_names_ == nullptr || quoted_names_->size() != static_cast<size_t>(cluster_->size())) {
     auto fresh = std::make_shared<PaddedStrings>();

@@ -7,7 +7,6 @@
 #include <array>
 #include <condition_variable>
 #include <cstdint>
-#include <cstring>
 #include <deque>
 #include <map>
 #include <memory>
@@ -26,6 +25,7 @@
 #include "k8s/api/kube_api.h"
 #include "k8s/api/objects.h"
 #include "k8s/extender/extender_protocol.h"
+#include "k8s/extender/padded_strings.h"
 #include "k8s/extender/pod_state.h"
 #include "k8s/extender/translate.h"
 #include "k8s/hami/register.h"
@@ -76,41 +76,6 @@ struct ExtenderOptions {
 /// for the API server, so the buckets reach seconds.
 inline constexpr std::array<double, 15> kRequestDurationBuckets = {
     0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10};
-
-/// Bytes CopyShort may copy at once (prioritize's `{"Host":"<name>","Score":` pieces are
-/// ~40 bytes).
-inline constexpr size_t kCopyPad = 64;
-
-/// Copies `n` bytes; up to kCopyPad of them as one fixed-size copy of 32 or kCopyPad bytes (no
-/// call): then `src` must be readable and `dst` writable for kCopyPad bytes.
-inline void CopyShort(char* dst, const char* src, size_t n) {
-  if (n <= kCopyPad / 2) {
-    std::memcpy(dst, src, kCopyPad / 2);
-  } else if (n <= kCopyPad) {
-    std::memcpy(dst, src, kCopyPad);
-  } else {
-    std::memcpy(dst, src, n);
-  }
-}
-
-/// Strings in one buffer with kCopyPad bytes after the last, so that CopyShort may read
-/// kCopyPad bytes from the start of any of them (the extender's answer pieces).
-class PaddedStrings {
- public:
-  void Add(std::string_view s);
-  void Clear() { *this = PaddedStrings(); }
-  size_t size() const { return at_.size(); }
-  std::string_view operator[](size_t i) const { return {text_.data() + at_[i], len_[i]}; }
-  size_t length(size_t i) const { return len_[i]; }
-  /// The longest string's length (0 when empty).
-  size_t max_length() const { return max_length_; }
-
- private:
-  std::string text_ = std::string(kCopyPad, ' ');
-  std::vector<uint32_t> at_;
-  std::vector<uint32_t> len_;
-  size_t max_length_ = 0;
-};
 
 /// The extender: a Cluster, a Policy and a Scheduler over them, and every pod it knows with its
 /// state (k8s/extender/pod_state.h: seen → assumed → bound → released).
