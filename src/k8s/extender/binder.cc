@@ -37,7 +37,7 @@ std::vector<uint64_t>* Extender::BeginFilterPass(const std::string& uid) {
   slot->uid = uid;
   slot->seconds = Now();
   slot->generation = model_generation_;
-  slot->names = QuotedNames();
+  slot->names = node_names_.QuotedNames();
   slot->bits.assign((static_cast<size_t>(cluster_->size()) + 63) / 64, 0);
   return &slot->bits;
 }
@@ -50,8 +50,7 @@ bool Extender::FilterPassed(const std::string& uid, const std::string& node) con
   if (Now() - pass->seconds > options_.filter_pass_seconds) return false;
   int index = -1;
   if (pass->generation == model_generation_) {
-    auto it = node_index_.find(node);
-    if (it != node_index_.end()) index = it->second;
+    index = node_names_.Find(node);
   } else {  // the model was rebuilt since: find the node among that model's names
     std::string quoted;
     AppendJsonString(&quoted, node);
@@ -69,15 +68,15 @@ std::string Extender::CheckBindLocked(const ExtenderBindingArgs& args,
   if (r == nullptr) {
     return "unknown pod " + pod_key + " (UID " + args.pod_uid + "): no filter request seen for it";
   }
-  auto node = node_index_.find(args.node);
-  if (node == node_index_.end()) return "unknown node " + QuoteForError(args.node);
+  const int node = node_names_.Find(args.node);
+  if (node < 0) return "unknown node " + QuoteForError(args.node);
   if (!FilterPassed(args.pod_uid, args.node)) {
     return "refused: this extender's filter did not pass node " + QuoteForError(args.node) +
            " for pod " + pod_key + " (UID " + args.pod_uid + ") in the last " +
            std::to_string(static_cast<int64_t>(options_.filter_pass_seconds)) + " s";
   }
-  if (!blocked_[node->second].empty()) {
-    return "node " + args.node + " is blocked for GPU pods: " + blocked_[node->second];
+  if (!blocked_[node].empty()) {
+    return "node " + args.node + " is blocked for GPU pods: " + blocked_[node];
   }
   return "";
 }
@@ -107,7 +106,7 @@ ExtenderBindingResult Extender::Bind(const ExtenderBindingArgs& args) {
   }
   std::string error = CheckBindLocked(args, pod);
   GpuSet gpus = 0;
-  if (error.empty()) error = AssumeLocked(args.pod_uid, node_index_.at(args.node), &gpus);
+  if (error.empty()) error = AssumeLocked(args.pod_uid, node_names_.Find(args.node), &gpus);
   if (!error.empty()) {
     metrics_->Bind(error.rfind("refused", 0) == 0 ? "refused" : "rejected");
     return {std::move(error)};
@@ -191,18 +190,17 @@ ExtenderBindingResult Extender::BindThroughApi(const ExtenderBindingArgs& args,
                     "pod " + pod + " (UID " + uid + ") is already bound to node " + r->node);
     }
   }
-  auto node = node_index_.find(args.node);
-  if (node == node_index_.end() || r == nullptr) {
+  const int node = node_names_.Find(args.node);
+  if (node < 0 || r == nullptr) {
     release();
     return answer("rejected", r == nullptr ? "unknown pod " + pod + " (UID " + uid + ")"
                                            : "unknown node " + QuoteForError(args.node));
   }
   GpuSet gpus = r->assumed_gpus;
   if (!retry) {
-    std::string error =
-        !blocked_[node->second].empty()
-            ? "node " + args.node + " is blocked for GPU pods: " + blocked_[node->second]
-            : AssumeLocked(uid, node->second, &gpus);
+    std::string error = !blocked_[node].empty()
+                            ? "node " + args.node + " is blocked for GPU pods: " + blocked_[node]
+                            : AssumeLocked(uid, node, &gpus);
     if (!error.empty()) {
       release();
       return answer("rejected", "bind " + pod + " to node " + args.node + ": " + error);

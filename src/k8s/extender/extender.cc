@@ -260,71 +260,6 @@ void Extender::SeeLocked(const Pod& pod, const PodSpec& spec) {
   }
 }
 
-int Extender::ResolveCandidate(int previous, std::string_view name) {
-  if (successor_.size() != static_cast<size_t>(cluster_->size())) {
-    successor_.assign(cluster_->size(), -1);
-  }
-  int& guess = previous >= 0 ? successor_[previous] : first_guess_;
-  if (guess >= 0 && guess < cluster_->size() && cluster_->spec(guess).name == name) return guess;
-  auto it = node_index_.find(name);
-  const int node = it == node_index_.end() ? -1 : it->second;
-  if (node >= 0) guess = node;
-  return node;
-}
-
-std::span<const int> Extender::ResolveCandidates(std::span<const std::string_view> names,
-                                                 uint64_t names_id) {
-  std::vector<int>* nodes = &resolve_scratch_;
-  if (names_id != 0) {
-    for (const ResolvedList& r : resolved_) {
-      if (r.names_id == names_id) return r.nodes;
-    }
-    ResolvedList& slot = resolved_[next_resolved_];
-    next_resolved_ = (next_resolved_ + 1) % resolved_.size();
-    slot.names_id = names_id;
-    nodes = &slot.nodes;
-  }
-  nodes->resize(names.size());
-  int previous = -1;
-  for (size_t i = 0; i < names.size(); ++i) {
-    const int node = ResolveCandidate(previous, names[i]);
-    (*nodes)[i] = node;
-    if (node >= 0) previous = node;
-  }
-  return *nodes;
-}
-
-std::shared_ptr<const PaddedStrings> Extender::QuotedNames() {
-  if (quoted_names_ == nullptr || quoted_names_->size() != static_cast<size_t>(cluster_->size())) {
-    auto fresh = std::make_shared<PaddedStrings>();
-    std::string quoted;
-    for (int n = 0; n < cluster_->size(); ++n) {
-      quoted.clear();
-      AppendJsonString(&quoted, cluster_->spec(n).name);
-      fresh->Add(quoted);
-    }
-    quoted_names_ = std::move(fresh);
-    host_entries_.reset();
-  }
-  return quoted_names_;
-}
-
-std::shared_ptr<const PaddedStrings> Extender::HostEntries() {
-  const std::shared_ptr<const PaddedStrings> quoted = QuotedNames();
-  if (host_entries_ == nullptr || host_entries_->size() != quoted->size()) {
-    auto fresh = std::make_shared<PaddedStrings>();
-    std::string entry;
-    for (size_t n = 0; n < quoted->size(); ++n) {
-      entry.assign("{\"Host\":");
-      entry.append((*quoted)[n]);
-      entry.append(",\"Score\":");
-      fresh->Add(entry);
-    }
-    host_entries_ = std::move(fresh);
-  }
-  return host_entries_;
-}
-
 namespace {}  // namespace
 
 const std::string& Extender::ReasonText(int reason) {
@@ -367,7 +302,7 @@ std::string Extender::FilterCandidatesLocked(const Pod& pod, const Result<PodSpe
     metrics_->bad_pods->Increment();
     return spec.error().message;
   }
-  const std::span<const int> resolved = ResolveCandidates(names, names_id);
+  const std::span<const int> resolved = node_names_.Resolve(names, names_id);
   if (!GateLocked().empty()) {
     for (size_t i = 0; i < names.size(); ++i) {
       visit(i, names[i], resolved[i], Candidate::kUnresolvable, kReasonNotSynced);
@@ -546,7 +481,7 @@ std::string Extender::FilterJsonOf(const Pod& pod, std::span<const std::string_v
     LockSpinning(mutex_, std::chrono::microseconds(options_.spin_us));
     std::lock_guard<std::mutex> lock(mutex_, std::adopt_lock);
     EnsureModel();  // before QuotedNames: a rebuild would make its names the old model's
-    quoted_names = QuotedNames();
+    quoted_names = node_names_.QuotedNames();
     const PaddedStrings& quoted = *quoted_names;
     error = FilterCandidatesLocked(
         pod, spec, names, names_id,
@@ -643,7 +578,7 @@ void Extender::ScoreCandidatesLocked(const Pod& pod, std::span<const std::string
   Result<PodSpec> spec = PodToSpec(pod);
   if (!spec.ok()) return;
   EnsureModel();
-  const std::span<const int> node_of = ResolveCandidates(names, names_id);  // -1 if unknown
+  const std::span<const int> node_of = node_names_.Resolve(names, names_id);  // -1 if unknown
   if (!GateLocked().empty()) {
     for (size_t i = 0; i < names.size(); ++i) visit(i, names[i], node_of[i], 0);
     return;
@@ -752,7 +687,7 @@ std::string Extender::PrioritizeJsonOf(const Pod& pod, std::span<const std::stri
     LockSpinning(mutex_, std::chrono::microseconds(options_.spin_us));
     std::lock_guard<std::mutex> lock(mutex_, std::adopt_lock);
     EnsureModel();  // before HostEntries: a rebuild would make its entries the old model's
-    host_entries = HostEntries();
+    host_entries = node_names_.HostEntries();
     ScoreCandidatesLocked(
         pod, names, names_id,
         [&](size_t, std::string_view, int node, int64_t score) __attribute__((always_inline)) {

@@ -25,6 +25,7 @@
 #include "k8s/api/kube_api.h"
 #include "k8s/api/objects.h"
 #include "k8s/extender/extender_protocol.h"
+#include "k8s/extender/node_name_index.h"
 #include "k8s/extender/padded_strings.h"
 #include "k8s/extender/pod_state.h"
 #include "k8s/extender/translate.h"
@@ -281,25 +282,6 @@ class Extender final : public ClusterEventSink {
                              uint64_t names_id, Visit&& visit);
   std::string PrioritizeJsonOf(const Pod& pod, std::span<const std::string_view> names,
                                uint64_t names_id);
-  /// The JSON string of each node's name, quotes included, by node (built once per model and
-  /// never changed after: a caller may keep reading it after releasing the lock).
-  std::shared_ptr<const PaddedStrings> QuotedNames();
-  /// `{"Host":` + QuotedNames()[node] + `,"Score":`, by node: prioritize's answer entry up to
-  /// its score (built with QuotedNames; immutable like it).
-  std::shared_ptr<const PaddedStrings> HostEntries();
-  /// The node index of each candidate, -1 if unknown; valid until the next call (the caller
-  /// holds the lock). A list with a non-zero `names_id` (ExtenderArgsRef: the same id is the
-  /// same list) that was resolved before under the same model is not looked at again; other
-  /// lists go through ResolveCandidate.
-  std::span<const int> ResolveCandidates(std::span<const std::string_view> names,
-                                         uint64_t names_id);
-  /// The node index of candidate `name`, or -1 if unknown; `previous` is the node of the
-  /// candidate before it in the request (-1 for the first). kube-scheduler lists nodes in the
-  /// same order request after request (from a rotating start when it does not score every
-  /// node): the node that followed each node last time is remembered and checked against the
-  /// name, so a hit costs one string compare instead of a hash lookup.
-  int ResolveCandidate(int previous, std::string_view name);
-
   /// Why the verbs refuse ("" when they may answer).
   std::string GateLocked() const;
   /// Remembers a pod seen by Filter/Prioritize (PodStates::See) and, the first time, counts
@@ -352,15 +334,10 @@ class Extender final : public ClusterEventSink {
   std::unique_ptr<Engine> engine_;
   Cluster* cluster_ = nullptr;      // &engine_->cluster(); null before the first build
   Scheduler* scheduler_ = nullptr;  // &engine_->scheduler(); null before the first build
-  /// Hashes std::string and std::string_view alike (lookups by view without a copy).
-  struct NameHash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-  };
-  std::unordered_map<std::string, int, NameHash, std::equal_to<>>
-      node_index_;                                     // GUARDED_BY(mutex_)
-  std::shared_ptr<const PaddedStrings> quoted_names_;  // GUARDED_BY(mutex_); QuotedNames
-  std::shared_ptr<const PaddedStrings> host_entries_;  // GUARDED_BY(mutex_); HostEntries
+  /// The model's node names: indices by name, candidates resolved, the answers' name pieces
+  /// (immutable once built: a caller may keep reading them after releasing the lock); rebuilt
+  /// with the model. GUARDED_BY(mutex_).
+  NodeNameIndex node_names_;
   std::vector<int> score_nodes_;      // GUARDED_BY(mutex_), ScoreCandidatesLocked's scratch
   std::vector<int> candidate_group_;  // GUARDED_BY(mutex_), ScoreCandidatesLocked's scratch
   /// Why a node takes no pod of some kind, as bits by node index (node_flags_): a candidate
@@ -381,21 +358,11 @@ class Extender final : public ClusterEventSink {
   std::vector<uint8_t> node_flags_;   // GUARDED_BY(mutex_), NodeFlag bits by node index
   std::vector<std::string> blocked_;  // GUARDED_BY(mutex_), by node index; "" = not blocked
   std::vector<std::vector<std::string>> placed_;  // GUARDED_BY(mutex_), UIDs by node index
-  std::vector<int> successor_;                    // GUARDED_BY(mutex_), by node (ResolveCandidate)
-  int first_guess_ = -1;                          // GUARDED_BY(mutex_), the first candidate's node
   uint64_t model_generation_ = 0;                 // GUARDED_BY(mutex_), +1 per Rebuild
-  /// Lists resolved by ResolveCandidates, by names_id (id 0: a free slot); cleared when the
-  /// model's node indices change (Rebuild).
-  struct ResolvedList {
-    uint64_t names_id = 0;
-    std::vector<int> nodes;
-  };
-  std::array<ResolvedList, 4> resolved_;  // GUARDED_BY(mutex_)
-  size_t next_resolved_ = 0;              // GUARDED_BY(mutex_)
-  std::vector<int> resolve_scratch_;      // GUARDED_BY(mutex_), lists without an id
   /// A filter candidate as FilterJsonOf lists it in its section.
   struct Decided {
-    int quoted;      ///< node index into QuotedNames, or -1 - k for the k-th unknown name
+    int quoted;      ///< node index into NodeNameIndex::QuotedNames, or -1 - k for the k-th unknown
+                     ///< name
     uint32_t index;  ///< position in the request
     int reason;      ///< kReason*
   };
