@@ -26,8 +26,6 @@ using Json = nlohmann::json;
 
 /// Node and pod list files may be far larger than one request body.
 constexpr size_t kMaxListBytes = size_t{1} << 30;
-/// How many pods' filter passes Bind can check (the oldest are forgotten first).
-constexpr size_t kFilterPasses = 4096;
 
 /// The items of a v1 List ({"items": [...]}), a bare array, or a single object.
 Result<std::vector<const Json*>> ListItems(const Json& doc, std::string_view what) {
@@ -155,9 +153,9 @@ std::string PodUid(const Pod& pod) {
 }
 
 Extender::Extender(const ExtenderOptions& options)
-    : options_(options), metrics_(std::make_unique<Metrics>()) {
-  filter_passes_.resize(kFilterPasses);
-}
+    : options_(options),
+      filter_passes_(options.filter_pass_seconds),
+      metrics_(std::make_unique<Metrics>()) {}
 
 Extender::~Extender() = default;
 
@@ -313,7 +311,8 @@ std::string Extender::FilterCandidatesLocked(const Pod& pod, const Result<PodSpe
   SeeLocked(pod, *spec);
   const PodRequest request = cluster_->MakeRequest(*spec);
   const uint8_t mask = RequestMask(request, PodGpuFamilies(pod));
-  std::vector<uint64_t>* passed = BeginFilterPass(PodUid(pod));
+  std::vector<uint64_t>* passed =
+      filter_passes_.Begin(PodUid(pod), Now(), model_generation_, node_names_.QuotedNames());
   std::array<int64_t, kReasonFit + kNumFitReasons> rejected{};
   if (++group_fit_stamp_ == 0) {  // wrapped: forget every stamp
     std::fill(group_fit_.begin(), group_fit_.end(), GroupFit{});

@@ -16,7 +16,6 @@
 #include <span>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "frag/target_workload.h"
@@ -25,6 +24,7 @@
 #include "k8s/api/kube_api.h"
 #include "k8s/api/objects.h"
 #include "k8s/extender/extender_protocol.h"
+#include "k8s/extender/filter_passes.h"
 #include "k8s/extender/node_name_index.h"
 #include "k8s/extender/padded_strings.h"
 #include "k8s/extender/pod_state.h"
@@ -292,18 +292,6 @@ class Extender final : public ClusterEventSink {
   static PodRecord RecordOf(const Pod& pod, std::string* error);
   /// The same, with PodToSpec's answer for the pod already at hand.
   static PodRecord RecordOf(const Pod& pod, const Result<PodSpec>& spec, std::string* error);
-  /// The nodes one filter request passed for one pod UID, for Bind's check.
-  struct FilterPass {
-    std::string uid;
-    double seconds = 0;       ///< Clock time of the filter
-    uint64_t generation = 0;  ///< model_generation_ then (node indices are that model's)
-    std::shared_ptr<const PaddedStrings> names;  ///< that model's quoted names, by node index
-    std::vector<uint64_t> bits;                  ///< passed node indices
-  };
-  /// Starts recording the nodes Filter passes for `uid`; returns the bitmap to fill.
-  std::vector<uint64_t>* BeginFilterPass(const std::string& uid);
-  /// Whether Filter passed `node` for `uid` within filter_pass_seconds.
-  bool FilterPassed(const std::string& uid, const std::string& node) const;
   /// File-mode Bind, and API-mode Bind after its API calls: the checks shared by both.
   std::string CheckBindLocked(const ExtenderBindingArgs& args, const std::string& pod_key) const;
   /// Chooses GPUs for `uid` on `node` and assumes it there; "" or why not.
@@ -380,13 +368,12 @@ class Extender final : public ClusterEventSink {
   /// Pods counted without knowing all of them, (UID, why) by node index: "estimated ...",
   /// "unreadable: ...", "not placed: ..." (StateJson's "unaccounted").
   std::vector<std::vector<std::pair<std::string, std::string>>> unaccounted_;  // GUARDED_BY
-  std::vector<FilterPass> filter_passes_;                      // GUARDED_BY(mutex_), a ring
-  size_t next_filter_pass_ = 0;                                // GUARDED_BY(mutex_)
-  std::unordered_map<std::string, size_t> filter_pass_index_;  // GUARDED_BY; UID → slot
-  std::vector<PodDisruptionBudget> pdbs_;                      // GUARDED_BY(mutex_)
-  std::map<std::string, NodeRecord> nodes_;                    // GUARDED_BY(mutex_), by name
-  std::vector<std::string> warnings_;                          // GUARDED_BY(mutex_), file mode
-  std::unique_ptr<Metrics> metrics_;                           // cells are thread-safe themselves
+  /// The nodes Filter passed per pod UID, for Bind's check (filter_pass_seconds).
+  FilterPasses filter_passes_;               // GUARDED_BY(mutex_)
+  std::vector<PodDisruptionBudget> pdbs_;    // GUARDED_BY(mutex_)
+  std::map<std::string, NodeRecord> nodes_;  // GUARDED_BY(mutex_), by name
+  std::vector<std::string> warnings_;        // GUARDED_BY(mutex_), file mode
+  std::unique_ptr<Metrics> metrics_;         // cells are thread-safe themselves
 
   // API mode only (Create); all GUARDED_BY(mutex_).
   LiveOptions live_;
