@@ -20,12 +20,10 @@ struct TesseraParams {
   /// A sharing pod opens an idle node only if the used nodes that tie with it would strand
   /// more than this (milli-GPU); other pods see idle nodes as stranding nothing.
   double sharing_open_cost = 200.0;
-  /// Adaptive idle-node protection (docs/POLICIES.md, "A cluster-wide context, and adaptive
-  /// idle-node protection"); on in the shipped policy since the sixth session (default trace 4.26
-  /// → 4.06 % with hole fill; a run then costs up to 3.1× an FGD run on the sharing-heavy lists,
-  /// "What ships"). Off, the protection above always applies. On, the policy watches the cluster
-  /// (Policy::ContextKey) and calls idle nodes *plentiful* while, for every GPU count k ≥ 2 of the
-  /// multi-GPU pods seen so far,
+  /// Adaptive idle-node protection (docs/POLICIES.md, "The `tessera` policy"; its ablation
+  /// there: default trace 4.06 % with it, 4.26 % without). Off, the protection above always
+  /// applies. On, the policy watches the cluster (Policy::ContextKey) and calls idle nodes
+  /// *plentiful* while, for every GPU count k ≥ 2 of the multi-GPU pods seen so far,
   ///   idle_k − project_opening · open_rate_k · free  ≥  open_reserve · share_k · free,
   /// where idle_k is the idle GPU milli on idle nodes with ≥ k GPUs, open_rate_k how many of
   /// those were opened so far per GPU milli allocated, free the free GPU milli of the
@@ -38,7 +36,7 @@ struct TesseraParams {
   double project_opening = 0.5;
   double plentiful_open_cost = 0.0;
   bool plentiful_drop_multi_gpu = true;
-  /// Model pressure (docs/POLICIES.md, "Fourth round"): placing a pod on a GPU of model k
+  /// Model pressure (docs/POLICIES.md, "The `tessera` policy"): placing a pod on a GPU of model k
   /// lowers the ΔF of FGD's score by model_pressure · (π_k − min π over the models the pod may use)
   /// · its GPU milli, where π_k is the model-constrained request of the pod list expected from now
   /// on for model k per free GPU of k (the list's constrained share of model k times the
@@ -52,8 +50,8 @@ struct TesseraParams {
   /// table and per-bucket sums. Same scores (the sums' order differs, so the measures may
   /// differ in their last bits); slower.
   bool reference_measure = false;
-  /// Hole fill (docs/POLICIES.md, "Sixth round"): a sharing pod's placement is also judged by
-  /// the GPU milli its GPU's hole can never use, waste(r) = r − the largest sum of the list's
+  /// Hole fill (docs/POLICIES.md, "The `tessera` policy"): a sharing pod's placement is also judged
+  /// by the GPU milli its GPU's hole can never use, waste(r) = r − the largest sum of the list's
   /// frequent sharing sizes (those with at least `hole_min_share` of its sharing pods, any
   /// number of each) that fits in r. The fill is the drop of Σ waste over the node's GPUs,
   /// less the same drop on a free GPU (with `hole_relative`; a fresh GPU then costs nothing);

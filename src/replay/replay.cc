@@ -116,6 +116,7 @@ class Replay {
     on_node_.resize(nodes.size());
     nominated_.assign(nodes.size(), 0);
     for (int n = 0; n < cluster_.size(); ++n) idle_gpus_ += IdleGpus(n);
+    headroom_.SetCapacity(idle_gpus_);
     min_victim_priority_ = INT32_MAX;
     for (const QosClass& c : options.qos.classes) {
       if (c.preemptible) min_victim_priority_ = std::min(min_victim_priority_, c.priority);
@@ -265,7 +266,6 @@ class Replay {
     Pod& p = pods_[e.pod];
     switch (e.kind) {
       case EventKind::kArrival: {
-        if (headroom_.NoteDemand(p.priority, p.req.TotalGpuMilli())) UnblockHeadroom();
         const std::string& never = never_fits_[p.key / num_classes_];
         if (!never.empty()) {
           p.state = State::kRejected;
@@ -378,8 +378,15 @@ class Replay {
       }
       blocked_[p.key] = d.ok() ? kNoHeadroom : kNoFit;
     }
-    if (blocked_[p.key] == kNoFit) return MaybePreempt(id);
+    if (blocked_[p.key] == kNoFit || PreemptsForHeadroom(p)) return MaybePreempt(id);
     return false;
+  }
+
+  // Whether a pod held back by the headroom makes room by preemption instead (taking the GPUs
+  // of lower-priority pods, not the idle ones): a pod of a class with an SLO.
+  bool PreemptsForHeadroom(const Pod& p) const {
+    return blocked_[p.key] == kNoHeadroom && headroom_.options().slo_classes_preempt &&
+           options_.qos.classes[p.cls].slo_wait_s >= 0;
   }
 
   bool MaybePreempt(int id) {
@@ -516,9 +523,15 @@ class Replay {
   void Start(int id, int node, GpuSet gpus) {
     Pod& p = pods_[id];
     if (placer_ != nullptr) gpus = placer_->Bind(id, node);
-    idle_gpus_ -= IdleGpus(node);
+    const int idle_before = IdleGpus(node);
     scheduler_.Bind(node, p.req, gpus);
-    idle_gpus_ += IdleGpus(node);
+    const int idle_after = IdleGpus(node);
+    idle_gpus_ += idle_after - idle_before;
+    // Protected demand is what protected pods take from the idle GPUs (a share on a used GPU
+    // takes none).
+    if (headroom_.NoteDemand(p.priority, int64_t{idle_before - idle_after} * kMilliPerGpu)) {
+      UnblockHeadroom();
+    }
     if (options_.qos.classes[p.cls].preemptible) {
       ++victim_epoch_;  // a new possible victim: failed preemptions may succeed now
       dirty_ = dirty_ || !queue_.empty();
@@ -574,7 +587,7 @@ class Replay {
       const int id = std::get<2>(*it);
       ++it;  // TryPod may erase `id`
       const Pod& p = pods_[id];
-      if (blocked_[p.key] == kNoHeadroom) continue;
+      if (blocked_[p.key] == kNoHeadroom && !(PreemptsForHeadroom(p) && MayPreemptNow(p))) continue;
       if (blocked_[p.key] == kNoFit && !MayPreemptNow(p)) continue;
       TryPod(id);
     }

@@ -31,7 +31,7 @@ bool Headroom::Holds(int priority, bool preemptible) const {
 
 bool Headroom::Set(int64_t gpus) {
   const int64_t old = target_;
-  target_ = gpus;
+  target_ = std::min(gpus, capacity_gpus_);
   return target_ < old;
 }
 
@@ -89,6 +89,9 @@ bool Headroom::NoteDemand(int priority, int64_t gpu_milli) {
     }
     const double rate = std::max(0.0, released_milli_) / h.window_s;  // milli-GPU per second
     backlog_ = std::max(0.0, backlog_ - rate * (t - backlog_t_)) + static_cast<double>(gpu_milli);
+    if (capacity_gpus_ != INT64_MAX) {
+      backlog_ = std::min(backlog_, static_cast<double>(capacity_gpus_) * kMilliPerGpu);
+    }
     backlog_t_ = t;
     while (!peaks_.empty() && peaks_.back().second <= backlog_) peaks_.pop_back();
     peaks_.emplace_back(t, backlog_);

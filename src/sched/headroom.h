@@ -28,6 +28,10 @@ struct HeadroomOptions {
   /// a large headroom it could wait for hours (measured on the trace: 2 of 7 Guaranteed pods
   /// waited until the horizon).
   bool hold_non_preemptible = false;
+  /// Whether a held pod of a class with an SLO (Burstable) that finds room only in the
+  /// headroom preempts lower-priority pods instead of waiting, so that protecting the top
+  /// class does not cost another class its SLO: it takes their GPUs, not the idle ones.
+  bool slo_classes_preempt = true;
   int64_t gpus = 0;  ///< kStatic: H; kForecast, kBacklog: the floor of H
   /// kForecast: H = ceil(factor · q-quantile of the protected GPUs requested per bucket_s,
   /// over the buckets of the last window_s seconds), recomputed at each bucket boundary.
@@ -50,6 +54,8 @@ class Headroom {
   Headroom(const HeadroomOptions& options, const Clock* clock);
 
   const HeadroomOptions& options() const { return options_; }
+  /// The cluster's GPUs: H and the backlog never exceed them (default: unbounded).
+  void SetCapacity(int64_t gpus) { capacity_gpus_ = gpus; }
   bool active() const { return options_.mode != HeadroomOptions::Mode::kNone; }
   /// H, in whole GPUs (0 when inactive).
   int64_t target() const { return target_; }
@@ -83,6 +89,7 @@ class Headroom {
   HeadroomOptions options_;
   const Clock* clock_;
   int64_t target_ = 0;
+  int64_t capacity_gpus_ = INT64_MAX;
   int64_t bucket_ = INT64_MIN;
   double next_tick_ = -1;
   std::deque<std::pair<int64_t, double>> demand_;   // kForecast: (bucket, milli-GPU)

@@ -1,8 +1,10 @@
 // The SLO claim of the `tessera` replay policy: at a stated contention level where k8s-default
 // (priority + preemption) keeps LS pods waiting (p99 > 10 s), the `tessera` replay policy meets the
-// LS SLO (p99 wait <= 1 s, >= 99 % within SLO) with fewer preemptions, and serves at least 95 % of
-// the BE GPU-hours of the best other policy — on the default trace and on peak-sale. The policies
-// run side by side; the table is printed for the record (docs/REPLAY.md).
+// LS SLO (p99 wait <= 1 s, >= 99 % within SLO) with fewer preemptions, serves every other class
+// with an SLO at least as well as k8s-default does, and gives BE at least 90 % of k8s-default's
+// GPU-hours — on the default trace and on peak-sale. On a cluster where sharing LS pods burst
+// (notebooks.yaml) the headroom grows with the burst, shrinks after it and never exceeds the
+// cluster. The policies run side by side; the table is printed for the record (docs/REPLAY.md).
 
 #include <gtest/gtest.h>
 
@@ -33,6 +35,8 @@ const ClassStats& Class(const ReplayResult& r, const std::string& name) {
   return r.classes.front();
 }
 
+void ExpectOthersServed(const ReplayResult& t, const ReplayResult& k8s);
+
 void ExpectTesseraWins(const std::vector<NodeSpec>& nodes, const Timeline& timeline,
                        const ReplayPolicy& tessera, ReplayOptions options) {
   options.samples = 0;
@@ -51,15 +55,22 @@ void ExpectTesseraWins(const std::vector<NodeSpec>& nodes, const Timeline& timel
   EXPECT_GE(Class(t, "LS").slo_pct, 99.0);
   // With fewer preemptions than priority + preemption alone.
   EXPECT_LT(t.preemptions, k8s.preemptions);
-  // And at least 95 % of the BE GPU-hours of the best other policy.
-  double best_be = 0;
-  for (size_t i = 1; i < runs.size(); ++i)
-    best_be = std::max(best_be, Class(runs[i], "BE").gpu_hours);
-  EXPECT_GE(Class(t, "BE").gpu_hours, 0.95 * best_be);
+  ExpectOthersServed(t, k8s);
+}
+
+// Every class with an SLO at least as well served as under k8s-default, BE at least 90 % of
+// its GPU-hours.
+void ExpectOthersServed(const ReplayResult& t, const ReplayResult& k8s) {
+  for (size_t c = 0; c < t.classes.size(); ++c) {
+    if (t.classes[c].slo_wait_s < 0) continue;
+    EXPECT_GE(t.classes[c].slo_pct, k8s.classes[c].slo_pct) << t.classes[c].name;
+  }
+  EXPECT_GE(Class(t, "BE").gpu_hours, 0.90 * Class(k8s, "BE").gpu_hours);
   std::cout << "tessera: LS p99 " << Class(t, "LS").wait_p99_s << " s, SLO "
             << Class(t, "LS").slo_pct << " %, preemptions " << t.preemptions << " (k8s-default "
             << k8s.preemptions << "), BE GPU-h " << Class(t, "BE").gpu_hours << " = "
-            << 100 * Class(t, "BE").gpu_hours / best_be << " % of the best other\n";
+            << 100 * Class(t, "BE").gpu_hours / Class(k8s, "BE").gpu_hours
+            << " % of k8s-default's\n";
 }
 
 TEST(TesseraSlo, DefaultTraceAt50xOn84Nodes) {
@@ -90,6 +101,39 @@ TEST(TesseraSlo, PeakSaleOn40Nodes) {
   options.horizon_s = s->horizon_h * 3600;
   // The same policy as on the trace: no per-workload setting.
   ExpectTesseraWins(ScenarioNodes(*s), ScenarioTimeline(*s, 1.0), TesseraReplayPolicy(), options);
+}
+
+// 120 GPUs; quarter-GPU LS notebooks at 40/h with a two-hour burst of 400/h (3 h to 5 h);
+// 4-GPU BE trainers at 6/h. Sharing LS pods take an idle GPU only when no used GPU has room:
+// the headroom counts what they take, so it follows the burst instead of running away.
+TEST(TesseraSlo, NotebookBurstHeadroomFollowsTheBurst) {
+  const std::string file =
+      std::string(TESSERA_SOURCE_DIR) + "/tests/replay/testdata/notebooks.yaml";
+  Result<Scenario> s = ParseScenario(ReadFile(file).value(), file);
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  ReplayOptions options;
+  options.horizon_s = s->horizon_h * 3600;
+  options.samples = 120;  // every 6 minutes
+  const std::vector<NodeSpec> nodes = ScenarioNodes(*s);
+  const Timeline timeline = ScenarioTimeline(*s, 1.0);
+  const ReplayResult t = RunReplayPolicy(nodes, timeline, TesseraReplayPolicy(), options);
+  const ReplayResult k8s =
+      RunReplayPolicy(nodes, timeline, ReplayPolicyByName("k8s-default").value(), options);
+  std::cout << ReplayTable({t, k8s});
+  EXPECT_LE(Class(t, "LS").wait_p99_s, 1.0);
+  ExpectOthersServed(t, k8s);
+  int64_t before = 0, burst = 0, after = 0, most = 0;  // the largest H: < 3 h, 3-5.5 h, >= 7 h
+  for (const TimePoint& p : t.series) {
+    const double h = p.t_s / 3600;
+    int64_t& period = h < 3 ? before : h < 5.5 ? burst : after;
+    if (h < 5.5 || h >= 7) period = std::max(period, p.headroom_gpus);
+    most = std::max(most, p.headroom_gpus);
+  }
+  EXPECT_LE(most, 120);          // never more than the cluster has
+  EXPECT_GT(burst, 2 * before);  // grows with the burst
+  EXPECT_LT(after, burst / 4);   // and comes down after it
+  std::cout << "headroom: before the burst <= " << before << ", during <= " << burst
+            << ", from 7 h <= " << after << " GPUs\n";
 }
 
 }  // namespace

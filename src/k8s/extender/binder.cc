@@ -20,64 +20,21 @@ std::string PodKey(const ExtenderBindingArgs& args) {
 
 }  // namespace
 
-std::vector<uint64_t>* Extender::BeginFilterPass(const std::string& uid) {
-  if (options_.filter_pass_seconds <= 0) return nullptr;
-  // A retried filter of the same pod replaces its pass; a new pod takes the oldest slot.
-  auto known = filter_pass_index_.find(uid);
-  FilterPass* slot = nullptr;
-  if (known != filter_pass_index_.end()) {
-    slot = &filter_passes_[known->second];
-  } else {
-    const size_t at = next_filter_pass_;
-    next_filter_pass_ = (next_filter_pass_ + 1) % filter_passes_.size();
-    slot = &filter_passes_[at];
-    if (!slot->uid.empty()) filter_pass_index_.erase(slot->uid);
-    filter_pass_index_.emplace(uid, at);
-  }
-  slot->uid = uid;
-  slot->seconds = Now();
-  slot->generation = model_generation_;
-  slot->names = QuotedNames();
-  slot->bits.assign((static_cast<size_t>(cluster_->size()) + 63) / 64, 0);
-  return &slot->bits;
-}
-
-bool Extender::FilterPassed(const std::string& uid, const std::string& node) const {
-  if (options_.filter_pass_seconds <= 0) return true;
-  auto known = filter_pass_index_.find(uid);
-  if (known == filter_pass_index_.end()) return false;
-  const FilterPass* pass = &filter_passes_[known->second];
-  if (Now() - pass->seconds > options_.filter_pass_seconds) return false;
-  int index = -1;
-  if (pass->generation == model_generation_) {
-    auto it = node_index_.find(node);
-    if (it != node_index_.end()) index = it->second;
-  } else {  // the model was rebuilt since: find the node among that model's names
-    std::string quoted;
-    AppendJsonString(&quoted, node);
-    for (size_t i = 0; i < pass->names->size(); ++i) {
-      if ((*pass->names)[i] == quoted) index = static_cast<int>(i);
-    }
-  }
-  return index >= 0 && static_cast<size_t>(index >> 6) < pass->bits.size() &&
-         (pass->bits[index >> 6] >> (index & 63) & 1) != 0;
-}
-
 std::string Extender::CheckBindLocked(const ExtenderBindingArgs& args,
                                       const std::string& pod_key) const {
   const PodRecord* r = pods_.Find(args.pod_uid);
   if (r == nullptr) {
     return "unknown pod " + pod_key + " (UID " + args.pod_uid + "): no filter request seen for it";
   }
-  auto node = node_index_.find(args.node);
-  if (node == node_index_.end()) return "unknown node " + QuoteForError(args.node);
-  if (!FilterPassed(args.pod_uid, args.node)) {
+  const int node = node_names_.Find(args.node);
+  if (node < 0) return "unknown node " + QuoteForError(args.node);
+  if (!filter_passes_.Passed(args.pod_uid, args.node, node, model_generation_, Now())) {
     return "refused: this extender's filter did not pass node " + QuoteForError(args.node) +
            " for pod " + pod_key + " (UID " + args.pod_uid + ") in the last " +
            std::to_string(static_cast<int64_t>(options_.filter_pass_seconds)) + " s";
   }
-  if (!blocked_[node->second].empty()) {
-    return "node " + args.node + " is blocked for GPU pods: " + blocked_[node->second];
+  if (!blocked_[node].empty()) {
+    return "node " + args.node + " is blocked for GPU pods: " + blocked_[node];
   }
   return "";
 }
@@ -107,7 +64,7 @@ ExtenderBindingResult Extender::Bind(const ExtenderBindingArgs& args) {
   }
   std::string error = CheckBindLocked(args, pod);
   GpuSet gpus = 0;
-  if (error.empty()) error = AssumeLocked(args.pod_uid, node_index_.at(args.node), &gpus);
+  if (error.empty()) error = AssumeLocked(args.pod_uid, node_names_.Find(args.node), &gpus);
   if (!error.empty()) {
     metrics_->Bind(error.rfind("refused", 0) == 0 ? "refused" : "rejected");
     return {std::move(error)};
@@ -193,18 +150,17 @@ ExtenderBindingResult Extender::BindThroughApi(const ExtenderBindingArgs& args,
                     "pod " + pod + " (UID " + uid + ") is already bound to node " + r->node);
     }
   }
-  auto node = node_index_.find(args.node);
-  if (node == node_index_.end() || r == nullptr) {
+  const int node = node_names_.Find(args.node);
+  if (node < 0 || r == nullptr) {
     release();
     return answer("rejected", r == nullptr ? "unknown pod " + pod + " (UID " + uid + ")"
                                            : "unknown node " + QuoteForError(args.node));
   }
   GpuSet gpus = r->assumed_gpus;
   if (!retry) {
-    std::string error =
-        !blocked_[node->second].empty()
-            ? "node " + args.node + " is blocked for GPU pods: " + blocked_[node->second]
-            : AssumeLocked(uid, node->second, &gpus);
+    std::string error = !blocked_[node].empty()
+                            ? "node " + args.node + " is blocked for GPU pods: " + blocked_[node]
+                            : AssumeLocked(uid, node, &gpus);
     if (!error.empty()) {
       release();
       return answer("rejected", "bind " + pod + " to node " + args.node + ": " + error);

@@ -26,8 +26,6 @@ using Json = nlohmann::json;
 
 /// Node and pod list files may be far larger than one request body.
 constexpr size_t kMaxListBytes = size_t{1} << 30;
-/// How many pods' filter passes Bind can check (the oldest are forgotten first).
-constexpr size_t kFilterPasses = 4096;
 
 /// The items of a v1 List ({"items": [...]}), a bare array, or a single object.
 Result<std::vector<const Json*>> ListItems(const Json& doc, std::string_view what) {
@@ -158,10 +156,9 @@ std::string PodUid(const Pod& pod) {
 
 Extender::Extender(const ExtenderOptions& options)
     : options_(options),
+      filter_passes_(options.filter_pass_seconds),
       metrics_(std::make_unique<Metrics>(options.classes)),
-      queue_(options.classes, options.scheduler_names) {
-  filter_passes_.resize(kFilterPasses);
-}
+      queue_(options.classes, options.scheduler_names) {}
 
 Extender::~Extender() = default;
 
@@ -269,80 +266,6 @@ void Extender::SeeLocked(const Pod& pod, const PodSpec& spec) {
   }
 }
 
-int Extender::ResolveCandidate(int previous, std::string_view name) {
-  if (successor_.size() != static_cast<size_t>(cluster_->size())) {
-    successor_.assign(cluster_->size(), -1);
-  }
-  int& guess = previous >= 0 ? successor_[previous] : first_guess_;
-  if (guess >= 0 && guess < cluster_->size() && cluster_->spec(guess).name == name) return guess;
-  auto it = node_index_.find(name);
-  const int node = it == node_index_.end() ? -1 : it->second;
-  if (node >= 0) guess = node;
-  return node;
-}
-
-std::span<const int> Extender::ResolveCandidates(std::span<const std::string_view> names,
-                                                 uint64_t names_id) {
-  std::vector<int>* nodes = &resolve_scratch_;
-  if (names_id != 0) {
-    for (const ResolvedList& r : resolved_) {
-      if (r.names_id == names_id) return r.nodes;
-    }
-    ResolvedList& slot = resolved_[next_resolved_];
-    next_resolved_ = (next_resolved_ + 1) % resolved_.size();
-    slot.names_id = names_id;
-    nodes = &slot.nodes;
-  }
-  nodes->resize(names.size());
-  int previous = -1;
-  for (size_t i = 0; i < names.size(); ++i) {
-    const int node = ResolveCandidate(previous, names[i]);
-    (*nodes)[i] = node;
-    if (node >= 0) previous = node;
-  }
-  return *nodes;
-}
-
-void PaddedStrings::Add(std::string_view s) {
-  text_.resize(text_.size() - kCopyPad);  // drop the padding
-  at_.push_back(static_cast<uint32_t>(text_.size()));
-  len_.push_back(static_cast<uint32_t>(s.size()));
-  max_length_ = std::max(max_length_, s.size());
-  text_.append(s);
-  text_.append(kCopyPad, ' ');
-}
-
-std::shared_ptr<const PaddedStrings> Extender::QuotedNames() {
-  if (quoted_names_ == nullptr || quoted_names_->size() != static_cast<size_t>(cluster_->size())) {
-    auto fresh = std::make_shared<PaddedStrings>();
-    std::string quoted;
-    for (int n = 0; n < cluster_->size(); ++n) {
-      quoted.clear();
-      AppendJsonString(&quoted, cluster_->spec(n).name);
-      fresh->Add(quoted);
-    }
-    quoted_names_ = std::move(fresh);
-    host_entries_.reset();
-  }
-  return quoted_names_;
-}
-
-std::shared_ptr<const PaddedStrings> Extender::HostEntries() {
-  const std::shared_ptr<const PaddedStrings> quoted = QuotedNames();
-  if (host_entries_ == nullptr || host_entries_->size() != quoted->size()) {
-    auto fresh = std::make_shared<PaddedStrings>();
-    std::string entry;
-    for (size_t n = 0; n < quoted->size(); ++n) {
-      entry.assign("{\"Host\":");
-      entry.append((*quoted)[n]);
-      entry.append(",\"Score\":");
-      fresh->Add(entry);
-    }
-    host_entries_ = std::move(fresh);
-  }
-  return host_entries_;
-}
-
 namespace {}  // namespace
 
 const std::string& Extender::ReasonText(int reason) {
@@ -385,7 +308,7 @@ std::string Extender::FilterCandidatesLocked(const Pod& pod, const Result<PodSpe
     metrics_->bad_pods->Increment();
     return spec.error().message;
   }
-  const std::span<const int> resolved = ResolveCandidates(names, names_id);
+  const std::span<const int> resolved = node_names_.Resolve(names, names_id);
   if (!GateLocked().empty()) {
     for (size_t i = 0; i < names.size(); ++i) {
       visit(i, names[i], resolved[i], Candidate::kUnresolvable, kReasonNotSynced);
@@ -396,7 +319,8 @@ std::string Extender::FilterCandidatesLocked(const Pod& pod, const Result<PodSpe
   SeeLocked(pod, *spec);
   const PodRequest request = cluster_->MakeRequest(*spec);
   const uint8_t mask = RequestMask(request, PodGpuFamilies(pod));
-  std::vector<uint64_t>* passed = BeginFilterPass(PodUid(pod));
+  std::vector<uint64_t>* passed =
+      filter_passes_.Begin(PodUid(pod), Now(), model_generation_, node_names_.QuotedNames());
   std::array<int64_t, kReasonFit + kNumFitReasons> rejected{};
   if (++group_fit_stamp_ == 0) {  // wrapped: forget every stamp
     std::fill(group_fit_.begin(), group_fit_.end(), GroupFit{});
@@ -564,7 +488,7 @@ std::string Extender::FilterJsonOf(const Pod& pod, std::span<const std::string_v
     LockSpinning(mutex_, std::chrono::microseconds(options_.spin_us));
     std::lock_guard<std::mutex> lock(mutex_, std::adopt_lock);
     EnsureModel();  // before QuotedNames: a rebuild would make its names the old model's
-    quoted_names = QuotedNames();
+    quoted_names = node_names_.QuotedNames();
     const PaddedStrings& quoted = *quoted_names;
     error = FilterCandidatesLocked(
         pod, spec, names, names_id,
@@ -661,7 +585,7 @@ void Extender::ScoreCandidatesLocked(const Pod& pod, std::span<const std::string
   Result<PodSpec> spec = PodToSpec(pod);
   if (!spec.ok()) return;
   EnsureModel();
-  const std::span<const int> node_of = ResolveCandidates(names, names_id);  // -1 if unknown
+  const std::span<const int> node_of = node_names_.Resolve(names, names_id);  // -1 if unknown
   if (!GateLocked().empty()) {
     for (size_t i = 0; i < names.size(); ++i) visit(i, names[i], node_of[i], 0);
     return;
@@ -770,7 +694,7 @@ std::string Extender::PrioritizeJsonOf(const Pod& pod, std::span<const std::stri
     LockSpinning(mutex_, std::chrono::microseconds(options_.spin_us));
     std::lock_guard<std::mutex> lock(mutex_, std::adopt_lock);
     EnsureModel();  // before HostEntries: a rebuild would make its entries the old model's
-    host_entries = HostEntries();
+    host_entries = node_names_.HostEntries();
     ScoreCandidatesLocked(
         pod, names, names_id,
         [&](size_t, std::string_view, int node, int64_t score) __attribute__((always_inline)) {

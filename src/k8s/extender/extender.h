@@ -7,7 +7,6 @@
 #include <array>
 #include <condition_variable>
 #include <cstdint>
-#include <cstring>
 #include <deque>
 #include <map>
 #include <memory>
@@ -17,7 +16,6 @@
 #include <span>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "frag/target_workload.h"
@@ -26,6 +24,9 @@
 #include "k8s/api/kube_api.h"
 #include "k8s/api/objects.h"
 #include "k8s/extender/extender_protocol.h"
+#include "k8s/extender/filter_passes.h"
+#include "k8s/extender/node_name_index.h"
+#include "k8s/extender/padded_strings.h"
 #include "k8s/extender/pending_queue.h"
 #include "k8s/extender/pod_state.h"
 #include "k8s/extender/translate.h"
@@ -89,41 +90,6 @@ inline constexpr std::array<double, 16> kWaitBuckets = {0.1, 0.25, 0.5, 1,   2.5
 /// for the API server, so the buckets reach seconds.
 inline constexpr std::array<double, 15> kRequestDurationBuckets = {
     0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10};
-
-/// Bytes CopyShort may copy at once (prioritize's `{"Host":"<name>","Score":` pieces are
-/// ~40 bytes).
-inline constexpr size_t kCopyPad = 64;
-
-/// Copies `n` bytes; up to kCopyPad of them as one fixed-size copy of 32 or kCopyPad bytes (no
-/// call): then `src` must be readable and `dst` writable for kCopyPad bytes.
-inline void CopyShort(char* dst, const char* src, size_t n) {
-  if (n <= kCopyPad / 2) {
-    std::memcpy(dst, src, kCopyPad / 2);
-  } else if (n <= kCopyPad) {
-    std::memcpy(dst, src, kCopyPad);
-  } else {
-    std::memcpy(dst, src, n);
-  }
-}
-
-/// Strings in one buffer with kCopyPad bytes after the last, so that CopyShort may read
-/// kCopyPad bytes from the start of any of them (the extender's answer pieces).
-class PaddedStrings {
- public:
-  void Add(std::string_view s);
-  void Clear() { *this = PaddedStrings(); }
-  size_t size() const { return at_.size(); }
-  std::string_view operator[](size_t i) const { return {text_.data() + at_[i], len_[i]}; }
-  size_t length(size_t i) const { return len_[i]; }
-  /// The longest string's length (0 when empty).
-  size_t max_length() const { return max_length_; }
-
- private:
-  std::string text_ = std::string(kCopyPad, ' ');
-  std::vector<uint32_t> at_;
-  std::vector<uint32_t> len_;
-  size_t max_length_ = 0;
-};
 
 /// The extender: a Cluster, a Policy and a Scheduler over them, and every pod it knows with its
 /// state (k8s/extender/pod_state.h: seen → assumed → bound → released).
@@ -334,25 +300,6 @@ class Extender final : public ClusterEventSink {
                              uint64_t names_id, Visit&& visit);
   std::string PrioritizeJsonOf(const Pod& pod, std::span<const std::string_view> names,
                                uint64_t names_id);
-  /// The JSON string of each node's name, quotes included, by node (built once per model and
-  /// never changed after: a caller may keep reading it after releasing the lock).
-  std::shared_ptr<const PaddedStrings> QuotedNames();
-  /// `{"Host":` + QuotedNames()[node] + `,"Score":`, by node: prioritize's answer entry up to
-  /// its score (built with QuotedNames; immutable like it).
-  std::shared_ptr<const PaddedStrings> HostEntries();
-  /// The node index of each candidate, -1 if unknown; valid until the next call (the caller
-  /// holds the lock). A list with a non-zero `names_id` (ExtenderArgsRef: the same id is the
-  /// same list) that was resolved before under the same model is not looked at again; other
-  /// lists go through ResolveCandidate.
-  std::span<const int> ResolveCandidates(std::span<const std::string_view> names,
-                                         uint64_t names_id);
-  /// The node index of candidate `name`, or -1 if unknown; `previous` is the node of the
-  /// candidate before it in the request (-1 for the first). kube-scheduler lists nodes in the
-  /// same order request after request (from a rotating start when it does not score every
-  /// node): the node that followed each node last time is remembered and checked against the
-  /// name, so a hit costs one string compare instead of a hash lookup.
-  int ResolveCandidate(int previous, std::string_view name);
-
   /// Why the verbs refuse ("" when they may answer).
   std::string GateLocked() const;
   /// Remembers a pod seen by Filter/Prioritize (PodStates::See) and, the first time, counts
@@ -363,18 +310,6 @@ class Extender final : public ClusterEventSink {
   static PodRecord RecordOf(const Pod& pod, std::string* error);
   /// The same, with PodToSpec's answer for the pod already at hand.
   static PodRecord RecordOf(const Pod& pod, const Result<PodSpec>& spec, std::string* error);
-  /// The nodes one filter request passed for one pod UID, for Bind's check.
-  struct FilterPass {
-    std::string uid;
-    double seconds = 0;       ///< Clock time of the filter
-    uint64_t generation = 0;  ///< model_generation_ then (node indices are that model's)
-    std::shared_ptr<const PaddedStrings> names;  ///< that model's quoted names, by node index
-    std::vector<uint64_t> bits;                  ///< passed node indices
-  };
-  /// Starts recording the nodes Filter passes for `uid`; returns the bitmap to fill.
-  std::vector<uint64_t>* BeginFilterPass(const std::string& uid);
-  /// Whether Filter passed `node` for `uid` within filter_pass_seconds.
-  bool FilterPassed(const std::string& uid, const std::string& node) const;
   /// File-mode Bind, and API-mode Bind after its API calls: the checks shared by both.
   std::string CheckBindLocked(const ExtenderBindingArgs& args, const std::string& pod_key) const;
   /// Chooses GPUs for `uid` on `node` and assumes it there; "" or why not.
@@ -408,15 +343,10 @@ class Extender final : public ClusterEventSink {
   std::unique_ptr<Engine> engine_;
   Cluster* cluster_ = nullptr;      // &engine_->cluster(); null before the first build
   Scheduler* scheduler_ = nullptr;  // &engine_->scheduler(); null before the first build
-  /// Hashes std::string and std::string_view alike (lookups by view without a copy).
-  struct NameHash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-  };
-  std::unordered_map<std::string, int, NameHash, std::equal_to<>>
-      node_index_;                                     // GUARDED_BY(mutex_)
-  std::shared_ptr<const PaddedStrings> quoted_names_;  // GUARDED_BY(mutex_); QuotedNames
-  std::shared_ptr<const PaddedStrings> host_entries_;  // GUARDED_BY(mutex_); HostEntries
+  /// The model's node names: indices by name, candidates resolved, the answers' name pieces
+  /// (immutable once built: a caller may keep reading them after releasing the lock); rebuilt
+  /// with the model. GUARDED_BY(mutex_).
+  NodeNameIndex node_names_;
   std::vector<int> score_nodes_;      // GUARDED_BY(mutex_), ScoreCandidatesLocked's scratch
   std::vector<int> candidate_group_;  // GUARDED_BY(mutex_), ScoreCandidatesLocked's scratch
   /// Why a node takes no pod of some kind, as bits by node index (node_flags_): a candidate
@@ -437,21 +367,11 @@ class Extender final : public ClusterEventSink {
   std::vector<uint8_t> node_flags_;   // GUARDED_BY(mutex_), NodeFlag bits by node index
   std::vector<std::string> blocked_;  // GUARDED_BY(mutex_), by node index; "" = not blocked
   std::vector<std::vector<std::string>> placed_;  // GUARDED_BY(mutex_), UIDs by node index
-  std::vector<int> successor_;                    // GUARDED_BY(mutex_), by node (ResolveCandidate)
-  int first_guess_ = -1;                          // GUARDED_BY(mutex_), the first candidate's node
   uint64_t model_generation_ = 0;                 // GUARDED_BY(mutex_), +1 per Rebuild
-  /// Lists resolved by ResolveCandidates, by names_id (id 0: a free slot); cleared when the
-  /// model's node indices change (Rebuild).
-  struct ResolvedList {
-    uint64_t names_id = 0;
-    std::vector<int> nodes;
-  };
-  std::array<ResolvedList, 4> resolved_;  // GUARDED_BY(mutex_)
-  size_t next_resolved_ = 0;              // GUARDED_BY(mutex_)
-  std::vector<int> resolve_scratch_;      // GUARDED_BY(mutex_), lists without an id
   /// A filter candidate as FilterJsonOf lists it in its section.
   struct Decided {
-    int quoted;      ///< node index into QuotedNames, or -1 - k for the k-th unknown name
+    int quoted;      ///< node index into NodeNameIndex::QuotedNames, or -1 - k for the k-th unknown
+                     ///< name
     uint32_t index;  ///< position in the request
     int reason;      ///< kReason*
   };
@@ -469,14 +389,13 @@ class Extender final : public ClusterEventSink {
   /// Pods counted without knowing all of them, (UID, why) by node index: "estimated ...",
   /// "unreadable: ...", "not placed: ..." (StateJson's "unaccounted").
   std::vector<std::vector<std::pair<std::string, std::string>>> unaccounted_;  // GUARDED_BY
-  std::vector<FilterPass> filter_passes_;                      // GUARDED_BY(mutex_), a ring
-  size_t next_filter_pass_ = 0;                                // GUARDED_BY(mutex_)
-  std::unordered_map<std::string, size_t> filter_pass_index_;  // GUARDED_BY; UID → slot
-  std::vector<PodDisruptionBudget> pdbs_;                      // GUARDED_BY(mutex_)
-  std::map<std::string, NodeRecord> nodes_;                    // GUARDED_BY(mutex_), by name
-  std::vector<std::string> warnings_;                          // GUARDED_BY(mutex_), file mode
-  std::unique_ptr<Metrics> metrics_;                           // cells are thread-safe themselves
-  PendingQueue queue_;                                         // GUARDED_BY(mutex_)
+  /// The nodes Filter passed per pod UID, for Bind's check (filter_pass_seconds).
+  FilterPasses filter_passes_;               // GUARDED_BY(mutex_)
+  std::vector<PodDisruptionBudget> pdbs_;    // GUARDED_BY(mutex_)
+  std::map<std::string, NodeRecord> nodes_;  // GUARDED_BY(mutex_), by name
+  std::vector<std::string> warnings_;        // GUARDED_BY(mutex_), file mode
+  std::unique_ptr<Metrics> metrics_;         // cells are thread-safe themselves
+  PendingQueue queue_;                       // GUARDED_BY(mutex_)
 
   // API mode only (Create); all GUARDED_BY(mutex_).
   LiveOptions live_;

@@ -138,12 +138,7 @@ void Extender::Rebuild() {
                    [](const NodeRecord* a, const NodeRecord* b) { return a->rank < b->rank; });
   std::vector<NodeSpec> specs;
   std::vector<std::string> models;
-  node_index_.clear();
-  quoted_names_.reset();
-  host_entries_.reset();
-  for (ResolvedList& r : resolved_) r.names_id = 0;  // node indices change
-  successor_.clear();
-  first_guess_ = -1;
+  std::vector<std::string> names;
   node_flags_.clear();
   for (const NodeRecord* record : order) {
     if (record->spec.gpu_count > 0 &&
@@ -151,10 +146,11 @@ void Extender::Rebuild() {
       if (models.size() >= static_cast<size_t>(kMaxGpuModels)) continue;  // engine's limit
       models.push_back(record->spec.gpu_model);
     }
-    node_index_.emplace(record->spec.name, static_cast<int>(specs.size()));
+    names.push_back(record->spec.name);
     node_flags_.push_back(FlagsOf(*record));
     specs.push_back(record->spec);
   }
+  node_names_.Rebuild(std::move(names));
   // M from the bound pods' decoded requests (file mode: every pod of the file); the engine
   // takes one whole GPU as M when there are none.
   std::vector<PodSpec> bound;
@@ -183,7 +179,7 @@ void Extender::Rebuild() {
     }
   }
   if (!loaded_) return;
-  for (const auto& [name, index] : node_index_) PlaceNode(name);
+  node_names_.ForEachName([&](const std::string& name) { PlaceNode(name); });
 }
 
 std::optional<GpuSet> Extender::FactGpus(const PodRecord& r, int node, std::string* why) const {
@@ -207,9 +203,8 @@ std::optional<GpuSet> Extender::FactGpus(const PodRecord& r, int node, std::stri
 
 void Extender::PlaceNode(const std::string& name) {
   if (!loaded_ || dirty_ || scheduler_ == nullptr) return;
-  auto idx = node_index_.find(name);
-  if (idx == node_index_.end()) return;  // its pods wait for it
-  const int node = idx->second;
+  const int node = node_names_.Find(name);
+  if (node < 0) return;  // its pods wait for it
   for (const std::string& uid : placed_[node]) {
     auto a = assignments_.find(uid);
     if (a == assignments_.end()) continue;
@@ -340,10 +335,9 @@ Status Extender::UpsertNode(const Node& node) {
     known.unschedulable = record.unschedulable;
     known.families = record.families;
     known.gpus = std::move(record.gpus);
-    auto index = node_index_.find(spec->name);
-    if (!dirty_ && index != node_index_.end()) {
-      node_flags_[index->second] =
-          FlagsOf(known) | (node_flags_[index->second] & static_cast<uint8_t>(kBlocked));
+    const int index = node_names_.Find(spec->name);
+    if (!dirty_ && index >= 0) {
+      node_flags_[index] = FlagsOf(known) | (node_flags_[index] & static_cast<uint8_t>(kBlocked));
       if (devices_changed) PlaceNode(spec->name);  // HAMi facts read by UUID
     }
     return {};

@@ -72,14 +72,12 @@ ExtenderPreemptionResult Extender::Preempt(const ExtenderPreemptionArgs& args) {
   // The modelled pods on each candidate node, in one pass over the assignments.
   std::unordered_map<int, PreemptionNode> nodes;
   for (const auto& [name, unused] : proposed) {
-    auto it = node_index_.find(name);
-    if (it == node_index_.end() || (node_flags_[it->second] & (kCordoned | kBlocked)) != 0) {
-      continue;
-    }
-    PreemptionNode& pn = nodes[it->second];
-    pn.gpu_count = cluster_->spec(it->second).gpu_count;
-    pn.model_id = cluster_->model_id(it->second);
-    pn.state = cluster_->state(it->second);
+    const int node = node_names_.Find(name);
+    if (node < 0 || (node_flags_[node] & (kCordoned | kBlocked)) != 0) continue;
+    PreemptionNode& pn = nodes[node];
+    pn.gpu_count = cluster_->spec(node).gpu_count;
+    pn.model_id = cluster_->model_id(node);
+    pn.state = cluster_->state(node);
   }
   const auto candidate = [&](const std::string& uid, const Assignment& a) {
     VictimCandidate c;
@@ -104,15 +102,15 @@ ExtenderPreemptionResult Extender::Preempt(const ExtenderPreemptionArgs& args) {
       kPreemptSubsetsPerRequest / static_cast<int64_t>(std::max<size_t>(nodes.size(), 1)),
       kMinPreemptSubsetsPerNode, search.max_subsets);
   for (auto& [name, sent] : proposed) {
-    auto idx = node_index_.find(name);
-    if (idx == node_index_.end()) continue;
-    auto pn = nodes.find(idx->second);
+    const int node = node_names_.Find(name);
+    if (node < 0) continue;
+    auto pn = nodes.find(node);
     if (pn == nodes.end()) continue;
     // A proposed victim the model holds on this node frees what the model says it holds.
     std::vector<VictimCandidate> required;
     for (auto& [c, meta] : sent) {
       auto a = assignments_.find(c.id);
-      if (a != assignments_.end() && a->second.node == idx->second) {
+      if (a != assignments_.end() && a->second.node == node) {
         required.push_back(candidate(c.id, a->second));
       } else {
         c.budgets = BudgetsOf(pdbs_, meta);
