@@ -182,7 +182,8 @@ Result<ServeOptions> Resolve(const ServeOptions& flags) {
     if (from_file("--read-node-before-bind")) {
       c.read_node_before_bind = file.read_node_before_bind;
     }
-    c.classes = file.classes;  // no flags: the file's classes and scheduler names
+    c.classes = file.classes;  // no flags: the file's classes, headroom and scheduler names
+    c.headroom = file.headroom;
     c.scheduler_names = file.scheduler_names;
     // A mode given on the command line replaces the file's mode.
     const bool flag_mode = flags.given.count("--in-cluster") || flags.given.count("--kubeconfig") ||
@@ -263,6 +264,7 @@ int RunServe(const ServeOptions& flags) {
   eo.spin_us = c.spin_us;
   eo.filter_pass_seconds = static_cast<double>(c.filter_pass_seconds);
   eo.classes = c.classes;
+  eo.headroom = c.headroom;
   eo.scheduler_names = c.scheduler_names;
 
   std::unique_ptr<k8s::HttpKubeApi> api;

@@ -3,6 +3,7 @@
 // of the node's pods, then the Binding with the GPU annotations in it. See extender.h.
 
 #include <algorithm>
+#include <bit>
 #include <utility>
 
 #include "k8s/api/json_util.h"
@@ -10,6 +11,7 @@
 #include "k8s/extender/extender_internal.h"
 #include "k8s/extender/metrics.h"
 #include "k8s/hami/annotations.h"
+#include "model/fit.h"
 
 namespace tessera::k8s {
 namespace {
@@ -46,9 +48,36 @@ std::string Extender::AssumeLocked(const std::string& uid, int node, GpuSet* gpu
   const FitReason fit = cluster_->Check(node, request);
   if (fit != FitReason::kFits) return "does not fit: " + FitExplanation(fit);
   *gpus = scheduler_->ChooseGpus(node, request);
+  // The headroom: the idle GPUs the choice takes; a held share goes on the tightest used GPU
+  // with room rather than an idle one, and a held pod that would still eat the headroom is
+  // refused (kube-scheduler tries again).
+  UpdateHeadroomLocked();
+  const int cls = ClassOfRecord(*r);
+  const NodeState& s = cluster_->state(node);
+  int taken = 0;
+  for (GpuSet g = *gpus; g != 0; g &= g - 1)
+    taken += s.gpu_free[std::countr_zero(g)] == kMilliPerGpu;
+  if (HeldLocked(cls)) {
+    if (taken > 0 && request.IsSharing()) {
+      int best = -1;
+      for (int i = 0; i < cluster_->spec(node).gpu_count; ++i) {
+        if (s.gpu_free[i] < kMilliPerGpu && GpuHasRoom(s, i, request) &&
+            (best < 0 || s.gpu_free[i] < s.gpu_free[best])) {
+          best = i;
+        }
+      }
+      if (best >= 0) *gpus = GpuSet{1} << best, taken = 0;
+    }
+    if (!headroom_->Keeps(IdleGpusLocked(), taken))
+      return "refused: " + ReasonText(kReasonHeadroom);
+  }
   const std::string name = cluster_->spec(node).name;
   pods_.Assume(uid, name, *gpus);
   PlaceNode(name);
+  if (cls >= 0) {
+    headroom_->NoteDemand(options_.classes.classes[static_cast<size_t>(cls)].priority,
+                          int64_t{taken} * kMilliPerGpu);
+  }
   return "";
 }
 

@@ -154,11 +154,72 @@ std::string PodUid(const Pod& pod) {
   return pod.namespace_name.empty() ? pod.name : pod.namespace_name + "/" + pod.name;
 }
 
+namespace {
+
+const Clock* ClockOf(const ExtenderOptions& options) {
+  static const SystemClock system_clock;
+  return options.clock != nullptr ? options.clock : &system_clock;
+}
+
+// The headroom protects the classes with use_headroom: from the lowest of their priorities.
+HeadroomOptions ProtectedHeadroom(HeadroomOptions h, const QosClasses& classes) {
+  h.min_priority = std::numeric_limits<int>::max();
+  for (const QosClass& c : classes.classes) {
+    if (c.use_headroom) h.min_priority = std::min(h.min_priority, c.priority);
+  }
+  return h;
+}
+
+}  // namespace
+
 Extender::Extender(const ExtenderOptions& options)
     : options_(options),
       filter_passes_(options.filter_pass_seconds),
       metrics_(std::make_unique<Metrics>(options.classes)),
-      queue_(options.classes, options.scheduler_names) {}
+      queue_(options.classes, options.scheduler_names),
+      headroom_(std::make_unique<Headroom>(ProtectedHeadroom(options.headroom, options.classes),
+                                           ClockOf(options))) {}
+
+bool Extender::HeldLocked(int cls) const {
+  if (!headroom_->active() || headroom_->target() <= 0 || cls < 0) return false;
+  const QosClass& c = options_.classes.classes[static_cast<size_t>(cls)];
+  return !c.use_headroom && (c.preemptible || headroom_->options().hold_non_preemptible);
+}
+
+int64_t Extender::IdleGpusLocked() const {
+  int64_t idle = 0;
+  for (int n = 0; n < cluster_->size(); ++n) {
+    const NodeState& s = cluster_->state(n);
+    for (int i = 0; i < cluster_->spec(n).gpu_count; ++i) idle += s.gpu_free[i] == kMilliPerGpu;
+  }
+  return idle;
+}
+
+int Extender::IdleTakenLocked(int node, const PodRequest& request) const {
+  if (request.gpu_count == 0) return 0;
+  if (!request.IsSharing()) return request.gpu_count;
+  const NodeState& s = cluster_->state(node);
+  for (int i = 0; i < cluster_->spec(node).gpu_count; ++i) {
+    if (s.gpu_free[i] < kMilliPerGpu && GpuHasRoom(s, i, request)) return 0;
+  }
+  return 1;
+}
+
+void Extender::UpdateHeadroomLocked() {
+  bool shrank = false;
+  headroom_->Update(&shrank);
+}
+
+void Extender::NoteIdleChangeLocked(int64_t idle_before) {
+  if (headroom_->options().mode != HeadroomOptions::Mode::kBacklog || cluster_ == nullptr) return;
+  const int64_t idle_after = IdleGpusLocked();
+  if (idle_after > idle_before) headroom_->NoteRelease(static_cast<int>(idle_after - idle_before));
+}
+
+int Extender::ClassOfRecord(const PodRecord& r) const {
+  auto it = r.meta.labels.find(std::string(kClassKey));
+  return options_.classes.Classify(it == r.meta.labels.end() ? "" : it->second, r.meta.priority);
+}
 
 Extender::~Extender() = default;
 
@@ -279,6 +340,8 @@ const std::string& Extender::ReasonText(int reason) {
       "gpu-memory: every GPU of the node has less memory than the pod requests per GPU",
       "device-plugin: node does not offer tessera.io/gpu, which the pod requests",
       "device-plugin: node does not offer nvidia.com/gpu, which the pod requests",
+      "headroom: placing the pod here would take idle GPUs kept for the classes that may use "
+      "headroom (see Tessera's /state)",
   };
   if (reason < kReasonFit) return kTexts[reason];
   return CachedFitExplanation(static_cast<FitReason>(reason - kReasonFit));
@@ -318,6 +381,9 @@ std::string Extender::FilterCandidatesLocked(const Pod& pod, const Result<PodSpe
   }
   SeeLocked(pod, *spec);
   const PodRequest request = cluster_->MakeRequest(*spec);
+  UpdateHeadroomLocked();
+  const bool held = HeldLocked(ClassOfPod(options_.classes, pod));
+  const int64_t idle = held ? IdleGpusLocked() : 0;
   const uint8_t mask = RequestMask(request, PodGpuFamilies(pod));
   std::vector<uint64_t>* passed =
       filter_passes_.Begin(PodUid(pod), Now(), model_generation_, node_names_.QuotedNames());
@@ -354,6 +420,10 @@ std::string Extender::FilterCandidatesLocked(const Pod& pod, const Result<PodSpe
       }
       reason = memo.reason;
     }
+    if (reason == kReasonFit && held) {
+      const int taken = IdleTakenLocked(node, request);
+      if (!headroom_->Keeps(idle, taken)) reason = kReasonHeadroom;
+    }
     if (reason == kReasonFit) {  // kReasonFit + FitReason::kFits
       if (passed != nullptr) (*passed)[node >> 6] |= uint64_t{1} << (node & 63);
       visit(i, name, node, Candidate::kFits, kReasonUnknown);
@@ -361,7 +431,8 @@ std::string Extender::FilterCandidatesLocked(const Pod& pod, const Result<PodSpe
     }
     ++rejected[reason];
     const bool resolvable =
-        reason >= kReasonFit && Resolvable(static_cast<FitReason>(reason - kReasonFit));
+        reason == kReasonHeadroom ||
+        (reason >= kReasonFit && Resolvable(static_cast<FitReason>(reason - kReasonFit)));
     visit(i, name, node, resolvable ? Candidate::kFailed : Candidate::kUnresolvable, reason);
   }
   for (int r = 0; r < kReasonFit + kNumFitReasons; ++r) {
@@ -779,8 +850,8 @@ Extender::Metrics::Metrics(const QosClasses& classes) {
                        .Help("Candidate nodes rejected by filter, by reason.")
                        .Register(registry);
   static constexpr std::array<const char*, kReasonFit> kNames = {
-      "unknown-node", "unschedulable",       "not-synced",    "blocked",
-      "no-gpus",      "gpu-memory-capacity", "device-plugin", "device-plugin"};
+      "unknown-node",        "unschedulable", "not-synced",    "blocked", "no-gpus",
+      "gpu-memory-capacity", "device-plugin", "device-plugin", "headroom"};
   for (int r = 0; r < kReasonFit + kNumFitReasons; ++r) {
     const std::string name =
         r < kReasonFit ? kNames[r]
@@ -879,6 +950,15 @@ std::vector<prometheus::MetricFamily> Extender::CollectMetrics() const {
       "tessera_assumed_pods", "Pods bound by this extender that the API has not shown bound yet.");
   AddGauge(&assumed, pods_.assumed());
   out.push_back(std::move(assumed));
+  prometheus::MetricFamily headroom_target =
+      GaugeFamily("tessera_headroom_target_gpus",
+                  "Whole idle GPUs kept for the classes that may use headroom (0: none kept).");
+  AddGauge(&headroom_target, static_cast<double>(headroom_->target()));
+  out.push_back(std::move(headroom_target));
+  prometheus::MetricFamily idle_gpus =
+      GaugeFamily("tessera_idle_gpus", "Whole idle GPUs (nothing allocated on them).");
+  AddGauge(&idle_gpus, cluster_ != nullptr ? static_cast<double>(IdleGpusLocked()) : 0);
+  out.push_back(std::move(idle_gpus));
   int blocked = 0;
   size_t unaccounted = 0;
   for (size_t n = 0; n < blocked_.size(); ++n) {
@@ -1086,6 +1166,17 @@ std::string Extender::StateJson() const {
     pending.push_back(std::move(p));
   }
   j["pending"] = std::move(pending);
+  static constexpr const char* kModes[] = {"none", "static", "forecast", "backlog"};
+  nlohmann::ordered_json h;
+  h["mode"] = kModes[static_cast<int>(headroom_->options().mode)];
+  h["target_gpus"] = headroom_->target();
+  h["idle_gpus"] = cluster_ != nullptr ? IdleGpusLocked() : 0;
+  nlohmann::ordered_json may_use = nlohmann::ordered_json::array();
+  for (const QosClass& k : options_.classes.classes) {
+    if (k.use_headroom) may_use.push_back(k.name);
+  }
+  h["classes"] = std::move(may_use);
+  j["headroom"] = std::move(h);
   return DumpJson(j);
 }
 

@@ -35,6 +35,7 @@
 #include "policy/policy.h"
 #include "sched/classes.h"
 #include "sched/engine.h"
+#include "sched/headroom.h"
 #include "sched/scheduler.h"
 #include "util/clock.h"
 #include "util/result.h"
@@ -79,6 +80,14 @@ struct ExtenderOptions {
   /// Pending pods with one of these spec.schedulerName values are in the GPU queue from the
   /// moment the watch shows them (besides the pods filter or prioritize saw).
   std::vector<std::string> scheduler_names = {"tessera-scheduler"};
+  /// Whole idle GPUs kept for the classes with use_headroom (sched/headroom.h; its
+  /// min_priority is set from those classes). A pod of a preemptible class without
+  /// use_headroom is held to it: filter refuses a node where placing it would leave fewer idle
+  /// GPUs than the target (reason "headroom: ..."), and bind puts a held share on a used GPU
+  /// when one has room. kStatic keeps `gpus`; kForecast and kBacklog size the target from the
+  /// idle GPUs protected pods take when this extender binds them, and from the GPUs departures
+  /// make idle, on this extender's clock. kNone: nothing is kept.
+  HeadroomOptions headroom;
 };
 
 /// Upper bounds of the scheduling-wait histogram (creation → bound), in seconds (+Inf is
@@ -275,7 +284,8 @@ class Extender final : public ClusterEventSink {
   static constexpr int kReasonGpuMemoryCapacity = 5;
   static constexpr int kReasonTesseraFamily = 6;  ///< pod's tessera.io/* not offered
   static constexpr int kReasonNvidiaFamily = 7;   ///< pod's nvidia.com/* not offered
-  static constexpr int kReasonFit = 8;
+  static constexpr int kReasonHeadroom = 8;       ///< would eat idle GPUs kept for a class
+  static constexpr int kReasonFit = 9;
   /// The reason text of a kReason* code.
   static const std::string& ReasonText(int reason);
   /// ':' and the JSON string of each reason (a failure entry's value), by code.
@@ -300,6 +310,25 @@ class Extender final : public ClusterEventSink {
                              uint64_t names_id, Visit&& visit);
   std::string PrioritizeJsonOf(const Pod& pod, std::span<const std::string_view> names,
                                uint64_t names_id);
+  /// Headroom (ExtenderOptions::headroom); the caller holds the lock.
+  /// Whether pods of class `cls` are held to the headroom now (active, a target above zero,
+  /// a preemptible class without use_headroom).
+  bool HeldLocked(int cls) const;
+  /// The whole idle GPUs of the cluster.
+  int64_t IdleGpusLocked() const;
+  /// The idle GPUs `request` takes on `node` (which fits it): a share none when a used GPU of
+  /// the node has room for it, else one; whole GPUs their count.
+  int IdleTakenLocked(int node, const PodRequest& request) const;
+  /// Moves the headroom to the clock's now (forecast buckets, backlog peaks that aged out).
+  void UpdateHeadroomLocked();
+  /// Feeds a release: the idle GPUs before and after a change of the model (kBacklog).
+  void NoteIdleChangeLocked(int64_t idle_before);
+  /// Forgets pod `uid` (deleted or ended) and places its node again; a release it makes feeds
+  /// the headroom's drain rate.
+  void RemovePodLocked(const std::string& uid);
+  /// The class index of a pod record's metadata (label tessera.io/class, else priority).
+  int ClassOfRecord(const PodRecord& r) const;
+
   /// Why the verbs refuse ("" when they may answer).
   std::string GateLocked() const;
   /// Remembers a pod seen by Filter/Prioritize (PodStates::See) and, the first time, counts
@@ -396,6 +425,7 @@ class Extender final : public ClusterEventSink {
   std::vector<std::string> warnings_;        // GUARDED_BY(mutex_), file mode
   std::unique_ptr<Metrics> metrics_;         // cells are thread-safe themselves
   PendingQueue queue_;                       // GUARDED_BY(mutex_)
+  std::unique_ptr<Headroom> headroom_;       // GUARDED_BY(mutex_)
 
   // API mode only (Create); all GUARDED_BY(mutex_).
   LiveOptions live_;

@@ -168,6 +168,9 @@ void Extender::Rebuild() {
   engine_ = std::move(*engine);
   cluster_ = &engine_->cluster();
   scheduler_ = &engine_->scheduler();
+  int64_t gpus = 0;
+  for (int n = 0; n < cluster_->size(); ++n) gpus += cluster_->spec(n).gpu_count;
+  headroom_->SetCapacity(gpus);  // the headroom never asks for more than the cluster has
   blocked_.assign(cluster_->size(), std::string());
   placed_.assign(cluster_->size(), {});
   unaccounted_.assign(cluster_->size(), {});
@@ -365,7 +368,7 @@ Status Extender::UpsertPod(const Pod& pod) {
   EnsureModel();
   if (Ended(pod.phase)) {
     queue_.Remove(uid);
-    PlaceNodes(pods_.Remove(uid));
+    RemovePodLocked(uid);
     return {};
   }
   if (pod.node_name.empty()) {
@@ -419,7 +422,15 @@ void Extender::DeletePod(const std::string& uid) {
   std::lock_guard<std::mutex> lock(mutex_);
   EnsureModel();
   queue_.Remove(uid);
+  RemovePodLocked(uid);
+}
+
+void Extender::RemovePodLocked(const std::string& uid) {
+  const bool backlog =
+      headroom_->options().mode == HeadroomOptions::Mode::kBacklog && cluster_ != nullptr;
+  const int64_t idle_before = backlog ? IdleGpusLocked() : 0;
   PlaceNodes(pods_.Remove(uid));
+  if (backlog) NoteIdleChangeLocked(idle_before);
 }
 
 void Extender::BeginPodList() {

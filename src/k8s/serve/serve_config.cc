@@ -147,6 +147,52 @@ Status ReadStrings(const std::string& file, const YAML::Node& v, const std::stri
   return {};
 }
 
+/// headroom: {mode, gpus, windowSeconds, bucketSeconds, quantile, factor}.
+Status ReadHeadroom(const std::string& file, const YAML::Node& v, HeadroomOptions* out) {
+  if (!v.IsMap()) return At(file, v, "headroom", "expected a mapping, got " + Describe(v));
+  HeadroomOptions h = *out;
+  for (const auto& kv : v) {
+    const std::string sub = kv.first.Scalar();
+    const std::string key = "headroom." + sub;
+    const YAML::Node& x = kv.second;
+    if (sub == "mode") {
+      std::string mode;
+      TESSERA_RETURN_IF_ERROR(ReadString(file, x, key, &mode));
+      if (mode == "none") {
+        h.mode = HeadroomOptions::Mode::kNone;
+      } else if (mode == "static") {
+        h.mode = HeadroomOptions::Mode::kStatic;
+      } else if (mode == "forecast") {
+        h.mode = HeadroomOptions::Mode::kForecast;
+      } else if (mode == "backlog") {
+        h.mode = HeadroomOptions::Mode::kBacklog;
+      } else {
+        return At(file, x, key,
+                  "expected none, static, forecast or backlog, got " + QuoteForError(mode));
+      }
+    } else if (sub == "gpus") {
+      uint64_t gpus = 0;
+      TESSERA_RETURN_IF_ERROR(ReadUnsigned(file, x, key, &gpus));
+      if (gpus > 10000000) return At(file, x, key, "expected 0..10000000, got " + x.Scalar());
+      h.gpus = static_cast<int64_t>(gpus);
+    } else if (sub == "windowSeconds") {
+      TESSERA_RETURN_IF_ERROR(ReadNumber(file, x, key, 1, 1e9, &h.window_s));
+    } else if (sub == "bucketSeconds") {
+      TESSERA_RETURN_IF_ERROR(ReadNumber(file, x, key, 1, 1e9, &h.bucket_s));
+    } else if (sub == "quantile") {
+      TESSERA_RETURN_IF_ERROR(ReadNumber(file, x, key, 0, 1, &h.quantile));
+    } else if (sub == "factor") {
+      TESSERA_RETURN_IF_ERROR(ReadNumber(file, x, key, 0, 1000, &h.factor));
+    } else {
+      return At(file, kv.first, key,
+                "unknown key (known: mode, gpus, windowSeconds, bucketSeconds, quantile, "
+                "factor)");
+    }
+  }
+  *out = h;
+  return {};
+}
+
 }  // namespace
 
 Status ParseServeConfig(std::string_view text, const std::string& file, ServeConfig* config) {
@@ -186,6 +232,8 @@ Status ParseServeConfig(std::string_view text, const std::string& file, ServeCon
       TESSERA_RETURN_IF_ERROR(ReadUnsigned(file, v, key, &config->filter_pass_seconds));
     } else if (key == "classes") {
       TESSERA_RETURN_IF_ERROR(ReadClasses(file, v, &config->classes));
+    } else if (key == "headroom") {
+      TESSERA_RETURN_IF_ERROR(ReadHeadroom(file, v, &config->headroom));
     } else if (key == "schedulerNames") {
       TESSERA_RETURN_IF_ERROR(ReadStrings(file, v, key, &config->scheduler_names));
     } else if (key == "tls") {
@@ -222,10 +270,11 @@ Status ParseServeConfig(std::string_view text, const std::string& file, ServeCon
         }
       }
     } else {
-      return At(file, entry.first, key,
-                "unknown key (known: listen, probeListen, policy, seed, logRequests, "
-                "spinMicroseconds, bindRequiresFilterSeconds, classes, schedulerNames, tls, "
-                "kubernetes)");
+      return At(
+          file, entry.first, key,
+          "unknown key (known: listen, probeListen, policy, seed, logRequests, "
+          "spinMicroseconds, bindRequiresFilterSeconds, classes, headroom, schedulerNames, tls, "
+          "kubernetes)");
     }
   }
   return {};

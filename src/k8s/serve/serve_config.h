@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "sched/classes.h"
+#include "sched/headroom.h"
 #include "util/result.h"
 #include "util/spin_lock.h"
 
@@ -40,6 +41,8 @@ struct ServeConfig {
   /// classes: the classes of service (sched/classes.h) a pod is sorted into for the SLO
   /// metrics: by its tessera.io/class label, else by spec.priority. Default: the replay's.
   QosClasses classes = DefaultQosClasses();
+  /// headroom: idle GPUs kept for the classes with useHeadroom (mode none: nothing kept).
+  HeadroomOptions headroom;
   /// schedulerNames: a pending pod whose spec.schedulerName is one of these counts in the GPU
   /// queue from the moment the watch shows it (pods this extender's filter saw count anyway).
   std::vector<std::string> scheduler_names = {"tessera-scheduler"};
@@ -53,7 +56,9 @@ struct ServeConfig {
 /// (bool)), classes (a non-empty list of mappings: name (string, required, unique), priority
 /// (integer, required: the lowest spec.priority of the class), sloWaitSeconds (number
 /// 0..1e9; absent = no SLO), preemptible (bool, default true), useHeadroom (bool, default
-/// false)), schedulerNames (a list of strings). An empty file is valid. Unknown keys, wrong types
+/// false)), headroom (mapping: mode (none | static | forecast | backlog), gpus (unsigned,
+/// 0..1e7), windowSeconds, bucketSeconds (1..1e9), quantile (0..1), factor (0..1000)),
+/// schedulerNames (a list of strings). An empty file is valid. Unknown keys, wrong types
 /// and YAML syntax errors are errors naming the place: "tessera.yaml:4: kubernetes.inCluster:
 /// expected true or false, got \"maybe\"". Pure.
 Status ParseServeConfig(std::string_view text, const std::string& file_name, ServeConfig* config);

@@ -61,11 +61,12 @@ TEST(ServeConfig, ErrorsNameFileLineAndKey) {
     Status s = ParseServeConfig(text, "tessera.yaml", &c);
     return s.ok() ? std::string("ok") : s.error().message;
   };
-  EXPECT_EQ(
-      error("listen: a:1\nport: 80\n"),
-      "tessera.yaml:2: port: unknown key (known: listen, probeListen, policy, seed, "
-      "logRequests, spinMicroseconds, bindRequiresFilterSeconds, classes, schedulerNames, tls, "
-      "kubernetes)");
+  EXPECT_EQ(error("listen: a:1\nport: 80\n"),
+            "tessera.yaml:2: port: unknown key (known: listen, probeListen, policy, seed, "
+            "logRequests, spinMicroseconds, bindRequiresFilterSeconds, classes, headroom, "
+            "schedulerNames, "
+            "tls, "
+            "kubernetes)");
   EXPECT_EQ(error("tls:\n  cert: x\n"),
             "tessera.yaml:2: tls.cert: unknown key (known: certFile, keyFile, clientCAFile)");
   EXPECT_EQ(error("spinMicroseconds: 10001\n"),
@@ -178,4 +179,36 @@ TEST(ServeConfig, ClassErrorsNameFileLineAndKey) {
 }
 
 }  // namespace
+TEST(ServeConfig, ReadsHeadroom) {
+  ServeConfig c;
+  EXPECT_EQ(c.headroom.mode, HeadroomOptions::Mode::kNone);
+  Status s = ParseServeConfig(
+      "headroom:\n  mode: backlog\n  gpus: 2\n  windowSeconds: 1800\n  bucketSeconds: 30\n"
+      "  quantile: 0.95\n  factor: 1.5\n",
+      "tessera.yaml", &c);
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  EXPECT_EQ(c.headroom.mode, HeadroomOptions::Mode::kBacklog);
+  EXPECT_EQ(c.headroom.gpus, 2);
+  EXPECT_EQ(c.headroom.window_s, 1800);
+  EXPECT_EQ(c.headroom.bucket_s, 30);
+  EXPECT_EQ(c.headroom.quantile, 0.95);
+  EXPECT_EQ(c.headroom.factor, 1.5);
+  const auto error = [](const std::string& text) {
+    ServeConfig c;
+    Status s = ParseServeConfig(text, "tessera.yaml", &c);
+    return s.ok() ? std::string("ok") : s.error().message;
+  };
+  EXPECT_EQ(error("headroom:\n  mode: dynamic\n"),
+            "tessera.yaml:2: headroom.mode: expected none, static, forecast or backlog, got "
+            "\"dynamic\"");
+  EXPECT_EQ(error("headroom:\n  gpu: 4\n"),
+            "tessera.yaml:2: headroom.gpu: unknown key (known: mode, gpus, windowSeconds, "
+            "bucketSeconds, quantile, factor)");
+  EXPECT_EQ(error("headroom:\n  gpus: -1\n"),
+            "tessera.yaml:2: headroom.gpus: expected an unsigned integer, got \"-1\"");
+  EXPECT_EQ(error("headroom:\n  quantile: 2\n"),
+            "tessera.yaml:2: headroom.quantile: expected 0..1, got 2");
+  EXPECT_EQ(error("headroom: 4\n"), "tessera.yaml:1: headroom: expected a mapping, got \"4\"");
+}
+
 }  // namespace tessera::k8s
