@@ -175,7 +175,8 @@ Result<ResourceList> EffectiveRequests(const std::vector<Container>& containers,
 Status DecodeMetadata(const Json& obj, std::string_view path, std::string* uid, std::string* name,
                       std::string* ns, std::string* resource_version,
                       std::map<std::string, std::string>* labels,
-                      std::map<std::string, std::string>* annotations, bool* deleting) {
+                      std::map<std::string, std::string>* annotations, bool* deleting,
+                      std::string* created = nullptr) {
   const Json* m = nullptr;
   TESSERA_ASSIGN_OR_RETURN(m, ObjectField(obj, "metadata", path));
   if (m == nullptr) return Status();
@@ -197,6 +198,12 @@ Status DecodeMetadata(const Json& obj, std::string_view path, std::string* uid, 
     TESSERA_RETURN_IF_ERROR(ReadString(d, PathKey(mpath, "deletionTimestamp"), &deletion));
     *deleting = d != nullptr && !d->is_null();
   }
+  if (created != nullptr) {
+    // Only for the wait metrics: a creationTimestamp that is not a string is ignored, not an
+    // error (the pod's request and placement do not depend on it).
+    const Json* c = FindField(*m, "creationTimestamp");
+    if (c != nullptr && c->is_string()) *created = c->get<std::string>();
+  }
   return Status();
 }
 
@@ -208,14 +215,7 @@ Result<Pod> DecodePod(const Json& j, std::string_view path) {
   pod.json_path = std::string(path);
   TESSERA_RETURN_IF_ERROR(DecodeMetadata(j, path, &pod.uid, &pod.name, &pod.namespace_name,
                                          &pod.resource_version, &pod.labels, &pod.annotations,
-                                         &pod.deleting));
-  if (const Json* m = FindField(j, "metadata"); m != nullptr && m->is_object()) {
-    // Only for the wait metrics: a creationTimestamp that is not a string is ignored, not an
-    // error (the pod's request and placement do not depend on it).
-    if (const Json* c = FindField(*m, "creationTimestamp"); c != nullptr && c->is_string()) {
-      pod.creation_timestamp = c->get<std::string>();
-    }
-  }
+                                         &pod.deleting, &pod.creation_timestamp));
   const Json* spec = nullptr;
   TESSERA_ASSIGN_OR_RETURN(spec, ObjectField(j, "spec", path));
   ResourceList overhead;

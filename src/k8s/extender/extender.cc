@@ -311,11 +311,13 @@ void Extender::SeeLocked(const Pod& pod, const PodSpec& spec) {
         known->resource_version == NumericVersion(pod.resource_version) &&
         known->estimated.empty()) {
       // The watch delivered it first (under another scheduler name, it is not queued yet).
-      if (!queue_.Contains(uid)) queue_.Pending(uid, pod, RequestsGpu(spec), true, Now());
+      if (!queue_.Filtered(uid)) queue_.Pending(uid, pod, RequestsGpu(spec), true, Now());
       return;
     }
   }
-  if (known == nullptr || known->phase == PodPhase::kSeen) {
+  // Once queued from here, the watch keeps its class up to date (a new object comes with a new
+  // resourceVersion there first): a further sighting costs one lookup.
+  if ((known == nullptr || known->phase == PodPhase::kSeen) && !queue_.Filtered(uid)) {
     queue_.Pending(uid, pod, RequestsGpu(spec), true, Now());
   }
   PodRecord r = RecordOf(pod, spec, nullptr);

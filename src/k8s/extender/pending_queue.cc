@@ -6,7 +6,7 @@
 namespace tessera::k8s {
 
 int ClassOfPod(const QosClasses& classes, const Pod& pod) {
-  const std::string key(kClassKey);
+  static const std::string key(kClassKey);
   std::string_view label;
   if (auto it = pod.labels.find(key); it != pod.labels.end()) {
     label = it->second;
@@ -31,13 +31,14 @@ void PendingQueue::Pending(const std::string& uid, const Pod& pod, bool gpu, boo
   }
   if (it == pods_.end()) {
     Entry e;
+    e.key = pod.namespace_name.empty() ? pod.name : pod.namespace_name + "/" + pod.name;
     const std::optional<double> created = Rfc3339Seconds(pod.creation_timestamp);
     // A creation time in the future (clock skew) counts from now: waits are never negative.
     e.created_s = created.has_value() ? std::min(*created, now_s) : now_s;
     it = pods_.emplace(uid, std::move(e)).first;
   }
+  // A UID names one object: its name and creation time stay; its labels may change.
   Entry& e = it->second;
-  e.key = pod.namespace_name.empty() ? pod.name : pod.namespace_name + "/" + pod.name;
   e.cls = ClassOfPod(classes_, pod);
   e.filtered = filtered;
   e.by_name = by_name;

@@ -70,6 +70,11 @@ class PendingQueue {
   /// The queued pods, by UID.
   const std::unordered_map<std::string, Entry>& pods() const { return pods_; }
   bool Contains(const std::string& uid) const { return pods_.count(uid) != 0; }
+  /// Queued, and filter or prioritize saw it (a further sighting there changes nothing).
+  bool Filtered(const std::string& uid) const {
+    auto it = pods_.find(uid);
+    return it != pods_.end() && it->second.filtered;
+  }
 
  private:
   QosClasses classes_;
