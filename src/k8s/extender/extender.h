@@ -75,7 +75,8 @@ struct ExtenderOptions {
   double filter_pass_seconds = 600;
   const Clock* clock = nullptr;  ///< not owned; the system clock when null
   /// The classes of service of the SLO metrics and /state (k8s/extender/pending_queue.h):
-  /// pods by their tessera.io/class label, else by spec.priority. Not yet used by the verbs.
+  /// pods by their tessera.io/class label, else by spec.priority; filter and bind read them
+  /// for the headroom (below).
   QosClasses classes = DefaultQosClasses();
   /// Pending pods with one of these spec.schedulerName values are in the GPU queue from the
   /// moment the watch shows them (besides the pods filter or prioritize saw).
