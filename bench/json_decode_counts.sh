@@ -6,15 +6,15 @@
 # Markdown table: decoder x names, and each decoder's ratio to the hand-written scanner.
 #
 # Usage: bench/json_decode_counts.sh [BUILD_DIR]      (default: build)
-# Environment: NAMES ("1213 5000 50000"), DECODERS ("hand simdjson simdjson_copy general": the
-# first is the baseline), COUNT (50; a tenth of it, at least 5, for 50000 names),
-# OUT (/tmp/tessera-json-counts: callgrind files). About 3 minutes in all.
+# Environment: NAMES ("1213 5000 50000"), DECODERS ("hand simdjson simdjson_copy hand_memo
+# simdjson_memo general": the first is the baseline), COUNT (50; a tenth of it, at least 5,
+# for 50000 names), OUT (/tmp/tessera-json-counts: callgrind files). About a minute in all.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$root/build}
 bench=$build/bench/tessera_json_decode_bench
 read -r -a names <<<"${NAMES:-1213 5000 50000}"
-read -r -a decoders <<<"${DECODERS:-hand simdjson simdjson_copy general}"
+read -r -a decoders <<<"${DECODERS:-hand simdjson simdjson_copy hand_memo simdjson_memo general}"
 count=${COUNT:-50}
 out=${OUT:-/tmp/tessera-json-counts}
 
