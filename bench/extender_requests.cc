@@ -31,7 +31,10 @@ NodeNamesMemo memo;
 /// One request as the server's handler does it.
 [[gnu::noinline]] size_t Answer(Extender& extender, const std::string& body, bool prioritize) {
   ExtenderArgsRef args;
-  if (!DecodeExtenderArgsRef(body, &args, kDefaultMaxExtenderBodyBytes, &memo).ok()) std::abort();
+  if (!DecodeExtenderArgsRef(body, &args, kDefaultMaxExtenderBodyBytes, &memo, body.capacity())
+           .ok()) {
+    std::abort();
+  }
   const std::string answer = prioritize ? extender.PrioritizeJson(args) : extender.FilterJson(args);
   if (dump != nullptr) std::fwrite(answer.data(), 1, answer.size(), dump);
   return answer.size();
@@ -75,7 +78,12 @@ int Main(int argc, char** argv) {
   std::vector<std::string> bodies;
   for (const std::string& path : names) {
     Result<std::string> body = ReadFile(path);
-    if (body.ok()) bodies.push_back(std::move(*body));
+    if (!body.ok()) continue;
+    // With room for the parser to read ahead, as the server holds a body.
+    std::string padded;
+    padded.reserve(body->size() + kExtenderBodyPadding);
+    padded = *body;
+    bodies.push_back(std::move(padded));
   }
   if (bodies.empty()) return 1;
   if (const char* path = std::getenv("TESSERA_ANSWERS")) dump = std::fopen(path, "wb");

@@ -23,6 +23,7 @@ packages=(
   libboost-dev                              # Boost.Beast: tessera serve's HTTP server
   prometheus-cpp-dev                        # tessera serve's metrics (core library)
   libssl-dev                                # TLS on tessera serve's listener
+  libsimdjson-dev                           # tessera serve's filter/prioritize body parser
   libglpk-dev                               # LP solver of tessera frag --offline
 )
 if [ "$with_tests" -eq 1 ]; then

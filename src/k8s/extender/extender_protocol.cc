@@ -1,8 +1,14 @@
+// The extender wire codecs (extender_protocol.h). Bodies are parsed with nlohmann/json, except
+// on the request path's fast path (DecodeFast below): kube-scheduler's filter/prioritize body
+// for a nodeCacheCapable extender is read with simdjson's On-Demand parser (Debian:
+// libsimdjson-dev), which leaves the node names as views into the body. docs/PERFORMANCE.md,
+// "JSON decoding on the request path", has the cost of each decoder and the commands.
 #include "k8s/extender/extender_protocol.h"
+
+#include <simdjson.h>
 
 #include <algorithm>
 #include <atomic>
-#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <functional>
@@ -170,207 +176,225 @@ OrderedJson MetaVictimsJson(const MetaVictims& m) {
 
 // The fast path of DecodeExtenderArgs, for the body kube-scheduler sends a nodeCacheCapable
 // extender: exactly the keys "Pod", "Nodes" (null) and "NodeNames" (null or an array of
-// printable-ASCII strings without escapes), each once. The Pod value is parsed and decoded
-// as in the general path; NodeNames are copied straight from the text, without a JSON tree
-// (that tree was most of the cost of a 5000-node request). Anything else (other keys, other
-// spellings, escapes, malformed JSON, errors of any kind) returns nullopt, and the general
-// path decides, so the two paths accept the same bodies with the same result.
+// strings without escapes), each once. simdjson's On-Demand parser reads the outer object and
+// the names, without a JSON tree (a tree of 5000 names was most of the cost of a request):
+// it has checked that the whole body is UTF-8 without a control byte in any string, so the
+// names are their own text and stay views into the body. The Pod value is parsed and decoded
+// as in the general path. Anything else (other keys, other spellings, escapes, malformed JSON,
+// errors of any kind) returns nullopt, and the general path decides, so the two paths accept
+// the same bodies with the same result.
 // The fast path's result: the pod, and the names as views into the body.
 struct FastArgs {
   Pod pod;
   std::optional<std::vector<std::string_view>> node_names;
   uint64_t names_id = 0;        ///< the NodeNamesMemo entry that matched, or 0
-  std::string_view names_text;  ///< the array's text when it was scanned
+  std::string_view names_text;  ///< the array's text ('[' ... ']') when it was read
 };
 
 using MemoEntries = std::array<std::shared_ptr<const NodeNamesMemo::Entry>, NodeNamesMemo::kSlots>;
 
-// The bytes of `v` (eight, little-endian) that PlainString must look at: '"', '\\', below
-// 0x20, 0x7f and above. Only the lowest flagged byte is exact (a borrow may flag bytes above
-// it), which is all the scan needs.
-inline uint64_t SpecialBytes(uint64_t v) {
-  constexpr uint64_t kOnes = 0x0101010101010101ull;
-  constexpr uint64_t kHigh = 0x8080808080808080ull;
-  const auto equal = [&](uint8_t b) {
-    const uint64_t x = v ^ (kOnes * b);
-    return (x - kOnes) & ~x & kHigh;
-  };
-  const uint64_t below_space = (v - kOnes * 0x20) & ~v & kHigh;
-  return equal('"') | equal('\\') | equal(0x7f) | below_space | (v & kHigh);
+namespace od = simdjson::ondemand;
+
+static_assert(kExtenderBodyPadding >= simdjson::SIMDJSON_PADDING);
+
+/// Bodies up to this size are parsed by the parser its thread keeps (its buffers, about six
+/// bytes per byte of the largest body so far, stay allocated for the next request); larger
+/// ones by a parser of their own, freed after.
+constexpr size_t kKeptParserBytes = size_t{2} << 20;
+
+bool IsBlank(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
+/// The nesting depth of `j` (0 for a scalar).
+int Depth(const Json& j) {
+  if (!j.is_structured()) return 0;
+  int depth = 0;
+  for (const Json& e : j) depth = std::max(depth, Depth(e));
+  return depth + 1;
 }
 
-class FastArgsScanner {
- public:
-  explicit FastArgsScanner(std::string_view text, const MemoEntries* memo = nullptr)
-      : s_(text), memo_(memo) {}
+/// What one pass over a body found; views into the text that was parsed.
+struct Scanned {
+  std::string_view pod_text;
+  bool has_names = false;
+  std::vector<std::string_view> names;
+  std::string_view names_text;  ///< '[' ... ']' exactly as in the text
+};
 
-  std::optional<FastArgs> Decode(size_t max_bytes) {
-    if (s_.size() > max_bytes || !Eat('{')) return std::nullopt;
-    std::string_view pod_text;
-    bool seen_pod = false, seen_nodes = false, seen_names = false;
-    FastArgs args;
-    do {
-      std::string_view key;
-      if (!PlainString(&key) || !Eat(':')) return std::nullopt;
-      if (key == "Pod" && !seen_pod) {
-        seen_pod = true;
-        if (!SkipValue(&pod_text)) return std::nullopt;
-      } else if (key == "Nodes" && !seen_nodes) {
-        seen_nodes = true;
-        if (!Null()) return std::nullopt;
-      } else if (key == "NodeNames" && !seen_names) {
-        seen_names = true;
-        if (!Null()) {
-          std::vector<std::string_view> names;
-          Ws();
-          const size_t start = i_;
-          if (Remembered(&names, &args.names_id)) {
-            args.node_names = std::move(names);
-          } else {
-            if (!Names(&names)) return std::nullopt;
-            args.node_names = std::move(names);
-            args.names_text = s_.substr(start, i_ - start);
-          }
-        }
-      } else {
-        return std::nullopt;
+/// The fast path's keys and values in `text` (padded); false for anything else.
+bool Scan(od::parser& parser, simdjson::padded_string_view text, Scanned* out) {
+  od::document doc;
+  if (parser.iterate(text).get(doc) != simdjson::SUCCESS) return false;
+  od::object obj;
+  if (doc.get_object().get(obj) != simdjson::SUCCESS) return false;
+  bool seen_pod = false, seen_nodes = false, seen_names = false;
+  for (auto field_result : obj) {
+    od::field field;
+    if (std::move(field_result).get(field) != simdjson::SUCCESS) return false;
+    // The key as written: an escaped spelling of "Pod" is another key here.
+    const od::raw_json_string key = field.key();
+    od::value value = field.value();
+    if (!seen_pod && key.is_equal("Pod")) {
+      seen_pod = true;
+      // An object, its text as it is (any other Pod is the general path's to judge).
+      od::object pod;
+      if (value.get_object().get(pod) != simdjson::SUCCESS ||
+          pod.raw_json().get(out->pod_text) != simdjson::SUCCESS) {
+        return false;
       }
-    } while (Eat(','));
-    if (!Eat('}')) return std::nullopt;
-    Ws();
-    if (i_ != s_.size() || !seen_pod) return std::nullopt;
-    Result<Json> pod = ParseJson(pod_text, max_bytes, "Pod");
-    if (!pod.ok() || pod->is_null()) return std::nullopt;
-    Result<Pod> decoded = DecodePod(*pod, "Pod");
-    if (!decoded.ok()) return std::nullopt;
-    args.pod = std::move(*decoded);
+    } else if (!seen_nodes && key.is_equal("Nodes")) {
+      seen_nodes = true;
+      bool null = false;
+      if (value.is_null().get(null) != simdjson::SUCCESS || !null) return false;
+    } else if (!seen_names && key.is_equal("NodeNames")) {
+      seen_names = true;
+      bool null = false;
+      if (value.is_null().get(null) != simdjson::SUCCESS) return false;
+      if (null) continue;
+      const char* open = value.raw_json_token().data();  // the '['
+      od::array array;
+      if (value.get_array().get(array) != simdjson::SUCCESS) return false;
+      out->has_names = true;
+      const char* last = nullptr;  // past the last name's closing quote
+      for (auto element : array) {
+        od::value v;
+        if (std::move(element).get(v) != simdjson::SUCCESS) return false;
+        // A name is ~20 bytes of text with its quotes and comma: one allocation for the list.
+        if (last == nullptr) out->names.reserve(text.size() / 16 + 1);
+        // The token runs from its opening quote to the next structural character.
+        std::string_view token = v.raw_json_token();
+        while (!token.empty() && IsBlank(token.back())) token.remove_suffix(1);
+        if (token.size() < 2 || token.front() != '"' || token.back() != '"') return false;
+        last = token.data() + token.size();
+        out->names.emplace_back(token.data() + 1, token.size() - 2);
+      }
+      // The iteration has checked that only commas and blanks lie between the names and
+      // blanks before the ']'; a backslash in between is an escape in a name, which the
+      // general path decodes.
+      const char* close = last != nullptr ? last : open + 1;
+      if (last != nullptr && std::memchr(open, '\\', static_cast<size_t>(last - open))) {
+        return false;
+      }
+      while (IsBlank(*close)) ++close;  // the padding ends any run of blanks
+      if (*close != ']') return false;
+      out->names_text = std::string_view(open, static_cast<size_t>(close + 1 - open));
+    } else {
+      return false;
+    }
+  }
+  // Nothing after the object (On-Demand reads no further than it is asked to).
+  return seen_pod && doc.current_location().error() == simdjson::OUT_OF_BOUNDS;
+}
+
+/// Scan with the parser this thread keeps, or one of its own for a large text.
+bool ScanWithParser(simdjson::padded_string_view text, Scanned* out) {
+  if (text.size() > kKeptParserBytes) {
+    od::parser parser;
+    return Scan(parser, text, out);
+  }
+  static thread_local od::parser parser;
+  return Scan(parser, text, out);
+}
+
+/// The Pod, parsed and decoded as the general path does; nullopt on any error.
+std::optional<Pod> FastPod(std::string_view text, size_t max_bytes) {
+  Result<Json> pod = ParseJson(text, max_bytes, "Pod");
+  // The body nests one deeper than its Pod, and the general path's limit is on the body.
+  if (!pod.ok() || Depth(*pod) >= kMaxJsonDepth) return std::nullopt;
+  Result<Pod> decoded = DecodePod(*pod, "Pod");
+  if (!decoded.ok()) return std::nullopt;
+  return std::move(*decoded);
+}
+
+/// kube-scheduler writes NodeNames last ({"Pod":...,"Nodes":null,"NodeNames":[...]}). A body
+/// that ends with an array the memo remembers, then '}', is decoded without reading that array
+/// again: the text before it is parsed with "[]" in its place. When that "[]" is the value of
+/// NodeNames, the body is the same document with the remembered array (valid JSON, plain
+/// names, checked when it was first read) as that value, so this is exact.
+std::optional<FastArgs> FromMemo(std::string_view body, const MemoEntries& memo, size_t max_bytes) {
+  std::string_view head = body;
+  while (!head.empty() && IsBlank(head.back())) head.remove_suffix(1);
+  if (head.empty() || head.back() != '}') return std::nullopt;
+  head.remove_suffix(1);
+  while (!head.empty() && IsBlank(head.back())) head.remove_suffix(1);
+  for (const auto& e : memo) {
+    if (e == nullptr || e->text.size() > head.size() ||
+        std::memcmp(head.data() + head.size() - e->text.size(), e->text.data(), e->text.size()) !=
+            0) {
+      continue;
+    }
+    const std::string_view before = head.substr(0, head.size() - e->text.size());
+    std::string text;
+    text.reserve(before.size() + 3 + simdjson::SIMDJSON_PADDING);
+    text.append(before).append("[]}");
+    Scanned scan;
+    if (!ScanWithParser(simdjson::padded_string_view(text.data(), text.size(), text.capacity()),
+                        &scan) ||
+        !scan.has_names || scan.names_text.data() != text.data() + before.size() ||
+        scan.names_text.size() != 2) {
+      return std::nullopt;
+    }
+    std::optional<Pod> pod = FastPod(scan.pod_text, max_bytes);
+    if (!pod) return std::nullopt;
+    FastArgs args;
+    args.pod = std::move(*pod);
+    const char* at_text = body.data() + before.size();
+    const size_t n = e->at.size();
+    std::vector<std::string_view> names(n);
+    std::string_view* out = names.data();
+    const uint32_t* at = e->at.data();
+    const uint32_t* len = e->len.data();
+    for (size_t k = 0; k < n; ++k) out[k] = std::string_view(at_text + at[k], len[k]);
+    args.node_names = std::move(names);
+    args.names_id = e->id;
     return args;
   }
+  return std::nullopt;
+}
 
- private:
-  /// Deeper values go to the general path, which enforces kMaxJsonDepth on the whole body.
-  static constexpr int kMaxDepth = 256;
-
-  void Ws() {
-    while (i_ < s_.size() &&
-           (s_[i_] == ' ' || s_[i_] == '\n' || s_[i_] == '\r' || s_[i_] == '\t')) {
-      ++i_;
+/// The fast path. `capacity`: the bytes allocated at body.data(); with kExtenderBodyPadding to
+/// spare the body is parsed where it is, else a padded copy is.
+std::optional<FastArgs> DecodeFast(std::string_view body, size_t capacity, size_t max_bytes,
+                                   const MemoEntries* memo) {
+  if (body.size() > max_bytes) return std::nullopt;
+  if (memo != nullptr) {
+    if (std::optional<FastArgs> hit = FromMemo(body, *memo, max_bytes)) return hit;
+  }
+  Scanned scan;
+  std::optional<simdjson::padded_string> copy;
+  const char* parsed = body.data();
+  if (capacity >= body.size() + kExtenderBodyPadding) {
+    if (!ScanWithParser(simdjson::padded_string_view(body.data(), body.size(), capacity), &scan)) {
+      return std::nullopt;
     }
+  } else {
+    copy.emplace(body);
+    parsed = copy->data();
+    if (!ScanWithParser(*copy, &scan)) return std::nullopt;
   }
-  bool Eat(char c) {
-    Ws();
-    if (i_ < s_.size() && s_[i_] == c) {
-      ++i_;
-      return true;
+  std::optional<Pod> pod = FastPod(scan.pod_text, max_bytes);
+  if (!pod) return std::nullopt;
+  FastArgs args;
+  args.pod = std::move(*pod);
+  if (scan.has_names) {
+    // Views into the body, also when the copy was parsed.
+    const auto into_body = [&](std::string_view v) {
+      return std::string_view(body.data() + (v.data() - parsed), v.size());
+    };
+    if (copy) {
+      for (std::string_view& name : scan.names) name = into_body(name);
+      scan.names_text = into_body(scan.names_text);
     }
-    return false;
-  }
-  bool Null() {
-    Ws();
-    if (s_.substr(i_, 4) != "null") return false;
-    i_ += 4;
-    return true;
-  }
-  // A string of printable ASCII without escapes.
-  bool PlainString(std::string_view* out) {
-    Ws();
-    if (i_ >= s_.size() || s_[i_] != '"') return false;
-    const size_t start = ++i_;
-    // Eight bytes at a time up to the first one that needs a look (a quote, a backslash, a
-    // control or non-ASCII byte); the loop below decides on it.
-    while (i_ + 8 <= s_.size()) {
-      uint64_t v;
-      std::memcpy(&v, s_.data() + i_, 8);
-      const uint64_t special = SpecialBytes(v);
-      if (special != 0) {
-        i_ += static_cast<size_t>(std::countr_zero(special) / 8);
-        break;
+    args.names_text = scan.names_text;
+    // An array the memo remembers elsewhere in the body than at its end.
+    if (memo != nullptr) {
+      for (const auto& e : *memo) {
+        if (e != nullptr && e->text == args.names_text) args.names_id = e->id;
       }
-      i_ += 8;
     }
-    for (; i_ < s_.size(); ++i_) {
-      const auto c = static_cast<unsigned char>(s_[i_]);
-      if (c == '"') {
-        *out = s_.substr(start, i_ - start);
-        ++i_;
-        return true;
-      }
-      if (c < 0x20 || c >= 0x7f || c == '\\') return false;
-    }
-    return false;
+    args.node_names = std::move(scan.names);
   }
-  // An array the memo remembers, byte for byte, at i_: its names as views into s_. The scan
-  // of those bytes would give the same names and end at the same ']' (it reads nothing
-  // past it), so this is exact.
-  bool Remembered(std::vector<std::string_view>* names, uint64_t* id) {
-    if (memo_ == nullptr) return false;
-    const std::string_view rest = s_.substr(i_);
-    for (const auto& e : *memo_) {
-      if (e == nullptr || e->text.size() > rest.size() ||
-          std::memcmp(rest.data(), e->text.data(), e->text.size()) != 0) {
-        continue;
-      }
-      const size_t n = e->at.size();
-      names->resize(n);
-      std::string_view* out = names->data();
-      const uint32_t* at = e->at.data();
-      const uint32_t* len = e->len.data();
-      for (size_t k = 0; k < n; ++k) out[k] = std::string_view(rest.data() + at[k], len[k]);
-      i_ += e->text.size();
-      *id = e->id;
-      return true;
-    }
-    return false;
-  }
-  bool Names(std::vector<std::string_view>* names) {
-    if (!Eat('[')) return false;
-    if (Eat(']')) return true;
-    // A name is ~20 bytes of text with its quotes and comma: one allocation for the list.
-    names->reserve((s_.size() - i_) / 16 + 1);
-    do {
-      std::string_view name;
-      if (!PlainString(&name)) return false;
-      names->emplace_back(name);
-    } while (Eat(','));
-    return Eat(']');
-  }
-  // The extent of one value (an object, array, string or scalar token); its content is
-  // checked later by the real parser.
-  bool SkipValue(std::string_view* out) {
-    Ws();
-    const size_t start = i_;
-    int depth = 0;
-    while (i_ < s_.size()) {
-      const char c = s_[i_];
-      if (c == '"') {
-        for (++i_; i_ < s_.size() && s_[i_] != '"'; ++i_) {
-          if (s_[i_] == '\\') ++i_;
-        }
-        if (i_ >= s_.size()) return false;
-        ++i_;
-      } else if (c == '{' || c == '[') {
-        if (++depth > kMaxDepth) return false;
-        ++i_;
-      } else if (c == '}' || c == ']') {
-        if (depth == 0) break;
-        --depth;
-        ++i_;
-      } else if (depth == 0 && (c == ',' || c == ' ' || c == '\n' || c == '\r' || c == '\t')) {
-        break;
-      } else {
-        ++i_;
-      }
-      if (depth == 0 && (c == '"' || c == '}' || c == ']')) break;
-    }
-    if (depth != 0 || i_ == start) return false;
-    *out = s_.substr(start, i_ - start);
-    return true;
-  }
-
-  std::string_view s_;
-  const MemoEntries* memo_;
-  size_t i_ = 0;
-};
+  return args;
+}
 
 /// Ids of NodeNamesMemo entries, unique in the process.
 std::atomic<uint64_t> next_memo_id{1};
@@ -464,7 +488,7 @@ Result<ExtenderArgs> DecodeExtenderArgsGeneral(std::string_view body, size_t max
 }  // namespace
 
 Result<ExtenderArgs> DecodeExtenderArgs(std::string_view body, size_t max_bytes) {
-  if (std::optional<FastArgs> fast = FastArgsScanner(body).Decode(max_bytes)) {
+  if (std::optional<FastArgs> fast = DecodeFast(body, 0, max_bytes, nullptr)) {
     ExtenderArgs args;
     args.pod = std::move(fast->pod);
     if (fast->node_names) {
@@ -476,11 +500,11 @@ Result<ExtenderArgs> DecodeExtenderArgs(std::string_view body, size_t max_bytes)
 }
 
 Status DecodeExtenderArgsRef(std::string_view body, ExtenderArgsRef* out, size_t max_bytes,
-                             NodeNamesMemo* memo) {
+                             NodeNamesMemo* memo, size_t body_capacity) {
   MemoEntries entries;
   if (memo != nullptr) entries = memo->Snapshot();
   if (std::optional<FastArgs> fast =
-          FastArgsScanner(body, memo != nullptr ? &entries : nullptr).Decode(max_bytes)) {
+          DecodeFast(body, body_capacity, max_bytes, memo != nullptr ? &entries : nullptr)) {
     out->args.pod = std::move(fast->pod);
     out->has_node_names = fast->node_names.has_value();
     if (fast->node_names) out->names = std::move(*fast->node_names);

@@ -30,6 +30,9 @@ namespace tessera::k8s {
 
 /// The default limit on a request body, in bytes (16 MiB).
 inline constexpr size_t kDefaultMaxExtenderBodyBytes = size_t{16} << 20;
+/// The bytes a filter/prioritize body needs allocated past its end to be parsed in place
+/// (simdjson reads ahead; DecodeExtenderArgsRef's body_capacity).
+inline constexpr size_t kExtenderBodyPadding = 64;
 
 /// Body of POST <prefix>/filter and <prefix>/prioritize.
 /// Wire: {"Pod": {...}, "Nodes": {"metadata": {}, "items": [Node...]} | null,
@@ -103,7 +106,8 @@ class NodeNamesMemo {
   std::array<uint64_t, 4 * kSlots> seen_hashes_{};            // GUARDED_BY(mutex_)
   size_t next_hash_ = 0;                                      // GUARDED_BY(mutex_)
   std::atomic<uint64_t> hits_{0};                             // recognised arrays
-  friend Status DecodeExtenderArgsRef(std::string_view, ExtenderArgsRef*, size_t, NodeNamesMemo*);
+  friend Status DecodeExtenderArgsRef(std::string_view, ExtenderArgsRef*, size_t, NodeNamesMemo*,
+                                      size_t);
 };
 
 /// Answer to filter. Wire: {"Nodes": null, "NodeNames": [...], "FailedNodes": {node: reason},
@@ -191,11 +195,13 @@ Result<ExtenderArgs> DecodeExtenderArgs(std::string_view body,
                                         size_t max_bytes = kDefaultMaxExtenderBodyBytes);
 /// DecodeExtenderArgs into *out (a fresh ExtenderArgsRef), without copying the node names:
 /// same acceptance, results and errors. `body` must outlive *out. With a `memo`, a NodeNames
-/// array it remembers is not scanned again (out->names_id is set), and arrays seen twice are
-/// remembered.
+/// array it remembers is recognised (out->names_id is set; at the end of the body, as
+/// kube-scheduler writes it, it is not read again), and arrays seen twice are remembered.
+/// `body_capacity`: the bytes allocated at body.data() (a std::string's capacity()); with
+/// kExtenderBodyPadding of them past the body, it is parsed where it is instead of copied.
 Status DecodeExtenderArgsRef(std::string_view body, ExtenderArgsRef* out,
                              size_t max_bytes = kDefaultMaxExtenderBodyBytes,
-                             NodeNamesMemo* memo = nullptr);
+                             NodeNamesMemo* memo = nullptr, size_t body_capacity = 0);
 /// Decodes a preempt body; as DecodeExtenderArgs (paths "NodeNameToVictims[\"n1\"].Pods[0]").
 Result<ExtenderPreemptionArgs> DecodeExtenderPreemptionArgs(
     std::string_view body, size_t max_bytes = kDefaultMaxExtenderBodyBytes);

@@ -67,12 +67,13 @@ void HttpServer::Route() {
   };
 
   // Filter and prioritize: the same body, decoded with the names as views into req.body
-  // (which outlives args); an array of NodeNames seen before is recognised, not scanned.
+  // (which outlives args, and has the padding to be parsed in place); an array of NodeNames
+  // seen before is recognised, not read again.
   const auto candidates = [this](std::string (Extender::*answer)(const ExtenderArgsRef&)) {
     return [this, answer](const Request& req, Response& res) {
       ExtenderArgsRef args;
-      const Status decoded =
-          DecodeExtenderArgsRef(req.body, &args, options_.max_body_bytes, &names_memo_);
+      const Status decoded = DecodeExtenderArgsRef(req.body, &args, options_.max_body_bytes,
+                                                   &names_memo_, req.body.capacity());
       if (!decoded.ok()) return SetError(res, 400, decoded.error().message);
       res.body = (extender_->*answer)(args);
     };
@@ -264,6 +265,13 @@ void HttpServer::ServeStream(Stream& stream, SpinSocket& socket) {
         http::response<http::empty_body> go_on{http::status::continue_, parser.get().version()};
         http::write(stream, go_on, ec);
         if (ec) return;
+      }
+      // Room past the body for the filter/prioritize parser to read ahead, so that the body is
+      // parsed where it is (DecodeExtenderArgsRef's body_capacity). Reserved before Beast reads
+      // the body: its own reserve of the content length then does nothing.
+      if (const auto length = parser.content_length();
+          length && *length <= options_.max_body_bytes) {
+        parser.get().body().reserve(static_cast<size_t>(*length) + kExtenderBodyPadding);
       }
       http::read(stream, buffer, parser, ec);
       if (ec == http::error::body_limit) {

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "k8s/api/json_util.h"
 #include "k8s/api/objects.h"
 #include "k8s/api/quantity.h"
 #include "k8s/extender/translate.h"
@@ -144,6 +145,164 @@ TEST(K8sExtenderProtocol, FastAndGeneralPathsAgree) {
     EXPECT_EQ(fast->pod.priority, slow->pod.priority) << body;
     EXPECT_EQ(fast->node_names, slow->node_names) << body;
     EXPECT_EQ(fast->nodes.has_value(), slow->nodes.has_value()) << body;
+  }
+}
+
+// The fast path (simdjson On-Demand) takes kube-scheduler's body with any names it can leave as
+// views into the body, non-ASCII ones included, and declines everything else, which the general
+// path then decides: each body decodes the same in place (body_capacity with the padding), from
+// a padded copy, with a memo of NodeNames arrays, and by the general path.
+TEST(K8sExtenderProtocol, FastPathTakesPlainNamesAndDeclinesTheRest) {
+  const std::string pod = PodJson();
+  const std::string p = R"({"Pod":)" + pod;
+  std::string many = p + R"(,"Nodes":null,"NodeNames":[)";
+  for (int i = 0; i < 3000; ++i) many += (i > 0 ? ",\"" : "\"") + std::to_string(i % 10) + "\"";
+  many += "]}";
+  // Arrays nested `arrays` deep in the Pod: the body is two deeper.
+  const auto deep = [](int arrays) {
+    return R"({"Pod":{"metadata":{"name":"p"},"x":)" + std::string(arrays, '[') +
+           std::string(arrays, ']') + R"(},"NodeNames":["n1"]})";
+  };
+  const std::vector<std::string> taken = {
+      p + R"(,"Nodes":null,"NodeNames":["n1","n2"]})",
+      p + R"(,"Nodes":null,"NodeNames":[]})",
+      p + R"(,"Nodes" : null , "NodeNames" : [ ] })",
+      R"( {"NodeNames" : [ "n1" , "n2" ]
+,	"Pod" :)" +
+          pod + ", \"Nodes\" : null }\n",
+      p + R"(,"NodeNames":["","n 1","n)" + std::string("\x7f") + R"("]})",
+      p + ",\"NodeNames\":[\"n\xc3\xa9ud-1\",\"\xe8\x8a\x82\xe7\x82\xb9\",\"\xf0\x9f\x9a\x80\"]}",
+      many,
+      deep(kMaxJsonDepth - 2),
+  };
+  const std::vector<std::string> declined = {
+      p + R"(,"Nodes":null,"NodeNames":null})",  // no names to view: same as general anyway
+      p + R"(,"NodeNames":["n\u0031","\u003cx\u003e"]})",
+      p + R"(,"NodeNames":["a\"b"]})",
+      p + R"(,"NodeNames":["n1\\"]})",
+      R"({"P\u006fd":)" + pod + R"(,"NodeNames":["n1"]})",
+      p + R"(,"NodeNames":["n1"],"Extra":1})",
+      p + R"(,"Nodes":{"items":[]},"NodeNames":["n1"]})",
+      p + R"(,"NodeNames":["n1" "n2"]})",
+      p + R"(,"NodeNames":["n1"]}})",
+      p + R"(,"NodeNames":["n1"]} x)",
+      p + R"(,"NodeNames":"n1"})",
+      p + R"(,"NodeNames":["n1",null]})",
+      p + R"(,"NodeNames":["n1"],"NodeNames":["n2"]})",
+      p + ",\"NodeNames\":[\"n\xc3\"]}",
+      p + ",\"NodeNames\":[\"n\x01\"]}",
+      R"({"Pod":[],"NodeNames":["n1"]})",
+      R"({"Pod":{"metadata":{"name":"p"]},"NodeNames":["n1"]})",
+      deep(kMaxJsonDepth - 1),
+  };
+  const auto check = [&](const std::string& body, bool fast) {
+    SCOPED_TRACE(body.size() > 300 ? body.substr(body.size() - 300) : body);
+    std::string general = body;
+    const size_t at = general.find("\"Pod\"");
+    if (at != std::string::npos) general.replace(at, 5, "\"pOd\"");
+    ExtenderArgsRef slow;
+    const Status want = DecodeExtenderArgsRef(general, &slow);
+    std::string padded;
+    padded.reserve(body.size() + kExtenderBodyPadding);
+    padded = body;
+    NodeNamesMemo memo;
+    for (int round = 0; round < 5; ++round) {  // copy, in place, memo x3 (remembered on the 2nd)
+      ExtenderArgsRef ref;
+      const Status s = round == 0
+                           ? DecodeExtenderArgsRef(padded, &ref)
+                           : DecodeExtenderArgsRef(padded, &ref, kDefaultMaxExtenderBodyBytes,
+                                                   round >= 2 ? &memo : nullptr, padded.capacity());
+      ASSERT_EQ(s.ok(), want.ok()) << (want.ok() ? s.error().message : want.error().message);
+      if (!s.ok()) {
+        EXPECT_EQ(s.error().message, want.error().message);
+        continue;
+      }
+      EXPECT_EQ(ref.has_node_names, slow.has_node_names);
+      EXPECT_EQ(std::vector<std::string>(ref.names.begin(), ref.names.end()),
+                std::vector<std::string>(slow.names.begin(), slow.names.end()));
+      EXPECT_EQ(ref.args.pod.name, slow.args.pod.name);
+      EXPECT_EQ(ref.args.pod.annotations, slow.args.pod.annotations);
+      EXPECT_EQ(ref.args.pod.requests, slow.args.pod.requests);
+      // The fast path leaves args.node_names unset: the names are views into the body.
+      EXPECT_EQ(!ref.args.node_names.has_value() && ref.has_node_names, fast);
+      for (const std::string_view name : ref.names) {
+        if (!fast) break;
+        EXPECT_TRUE(name.data() >= padded.data() && name.data() < padded.data() + padded.size());
+      }
+      if (round == 4 && fast) {
+        EXPECT_NE(ref.names_id, 0u);
+      }
+    }
+    Result<ExtenderArgs> args = DecodeExtenderArgs(body);
+    ASSERT_EQ(args.ok(), want.ok());
+    if (args.ok()) {
+      EXPECT_EQ(args->CandidateNames(),
+                std::vector<std::string>(slow.names.begin(), slow.names.end()));
+    }
+  };
+  for (const std::string& body : taken) check(body, true);
+  for (const std::string& body : declined) check(body, false);
+}
+
+// A remembered NodeNames array at the end of the body is not read again: the text before it is
+// parsed with "[]" in its place. That text must still be kube-scheduler's object, with the
+// array as the value of NodeNames; anything else is read in full.
+TEST(K8sExtenderProtocol, RememberedArrayAtTheEndIsTheNodeNamesValue) {
+  const std::string pod = PodJson();
+  const std::string list = R"(["a","b","c"])";
+  NodeNamesMemo memo;
+  const auto decode = [&](const std::string& body, ExtenderArgsRef* ref) {
+    return DecodeExtenderArgsRef(body, ref, kDefaultMaxExtenderBodyBytes, &memo);
+  };
+  const std::string plain = R"({"Pod":)" + pod + R"(,"Nodes":null,"NodeNames":)" + list + "}";
+  uint64_t id = 0;
+  for (int sighting = 0; sighting < 2; ++sighting) {
+    ExtenderArgsRef ref;
+    ASSERT_TRUE(decode(plain, &ref).ok());
+    id = ref.names_id;
+  }
+  ASSERT_NE(id, 0u);
+  const auto general = [](std::string body) {
+    const size_t at = body.find("\"Pod\"");
+    if (at != std::string::npos) body.replace(at, 5, "\"pOd\"");
+    return DecodeExtenderArgs(body);
+  };
+  struct Case {
+    std::string body;
+    bool hit;  ///< the remembered array is NodeNames' value
+  };
+  const std::vector<Case> cases = {
+      {R"({"Pod":)" + pod + R"(,"Nodes":null,"NodeNames":)" + list + " \n}\n", true},
+      {R"({"Nodes":null,"Pod":)" + pod + R"(,"NodeNames" : )" + list + "}", true},
+      {R"({"NodeNames":)" + list + R"(,"Pod":)" + pod + "}", true},  // read in full, recognised
+      {R"({"Pod":)" + pod + R"(,"NodeNames":["z"],"Extra":)" + list + "}", false},
+      {R"({"NodeNames":["q"],"Pod":)" + pod + R"(,"NodeNames":)" + list + "}", false},
+      {R"({"Pod":)" + pod + R"(,"Nodes":)" + list + "}", false},
+      {R"({"Pod":)" + pod + R"(,"nodenames":)" + list + "}", false},
+      {R"({"Pod":null,"NodeNames":)" + list + "}", false},
+      {R"({"Pod":)" + pod + R"(,"NodeNames":[)" + list + "]}", false},
+      {R"({"Pod":)" + pod + R"(,"NodeNames":)" + list + "}}", false},
+      {R"({"Pod":)" + pod + R"(,"NodeNames")" + list + "}", false},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.body.substr(c.body.size() > 120 ? c.body.size() - 120 : 0));
+    const uint64_t hits = memo.hits();
+    ExtenderArgsRef ref;
+    const Status s = decode(c.body, &ref);
+    const Result<ExtenderArgs> want = general(c.body);
+    ASSERT_EQ(s.ok(), want.ok());
+    if (!s.ok()) {
+      EXPECT_EQ(s.error().message, want.error().message);
+    } else {
+      EXPECT_EQ(std::vector<std::string>(ref.names.begin(), ref.names.end()),
+                want->CandidateNames());
+      EXPECT_EQ(ref.args.pod.name, want->pod.name);
+    }
+    EXPECT_EQ(ref.names_id == id, c.hit);
+    EXPECT_EQ(memo.hits(), hits + (c.hit ? 1 : 0));
+    if (c.hit) {
+      EXPECT_EQ(ref.names[2].data(), c.body.data() + c.body.rfind("\"c\"") + 1);  // views into it
+    }
   }
 }
 
