@@ -288,7 +288,7 @@ rules = http("GET", f"{prom}/api/v1/rules")["data"]["groups"]
 healths = {r["name"]: r["health"] for g in rules for r in g["rules"]}
 until("the rules to be evaluated", lambda: all(
     r["health"] == "ok" for g in http("GET", f"{prom}/api/v1/rules")["data"]["groups"] for r in g["rules"]))
-check(len(healths) == 3, f"Prometheus loaded the alert rules: {sorted(healths)}")
+check(len(healths) == 4, f"Prometheus loaded the alert rules: {sorted(healths)}")
 
 # 6. The exposition: promtool check metrics, and every panel's metric names are exported.
 text = urllib.request.urlopen(f"{tessera}/metrics", timeout=5).read().decode()
