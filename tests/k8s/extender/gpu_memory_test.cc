@@ -152,6 +152,11 @@ TEST(GpuRequestRules, HamiPercentageIsAShareOfTheGpusMemory) {
   EXPECT_EQ(cluster.MakeRequest(s).gpu_memory_mib, 4096);
   s.gpu_spec = "";  // the largest allowed GPU: never less than 25 % of any
   EXPECT_EQ(cluster.MakeRequest(s).gpu_memory_mib, 10240);
+  // GPUs of unknown memory: 1 MiB, so that the pod fits none of them (as a gpumem pod).
+  Cluster unknown({NodeSpec{"u", 8000, 8192, 1, "V100", 0}});
+  const PodRequest r = unknown.MakeRequest(s);
+  EXPECT_EQ(r.gpu_memory_mib, 1);
+  EXPECT_EQ(unknown.Check(0, r), FitReason::kGpuMemory);
 }
 
 TEST(GpuRequestRules, HamiCoresWithMemory) {
