@@ -86,12 +86,21 @@ double TargetWorkload::NodeFragmentation(int model_id, int64_t cpu_left, const i
     }
     int fitting = 0;
     int64_t too_small = 0;  // free milli of the GPUs that cannot host the class
-    const bool memory = gpu_mem_free != nullptr && c.gpu_memory_mib > 0;
-    for (int i = 0; i < gpu_count; ++i) {
-      if (gpu_free[i] >= c.gpu_milli && (!memory || gpu_mem_free[i] >= c.gpu_memory_mib)) {
-        ++fitting;
-      } else {
-        too_small += gpu_free[i];
+    if (gpu_mem_free == nullptr || c.gpu_memory_mib == 0) {
+      for (int i = 0; i < gpu_count; ++i) {
+        if (gpu_free[i] >= c.gpu_milli) {
+          ++fitting;
+        } else {
+          too_small += gpu_free[i];
+        }
+      }
+    } else {
+      for (int i = 0; i < gpu_count; ++i) {
+        if (gpu_free[i] >= c.gpu_milli && gpu_mem_free[i] >= c.gpu_memory_mib) {
+          ++fitting;
+        } else {
+          too_small += gpu_free[i];
+        }
       }
     }
     frag += c.probability * (fitting >= c.gpu_count ? static_cast<double>(too_small) : r);
