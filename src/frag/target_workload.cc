@@ -7,24 +7,24 @@
 namespace tessera {
 
 TargetWorkload TargetWorkload::FromPods(const std::vector<PodSpec>& pods, double coverage) {
-  using Key = std::tuple<int64_t, int32_t, int32_t, std::string>;
+  using Key = std::tuple<int64_t, int32_t, int32_t, std::string, int64_t>;
   std::map<Key, int64_t> counts;
   for (const PodSpec& p : pods) {
     const bool cpu_only = p.gpu_count == 0 || p.gpu_milli == 0;
     counts[Key{p.cpu_milli, cpu_only ? 0 : p.gpu_milli, cpu_only ? 0 : p.gpu_count,
-               cpu_only ? std::string() : p.gpu_spec}]++;
+               cpu_only ? std::string() : p.gpu_spec, cpu_only ? 0 : p.gpu_memory_mib}]++;
   }
   std::vector<TargetClass> all;
   all.reserve(counts.size());
   for (const auto& [key, count] : counts) {
     TargetClass c;
-    std::tie(c.cpu_milli, c.gpu_milli, c.gpu_count, c.gpu_spec) = key;
+    std::tie(c.cpu_milli, c.gpu_milli, c.gpu_count, c.gpu_spec, c.gpu_memory_mib) = key;
     c.count = count;
     all.push_back(std::move(c));
   }
   std::sort(all.begin(), all.end(), [](const TargetClass& a, const TargetClass& b) {
-    return std::tie(a.count, a.cpu_milli, a.gpu_milli, a.gpu_count, a.gpu_spec) >
-           std::tie(b.count, b.cpu_milli, b.gpu_milli, b.gpu_count, b.gpu_spec);
+    return std::tie(a.count, a.cpu_milli, a.gpu_milli, a.gpu_count, a.gpu_spec, a.gpu_memory_mib) >
+           std::tie(b.count, b.cpu_milli, b.gpu_milli, b.gpu_count, b.gpu_spec, b.gpu_memory_mib);
   });
   const double total = static_cast<double>(pods.size());
   double covered = 0;
@@ -72,7 +72,7 @@ void TargetWorkload::Resolve(const Cluster& cluster) {
 }
 
 double TargetWorkload::NodeFragmentation(int model_id, int64_t cpu_left, const int32_t* gpu_free,
-                                         int gpu_count) const {
+                                         int gpu_count, const int32_t* gpu_mem_free) const {
   int64_t idle = 0;
   for (int i = 0; i < gpu_count; ++i) idle += gpu_free[i];
   if (idle == 0) return 0;
@@ -85,12 +85,22 @@ double TargetWorkload::NodeFragmentation(int model_id, int64_t cpu_left, const i
       continue;
     }
     int fitting = 0;
-    int64_t too_small = 0;
-    for (int i = 0; i < gpu_count; ++i) {
-      if (gpu_free[i] >= c.gpu_milli) {
-        ++fitting;
-      } else {
-        too_small += gpu_free[i];
+    int64_t too_small = 0;  // free milli of the GPUs that cannot host the class
+    if (gpu_mem_free == nullptr || c.gpu_memory_mib == 0) {
+      for (int i = 0; i < gpu_count; ++i) {
+        if (gpu_free[i] >= c.gpu_milli) {
+          ++fitting;
+        } else {
+          too_small += gpu_free[i];
+        }
+      }
+    } else {
+      for (int i = 0; i < gpu_count; ++i) {
+        if (gpu_free[i] >= c.gpu_milli && gpu_mem_free[i] >= c.gpu_memory_mib) {
+          ++fitting;
+        } else {
+          too_small += gpu_free[i];
+        }
       }
     }
     frag += c.probability * (fitting >= c.gpu_count ? static_cast<double>(too_small) : r);

@@ -10,7 +10,10 @@
 namespace tessera {
 
 /// One class of the target workload M: pods that share (CPU, per-GPU milli, GPU count,
-/// GPU-model constraint). Memory is not part of the key (as in the FGD paper).
+/// GPU-model constraint, per-GPU GPU memory). Host memory is not part of the key (as in the
+/// FGD paper); GPU memory is, so that a GPU with free compute but too little free memory for
+/// a class counts as fragment to it (0 for pod lists without GPU memory, such as the openb
+/// lists, where M is the FGD paper's).
 struct TargetClass {
   int64_t cpu_milli = 0;
   int32_t gpu_milli = 0;  ///< per GPU; 0 for CPU-only classes
@@ -19,6 +22,7 @@ struct TargetClass {
   double probability = 0;        ///< p_m, in [0, 1]
   int64_t count = 0;             ///< pods of this class in the source list
   ModelMask models = kAnyModel;  ///< gpu_spec resolved against a cluster (see Resolve)
+  int64_t gpu_memory_mib = 0;    ///< per GPU; 0 = none (and for CPU-only classes)
 };
 
 /// The target workload M of the FGD paper: the most frequent pod classes of a pod list,
@@ -46,19 +50,24 @@ class TargetWorkload {
   const std::vector<TargetClass>& all_classes() const { return all_classes_; }
 
   /// F_n(M) in milli-GPU for a node of GPU model `model_id` (-1: none) with `cpu_left`
-  /// milli-CPU and `gpu_count` GPUs whose free milli are `gpu_free[0..gpu_count)`.
-  double NodeFragmentation(int model_id, int64_t cpu_left, const int32_t* gpu_free,
-                           int gpu_count) const;
+  /// milli-CPU and `gpu_count` GPUs whose free milli are `gpu_free[0..gpu_count)`. With
+  /// `gpu_mem_free` (MiB free per GPU), a GPU can host a class only if both its free milli and
+  /// its free memory fit the class; without it (the fgd and tessera policies' scores), only
+  /// the milli. The same for classes without GPU memory.
+  double NodeFragmentation(int model_id, int64_t cpu_left, const int32_t* gpu_free, int gpu_count,
+                           const int32_t* gpu_mem_free = nullptr) const;
+  /// F_n(M) of a cluster's node, in both dimensions.
   double NodeFragmentation(const Cluster& cluster, int node) const {
     return NodeFragmentation(cluster.model_id(node), cluster.state(node).cpu_left,
-                             cluster.state(node).gpu_free.data(), cluster.spec(node).gpu_count);
+                             cluster.state(node).gpu_free.data(), cluster.spec(node).gpu_count,
+                             cluster.state(node).gpu_mem_free.data());
   }
   /// NodeFragmentation's two parts: M's classes that use GPUs (gpu_milli and gpu_count > 0),
   /// in M's order, and Σ p_m over the others (their fragment is all idle GPU), summed in M's
   /// order. For policies that evaluate F_n(M) together with measures of their own.
   const std::vector<TargetClass>& gpu_classes() const { return gpu_classes_; }
   double cpu_only_probability() const { return cpu_only_probability_; }
-  /// Σ_n F_n(M) over the cluster, in milli-GPU.
+  /// Σ_n F_n(M) over the cluster, in milli-GPU, in both dimensions.
   double ClusterFragmentation(const Cluster& cluster) const;
   /// Stranded GPU on a node, in milli-GPU: the free milli of each GPU that no GPU class of M
   /// could use there — for every class the node cannot host (model, CPU left, fewer than

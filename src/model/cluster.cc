@@ -57,6 +57,19 @@ PodRequest Cluster::MakeRequest(const PodSpec& pod) const {
   r.gpu_milli = pod.gpu_count == 0 ? 0 : pod.gpu_milli;
   r.gpu_memory_mib = pod.gpu_memory_mib;
   r.models = ResolveModels(pod.gpu_spec);
+  if (pod.gpu_memory_mib == 0 && pod.gpu_memory_percent > 0 && r.gpu_count > 0) {
+    // A share of "the GPU's memory": of the largest GPU among the models the pod allows, so
+    // that it never takes less than its share of any GPU (it takes its share exactly where
+    // the GPUs are all alike). At least 1 MiB: like any pod that asks for GPU memory, it fits
+    // no GPU whose memory is unknown (0), rather than packing onto it without a limit.
+    int64_t largest = 0;
+    for (size_t n = 0; n < specs_.size(); ++n) {
+      if (model_ids_[n] >= 0 && ((r.models >> model_ids_[n]) & 1) != 0) {
+        largest = std::max(largest, specs_[n].gpu_memory_mib);
+      }
+    }
+    r.gpu_memory_mib = std::max<int64_t>(1, (largest * pod.gpu_memory_percent + 99) / 100);
+  }
   if (r.IsCpuOnly()) {
     r.gpu_count = 0;
     r.gpu_milli = 0;

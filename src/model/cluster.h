@@ -31,7 +31,8 @@ class Cluster {
   /// Resolves "A|B" to the ids of those models in this cluster; "" means any model.
   /// Names not in the cluster are ignored (a pod allowing only those never fits).
   ModelMask ResolveModels(std::string_view gpu_spec) const;
-  /// The engine's form of a pod for this cluster.
+  /// The engine's form of a pod for this cluster. A GPU-memory percentage becomes MiB of the
+  /// largest GPU among the models the pod allows (exact when those GPUs are alike).
   PodRequest MakeRequest(const PodSpec& pod) const;
 
   int64_t total_gpu_milli() const { return total_gpu_milli_; }

@@ -21,6 +21,9 @@ struct PodSpec {
   int64_t creation_time = -1;   ///< seconds; -1 = absent
   int64_t scheduled_time = -1;  ///< seconds; -1 = absent
   int64_t deletion_time = -1;   ///< seconds; -1 = absent
+  /// Per GPU, a percentage (1..100) of the GPU's memory, when gpu_memory_mib is 0 (HAMi's
+  /// nvidia.com/gpumem-percentage); 0 = none. Cluster::MakeRequest turns it into MiB.
+  int32_t gpu_memory_percent = 0;
 
   int64_t TotalGpuMilli() const { return int64_t{gpu_count} * gpu_milli; }
 };

@@ -219,7 +219,8 @@ TEST(DeployManifests, SchedulerConfigurationWiresTheExtender) {
   EXPECT_EQ(managed, (std::set<std::string>{
                          std::string(k8s::kTesseraGpu), std::string(k8s::kTesseraGpuMilli),
                          std::string(k8s::kTesseraGpuMemory), std::string(k8s::kNvidiaGpu),
-                         std::string(k8s::kHamiGpuMem), std::string(k8s::kHamiGpuCores)}));
+                         std::string(k8s::kHamiGpuMem), std::string(k8s::kHamiGpuMemPercent),
+                         std::string(k8s::kHamiGpuCores)}));
   // Leader election in the namespace where the Role grants the Lease.
   EXPECT_TRUE(config["leaderElection"]["leaderElect"].as<bool>(false));
   EXPECT_EQ(config["leaderElection"]["resourceNamespace"].as<std::string>(""), "tessera");

@@ -169,5 +169,36 @@ TEST(TargetWorkloadFromPods, TiesOrderLargerCpuFirst) {
   EXPECT_EQ(w.classes()[0].cpu_milli, 3000);
 }
 
+// The memory hole of a 16 GiB V100: one 9.2 GiB pod (9421 MiB, 500 milli) leaves 6963 MiB that
+// the next 9.2 GiB pod cannot use, although half the GPU's compute is free.
+TEST(TwoDimensionalFragmentation, FreeComputeWithoutMemoryIsFragment) {
+  std::vector<PodSpec> pods(2);
+  for (PodSpec& p : pods) {
+    p.cpu_milli = 1000;
+    p.gpu_count = 1;
+    p.gpu_milli = 500;
+    p.gpu_memory_mib = 9421;
+  }
+  Cluster c({NodeSpec{"v100", 8000, 65536, 1, "V100M16", 16384}});
+  TargetWorkload w = TargetWorkload::FromPods(pods);
+  w.Resolve(c);
+  ASSERT_EQ(w.classes().size(), 1u);
+  EXPECT_EQ(w.classes()[0].gpu_memory_mib, 9421);
+  const PodRequest r = c.MakeRequest(pods[0]);
+  c.Allocate(0, r, 1);
+  // Both dimensions: the 500 free milli are stranded by memory.
+  EXPECT_DOUBLE_EQ(w.NodeFragmentation(c, 0), 500);
+  EXPECT_DOUBLE_EQ(w.ClusterFragmentation(c), 500);
+  // Compute only (the fgd and tessera scores): the free half GPU hosts the class.
+  EXPECT_DOUBLE_EQ(
+      w.NodeFragmentation(c.model_id(0), c.state(0).cpu_left, c.state(0).gpu_free.data(), 1), 0);
+
+  // A class without GPU memory is as before, with or without the memory dimension.
+  pods[0].gpu_memory_mib = pods[1].gpu_memory_mib = 0;
+  TargetWorkload compute = TargetWorkload::FromPods(pods);
+  compute.Resolve(c);
+  EXPECT_DOUBLE_EQ(compute.NodeFragmentation(c, 0), 0);
+}
+
 }  // namespace
 }  // namespace tessera

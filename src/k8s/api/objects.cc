@@ -95,10 +95,18 @@ Result<Container> DecodeContainer(const Json& j, std::string path, Container::Ki
   TESSERA_ASSIGN_OR_RETURN(resources, ObjectField(j, "resources", path));
   if (resources != nullptr) {
     const std::string rpath = PathKey(path, "resources");
-    TESSERA_RETURN_IF_ERROR(ReadResourceMap(FindField(*resources, "requests"),
-                                            PathKey(rpath, "requests"), &c.requests));
-    TESSERA_RETURN_IF_ERROR(
-        ReadResourceMap(FindField(*resources, "limits"), PathKey(rpath, "limits"), &c.limits));
+    std::map<std::string, std::string> request_text;
+    std::map<std::string, std::string> limit_text;
+    TESSERA_RETURN_IF_ERROR(ReadResourceMap(
+        FindField(*resources, "requests"), PathKey(rpath, "requests"), &c.requests, &request_text));
+    TESSERA_RETURN_IF_ERROR(ReadResourceMap(FindField(*resources, "limits"),
+                                            PathKey(rpath, "limits"), &c.limits, &limit_text));
+    const std::string key(kTesseraGpuMemory);
+    if (auto it = request_text.find(key); it != request_text.end()) {
+      c.gpu_memory_text = it->second;
+    } else if (auto lt = limit_text.find(key); lt != limit_text.end()) {
+      c.gpu_memory_text = lt->second;
+    }
   }
   for (const auto& [name, q] : c.limits) c.requests.emplace(name, q);  // request defaults to limit
   return c;

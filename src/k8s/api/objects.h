@@ -22,16 +22,18 @@ namespace tessera::k8s {
 // Resource names, labels and annotations Tessera reads (docs/EXTENDER.md has the table).
 inline constexpr std::string_view kResourceCpu = "cpu";
 inline constexpr std::string_view kResourceMemory = "memory";
-inline constexpr std::string_view kTesseraGpu = "tessera.io/gpu";               ///< GPU count
-inline constexpr std::string_view kTesseraGpuMilli = "tessera.io/gpu-milli";    ///< per GPU
-inline constexpr std::string_view kTesseraGpuMemory = "tessera.io/gpu-memory";  ///< MiB per GPU
-inline constexpr std::string_view kNvidiaGpu = "nvidia.com/gpu";                ///< GPU count
-inline constexpr std::string_view kHamiGpuMem = "nvidia.com/gpumem";            ///< MiB per GPU
-inline constexpr std::string_view kHamiGpuCores = "nvidia.com/gpucores";        ///< % of a GPU
+inline constexpr std::string_view kTesseraGpu = "tessera.io/gpu";             ///< GPU count
+inline constexpr std::string_view kTesseraGpuMilli = "tessera.io/gpu-milli";  ///< per GPU
+inline constexpr std::string_view kTesseraGpuMemory =
+    "tessera.io/gpu-memory";                                          ///< per GPU (GpuMemoryToMiB)
+inline constexpr std::string_view kNvidiaGpu = "nvidia.com/gpu";      ///< GPU count
+inline constexpr std::string_view kHamiGpuMem = "nvidia.com/gpumem";  ///< MiB per GPU
+inline constexpr std::string_view kHamiGpuCores = "nvidia.com/gpucores";  ///< % of a GPU
 inline constexpr std::string_view kHamiGpuMemPercent = "nvidia.com/gpumem-percentage";
 inline constexpr std::string_view kGpuModelKey = "tessera.io/gpu-model";  ///< pod ann., node label
-inline constexpr std::string_view kGpuMemoryLabel = "tessera.io/gpu-memory";  ///< node label, MiB
-inline constexpr std::string_view kClassKey = "tessera.io/class";             ///< pod label or ann.
+inline constexpr std::string_view kGpuMemoryLabel =
+    "tessera.io/gpu-memory";                                       ///< node label (GpuMemoryToMiB)
+inline constexpr std::string_view kClassKey = "tessera.io/class";  ///< pod label or ann.
 inline constexpr std::string_view kNvidiaProductLabel = "nvidia.com/gpu.product";  ///< GFD
 inline constexpr std::string_view kNvidiaMemoryLabel = "nvidia.com/gpu.memory";    ///< GFD, MiB
 
@@ -52,6 +54,9 @@ struct Container {
   /// defaults a missing request to its limit).
   ResourceList requests;
   ResourceList limits;  ///< resources.limits
+  /// tessera.io/gpu-memory as written (the request, else the limit); empty when absent. Its
+  /// unit rule (GpuMemoryToMiB: a suffix means bytes, a bare number MiB) needs the text.
+  std::string gpu_memory_text;
 };
 
 /// A Kubernetes Pod (core/v1), the fields Tessera uses.

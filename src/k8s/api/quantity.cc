@@ -217,4 +217,20 @@ Result<int64_t> QuantityToInt(std::string_view text) {
   return WithText(ToInt(*q), text);
 }
 
+bool HasUnitSuffix(std::string_view text) {
+  while (!text.empty() && IsSpace(text.back())) text.remove_suffix(1);
+  if (text.empty()) return false;
+  const char last = text.back();
+  if (last == 'i') return true;                    // Ki, Mi, Gi, Ti, Pi, Ei
+  if (IsDigit(last) || last == '.') return false;  // a bare number or an exponent ("1e3")
+  return true;  // n, u, m, k, M, G, T, P, E (a bad suffix fails to parse anyway)
+}
+
+Result<int64_t> GpuMemoryToMiB(std::string_view text) {
+  Result<Quantity> q = ParseQuantity(text);
+  if (!q.ok()) return q.error();
+  if (!HasUnitSuffix(text)) return WithText(ToInt(*q), text);
+  return WithText(Narrow(CeilDiv(q->nano, kNanoPerUnit * (int64_t{1} << 20)), "MiB value"), text);
+}
+
 }  // namespace tessera::k8s

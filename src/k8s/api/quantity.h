@@ -57,4 +57,13 @@ Result<int64_t> QuantityToMiB(std::string_view text);
 /// For plain counts ("1", "100", "1k"); fractions are errors.
 Result<int64_t> QuantityToInt(std::string_view text);
 
+/// Whether the quantity text ends in a unit suffix (n, u, m, k, M, G, T, P, E, Ki ... Ei), as
+/// opposed to a bare number ("9216", "1.5", "1e3"). Pure.
+bool HasUnitSuffix(std::string_view text);
+/// Tessera's rule for GPU memory written as a quantity (tessera.io/gpu-memory on pods and
+/// nodes): with a unit suffix the value is bytes, rounded up to whole MiB ("9Gi" -> 9216,
+/// "7208Mi" -> 7208, "9G" -> 8584); a bare number is MiB and must be whole ("9216" -> 9216,
+/// "1e3" -> 1000, "1.5" is an error). A user types "9Gi"; older manifests and HAMi write MiB.
+Result<int64_t> GpuMemoryToMiB(std::string_view text);
+
 }  // namespace tessera::k8s

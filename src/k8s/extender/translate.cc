@@ -26,7 +26,11 @@ struct ContainerGpu {
   int64_t count = 0;
   int64_t milli = 0;  // per GPU
   int64_t memory_mib = 0;
+  int64_t memory_percent = 0;  // per GPU, of the GPU's memory; 0 = none (memory_mib wins)
 };
+
+// The compute a memory-only HAMi share reserves (see GpuOf).
+constexpr int64_t kMemoryShareMilli = 1;
 
 const Quantity* Find(const ResourceList& list, std::string_view name) {
   auto it = list.find(std::string(name));
@@ -46,6 +50,32 @@ Result<int64_t> WholeIn(const Container& c, std::string_view name, const Quantit
   return *v;
 }
 
+// The GPU request rules (docs/EXTENDER.md, "GPU requests").
+//
+// tessera.io/*: tessera.io/gpu GPUs (1 when only a per-GPU resource is named), each
+// tessera.io/gpu-milli of compute (absent: the whole GPU) and tessera.io/gpu-memory of memory
+// (GpuMemoryToMiB: a unit suffix means bytes, a bare number MiB).
+//
+// nvidia.com/* (HAMi): HAMi's scheduler (pkg/device/nvidia/device.go, GenerateResourceRequests;
+// fit_checks.go; docs/config.md) reads a container's nvidia.com/gpumem as MiB and
+// nvidia.com/gpumem-percentage as a percentage of the device's memory; without either it takes
+// the chart's defaultMem (0, meaning 100 % of the device's memory). Cores come from
+// nvidia.com/gpucores, else the chart's defaultCores (0): a 0-core task reserves no compute and
+// "may fit in any GPU with enough device memory", except that a device whose cores are all
+// used (checkCardComputeExhausted) or held by a 100-core task (checkCardExclusive) refuses it.
+// HAMi's webhook adds nvidia.com/gpu: defaultGPUNum (1) when only gpumem/gpucores are named.
+// Tessera follows this:
+//   - memory (gpumem or gpumem-percentage) without cores, or with gpucores: 0, on one GPU: a
+//     share by memory with 1 milli of compute, the least a GPU must have free; so a GPU takes
+//     such pods while its memory lasts, and refuses them once its compute is all taken, as HAMi
+//     does. A multi-GPU request of this kind takes its GPUs whole (the engine shares single GPUs
+//     only).
+//   - gpucores: C (1..100) is C * 10 milli, with gpumem or a percentage if given.
+//   - nvidia.com/gpu alone (or with gpucores: 0 and no memory) is the whole GPU: HAMi gives it
+//     the device's whole memory, so nothing else fits beside it.
+//   - gpucores without memory shares by compute only; HAMi's default would give such a task the
+//     device's whole memory. Tessera keeps compute shares, and its bind annotation still tells
+//     HAMi's device plugin the device's memory as the task's limit.
 Result<ContainerGpu> GpuOf(const Container& c) {
   ContainerGpu g;
   const ResourceList& r = c.requests;
@@ -54,6 +84,7 @@ Result<ContainerGpu> GpuOf(const Container& c) {
   const Quantity* t_mem = Find(r, kTesseraGpuMemory);
   const Quantity* h_count = Find(r, kNvidiaGpu);
   const Quantity* h_mem = Find(r, kHamiGpuMem);
+  const Quantity* h_percent = Find(r, kHamiGpuMemPercent);
   const Quantity* h_cores = Find(r, kHamiGpuCores);
   const std::string where = PathKey(c.json_path, "resources");
   const Quantity* count = nullptr;
@@ -69,8 +100,15 @@ Result<ContainerGpu> GpuOf(const Container& c) {
       per_gpu_name = kTesseraGpuMilli;
     }
     if (t_mem != nullptr) {
-      TESSERA_ASSIGN_OR_RETURN(g.memory_mib,
-                               WholeIn(c, kTesseraGpuMemory, *t_mem, 0, kMaxGpuMemoryMib, "MiB"));
+      const std::string at = PathKey(where, kTesseraGpuMemory);
+      Result<int64_t> mib =
+          c.gpu_memory_text.empty() ? ToInt(*t_mem) : GpuMemoryToMiB(c.gpu_memory_text);
+      if (!mib.ok()) return At(at, mib.error().message);
+      if (*mib < 0 || *mib > kMaxGpuMemoryMib) {
+        return At(at, std::to_string(*mib) + " MiB is out of range 0.." +
+                          std::to_string(kMaxGpuMemoryMib));
+      }
+      g.memory_mib = *mib;
       per_gpu = t_mem;
       per_gpu_name = kTesseraGpuMemory;
     }
@@ -79,17 +117,11 @@ Result<ContainerGpu> GpuOf(const Container& c) {
       TESSERA_ASSIGN_OR_RETURN(g.count,
                                WholeIn(c, kTesseraGpu, *count, 0, kMaxGpusPerNode, "GPUs"));
     }
-  } else if (h_count != nullptr || h_mem != nullptr || h_cores != nullptr) {
-    if (Find(r, kHamiGpuMemPercent) != nullptr) {
-      return At(PathKey(where, kHamiGpuMemPercent),
-                "not supported; request GPU memory with nvidia.com/gpumem (MiB)");
-    }
+  } else if (h_count != nullptr || h_mem != nullptr || h_cores != nullptr || h_percent != nullptr) {
     count = h_count;
-    g.milli = kMilliPerGpu;
+    int64_t cores = -1;  // absent
     if (h_cores != nullptr) {
-      int64_t cores = 0;
       TESSERA_ASSIGN_OR_RETURN(cores, WholeIn(c, kHamiGpuCores, *h_cores, 0, 100, "percent"));
-      if (cores > 0) g.milli = cores * 10;
       per_gpu = h_cores;
       per_gpu_name = kHamiGpuCores;
     }
@@ -99,9 +131,24 @@ Result<ContainerGpu> GpuOf(const Container& c) {
       per_gpu = h_mem;
       per_gpu_name = kHamiGpuMem;
     }
+    if (h_percent != nullptr) {
+      TESSERA_ASSIGN_OR_RETURN(g.memory_percent,
+                               WholeIn(c, kHamiGpuMemPercent, *h_percent, 0, 100, "percent"));
+      if (g.memory_mib > 0) g.memory_percent = 0;  // HAMi: gpumem wins over the percentage
+      per_gpu = h_percent;
+      per_gpu_name = kHamiGpuMemPercent;
+    }
     g.count = 1;  // HAMi's admission webhook adds nvidia.com/gpu: 1 (its default) when absent
     if (count != nullptr) {
       TESSERA_ASSIGN_OR_RETURN(g.count, WholeIn(c, kNvidiaGpu, *count, 0, kMaxGpusPerNode, "GPUs"));
+    }
+    const bool memory = g.memory_mib > 0 || g.memory_percent > 0;
+    if (cores > 0) {
+      g.milli = cores * 10;
+    } else if (memory && g.count == 1) {
+      g.milli = kMemoryShareMilli;
+    } else {
+      g.milli = kMilliPerGpu;
     }
   } else {
     return g;  // no GPU
@@ -189,10 +236,11 @@ Result<PodSpec> PodToSpec(const Pod& pod) {
     s.gpu_count = static_cast<int>(g.count);
     s.gpu_milli = static_cast<int32_t>(g.milli);
     s.gpu_memory_mib = g.memory_mib;
+    s.gpu_memory_percent = static_cast<int32_t>(g.memory_percent);
   } else if (gpu_containers.size() > 1) {
     // Whole GPUs only; the count follows Kubernetes' rule (app and sidecars add up, each init
     // container runs alone beside the sidecars started before it).
-    int64_t sum = 0, sidecars = 0, init_max = 0, memory = 0;
+    int64_t sum = 0, sidecars = 0, init_max = 0, memory = 0, percent = 0;
     for (const auto& [c, g] : gpu_containers) {
       if (g.milli != kMilliPerGpu) {
         return At(PathKey(c->json_path, "resources"),
@@ -201,6 +249,7 @@ Result<PodSpec> PodToSpec(const Pod& pod) {
                       "only whole GPUs can be split across containers");
       }
       memory = std::max(memory, g.memory_mib);
+      percent = std::max(percent, g.memory_percent);
     }
     for (const Container& c : pod.containers) {
       int64_t n = 0;
@@ -229,6 +278,7 @@ Result<PodSpec> PodToSpec(const Pod& pod) {
     s.gpu_count = static_cast<int>(count);
     s.gpu_milli = kMilliPerGpu;
     s.gpu_memory_mib = memory;
+    s.gpu_memory_percent = memory > 0 ? 0 : static_cast<int32_t>(percent);
   }
 
   if (auto it = pod.annotations.find(std::string(kGpuModelKey)); it != pod.annotations.end()) {
@@ -311,7 +361,7 @@ Result<NodeSpec> NodeToSpec(const Node& node) {
   // Per-GPU memory.
   std::optional<int64_t> memory;
   TESSERA_ASSIGN_OR_RETURN(memory, NodeQuantity(node.labels, kGpuMemoryLabel, labels_path,
-                                                QuantityToInt, kMaxGpuMemoryMib));
+                                                GpuMemoryToMiB, kMaxGpuMemoryMib));
   if (!memory && !healthy.empty()) {
     int64_t smallest = healthy[0].memory_mib;
     for (const HamiDevice& d : healthy) smallest = std::min(smallest, d.memory_mib);

@@ -27,17 +27,21 @@ enum GpuFamily : uint8_t {
 ///  - name "namespace/name"; cpu_milli and memory_mib from the effective "cpu"/"memory"
 ///    requests (milli rounded up, MiB rounded down);
 ///  - GPUs per container, first family present: tessera.io/gpu (count; 1 when only a per-GPU
-///    resource is given), tessera.io/gpu-milli (default 1000), tessera.io/gpu-memory (MiB);
-///    else HAMi's nvidia.com/gpu (count; 1 when only gpumem/gpucores is given),
-///    nvidia.com/gpucores (percent; milli = 10 x cores; absent or 0 = 1000, a whole GPU),
-///    nvidia.com/gpumem (MiB). One GPU container gives the pod's request; several are allowed
+///    resource is given), tessera.io/gpu-milli (default 1000), tessera.io/gpu-memory
+///    (GpuMemoryToMiB: bytes with a unit suffix, MiB as a bare number); else HAMi's
+///    nvidia.com/gpu (count; 1 when only gpumem/gpumem-percentage/gpucores is given),
+///    nvidia.com/gpucores (percent; milli = 10 x cores), nvidia.com/gpumem (MiB),
+///    nvidia.com/gpumem-percentage (gpu_memory_percent). Without cores (or with 0) a request
+///    with memory on one GPU shares it by memory with 1 milli of compute; otherwise absent or
+///    0 cores is a whole GPU. One GPU container gives the pod's request; several are allowed
 ///    only when all take whole GPUs (count by Kubernetes' effective-request rule);
 ///  - gpu_spec from annotation tessera.io/gpu-model ("A|B", blanks trimmed);
 ///  - qos from label, else annotation, tessera.io/class, else the Kubernetes QoS class.
 /// Errors: CPU/memory beyond kMaxCpuMilli/kMaxMemoryMib, more than kMaxGpusPerNode GPUs,
 /// per-GPU milli outside 1..1000, gpucores outside 0..100, GPU memory beyond
-/// kMaxGpuMemoryMib, a fractional GPU on a multi-GPU pod, per-GPU resources with a zero count,
-/// nvidia.com/gpumem-percentage (unsupported), several containers sharing GPUs.
+/// kMaxGpuMemoryMib (or not whole MiB as a bare number), gpumem-percentage outside 0..100, a
+/// fractional GPU on a multi-GPU pod, per-GPU resources with a zero count, several containers
+/// sharing GPUs.
 Result<PodSpec> PodToSpec(const Pod& pod);
 
 /// The engine's view of a node:

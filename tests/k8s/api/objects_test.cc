@@ -246,7 +246,7 @@ TEST(K8sObjects, GpuRequestFamilies) {
 
   s = SpecOf(PodWithResources(R"({"limits":{"nvidia.com/gpumem":"4096"}})"));
   EXPECT_EQ(s.gpu_count, 1);  // HAMi's default count
-  EXPECT_EQ(s.gpu_milli, 1000);
+  EXPECT_EQ(s.gpu_milli, 1);  // a share by memory (HAMi's defaultCores 0)
   EXPECT_EQ(s.gpu_memory_mib, 4096);
 
   s = SpecOf(PodWithResources(R"({"limits":{"nvidia.com/gpu":1,"nvidia.com/gpucores":0}})"));
@@ -256,10 +256,11 @@ TEST(K8sObjects, GpuRequestFamilies) {
   EXPECT_EQ(s.gpu_count, 1);
   EXPECT_EQ(s.gpu_milli, 250);
 
-  s = SpecOf(PodWithResources(R"({"limits":{"tessera.io/gpu":"8","tessera.io/gpu-memory":"1k"}})"));
+  s = SpecOf(
+      PodWithResources(R"({"limits":{"tessera.io/gpu":"8","tessera.io/gpu-memory":"1Ki"}})"));
   EXPECT_EQ(s.gpu_count, 8);
   EXPECT_EQ(s.gpu_milli, 1000);
-  EXPECT_EQ(s.gpu_memory_mib, 1000);
+  EXPECT_EQ(s.gpu_memory_mib, 1);  // a suffix means bytes, rounded up to MiB
 
   // tessera.io/* wins over nvidia.com/*.
   s = SpecOf(PodWithResources(
@@ -392,7 +393,7 @@ TEST(K8sObjects, PodToSpecRejectsAbsurdRequests) {
   EXPECT_EQ(PodError(PodWithResources(R"({"limits":{"nvidia.com/gpucores":"150"}})")),
             "Pod.spec.containers[0].resources[\"nvidia.com/gpucores\"]: 150 percent is out of "
             "range 0..100");
-  EXPECT_EQ(PodError(PodWithResources(R"({"limits":{"tessera.io/gpu-memory":"2Gi"}})")),
+  EXPECT_EQ(PodError(PodWithResources(R"({"limits":{"tessera.io/gpu-memory":"2147483648"}})")),
             "Pod.spec.containers[0].resources[\"tessera.io/gpu-memory\"]: 2147483648 MiB is out "
             "of range 0..1073741824");
   EXPECT_EQ(
@@ -403,11 +404,10 @@ TEST(K8sObjects, PodToSpecRejectsAbsurdRequests) {
       PodError(PodWithResources(R"({"limits":{"tessera.io/gpu":"0","tessera.io/gpu-milli":"5"}})")),
       "Pod.spec.containers[0].resources[\"tessera.io/gpu-milli\"]: is set, but the GPU "
       "count is 0");
-  EXPECT_NE(
-      PodError(PodWithResources(
-                   R"({"limits":{"nvidia.com/gpu":"1","nvidia.com/gpumem-percentage":"50"}})"))
-          .find("not supported"),
-      std::string::npos);
+  EXPECT_EQ(PodError(PodWithResources(
+                R"({"limits":{"nvidia.com/gpu":"1","nvidia.com/gpumem-percentage":"101"}})")),
+            "Pod.spec.containers[0].resources[\"nvidia.com/gpumem-percentage\"]: 101 percent is "
+            "out of range 0..100");
   EXPECT_EQ(PodError(PodWithResources(R"({"limits":{"memory":"2Ei"}})")),
             "Pod.spec: total memory request is over the limit of 1099511627776 MiB");
   EXPECT_EQ(PodError(PodWithResources(R"({"limits":{"cpu":"2e9"}})")),

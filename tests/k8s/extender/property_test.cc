@@ -84,7 +84,7 @@ TEST_P(Property, NoGpuIsEverGivenTwiceAndRelistsRebuildTheFreshModel) {
     std::vector<std::string> choices;
     if (!annotate && rng.Below(3) == 0) {
       // A request Tessera does not decode: counted as whole GPUs all the same.
-      pod["spec"]["containers"][0]["resources"]["limits"]["tessera.io/gpu-memory"] = "7208Mi";
+      pod["spec"]["containers"][0]["resources"]["limits"]["tessera.io/gpu-memory"] = "7208.5";
     }
     if (annotate) {
       for (int first = 0; first + count <= gpus; ++first) {

@@ -123,11 +123,11 @@ TEST_P(FailClosed, ABoundPodThatDoesNotDecodeStillTakesItsGpu) {
 INSTANTIATE_TEST_SUITE_P(
     Requests, FailClosed,
     ::testing::Values(
-        Undecodable{"HAMi's gpumem-percentage beside nvidia.com/gpu: 1", "nvidia.com/gpu",
-                    Json{{"nvidia.com/gpu", "1"}, {"nvidia.com/gpumem-percentage", "50"}},
+        Undecodable{"HAMi's gpumem-percentage beyond 100", "nvidia.com/gpu",
+                    Json{{"nvidia.com/gpu", "1"}, {"nvidia.com/gpumem-percentage", "150"}},
                     Json{{"nvidia.com/gpu", "1"}}},
-        Undecodable{"tessera.io/gpu-memory with a suffix Tessera rejects", "tessera.io/gpu",
-                    Json{{"tessera.io/gpu", "1"}, {"tessera.io/gpu-memory", "7208Mi"}},
+        Undecodable{"tessera.io/gpu-memory as a fraction of a MiB", "tessera.io/gpu",
+                    Json{{"tessera.io/gpu", "1"}, {"tessera.io/gpu-memory", "7208.5"}},
                     Json{{"tessera.io/gpu", "1"}}}));
 
 TEST(FailClosed, AnUnreadablePodBlocksItsNode) {
