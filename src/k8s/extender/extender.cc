@@ -384,7 +384,7 @@ std::string Extender::FilterCandidatesLocked(const Pod& pod, const Result<PodSpe
   SeeLocked(pod, *spec);
   const PodRequest request = cluster_->MakeRequest(*spec);
   UpdateHeadroomLocked();
-  const bool held = HeldLocked(ClassOfPod(options_.classes, pod));
+  const bool held = headroom_->active() && HeldLocked(ClassOfPod(options_.classes, pod));
   const int64_t idle = held ? IdleGpusLocked() : 0;
   const uint8_t mask = RequestMask(request, PodGpuFamilies(pod));
   std::vector<uint64_t>* passed =
