@@ -32,6 +32,26 @@ inline bool GpuHasRoom(const NodeState& state, int i, const PodRequest& pod) {
          (pod.gpu_memory_mib == 0 || state.gpu_mem_free[i] >= pod.gpu_memory_mib);
 }
 
+/// How many of the node's `gpu_count` GPUs are idle (nothing allocated on them).
+inline int IdleGpus(const NodeState& state, int gpu_count) {
+  int idle = 0;
+  for (int i = 0; i < gpu_count; ++i) idle += state.gpu_free[i] == kMilliPerGpu;
+  return idle;
+}
+
+/// The tightest GPU that is partly used and has room for the share `pod` (lowest index among
+/// equals), or -1: where a share goes without taking an idle GPU.
+inline int TightestUsedGpuWithRoom(const NodeState& state, int gpu_count, const PodRequest& pod) {
+  int best = -1;
+  for (int i = 0; i < gpu_count; ++i) {
+    if (state.gpu_free[i] < kMilliPerGpu && GpuHasRoom(state, i, pod) &&
+        (best < 0 || state.gpu_free[i] < state.gpu_free[best])) {
+      best = i;
+    }
+  }
+  return best;
+}
+
 /// The generic GPU choice inside a node (every policy but fgd): for a sharing pod the
 /// tightest GPU that fits (lowest index among equals); for whole-GPU pods the lowest-index
 /// GPUs that fit. Precondition: CheckFit(...) == kFits and the pod requests GPUs.

@@ -147,10 +147,7 @@ class Replay {
 
  private:
   int IdleGpus(int node) const {
-    int idle = 0;
-    const NodeState& s = cluster_.state(node);
-    for (int i = 0; i < cluster_.spec(node).gpu_count; ++i) idle += s.gpu_free[i] == kMilliPerGpu;
-    return idle;
+    return tessera::IdleGpus(cluster_.state(node), cluster_.spec(node).gpu_count);
   }
 
   void SetUpPods() {
@@ -348,15 +345,7 @@ class Replay {
   // The tightest GPU of `node` that is partly used and has room for `req`, or -1.
   int UsedGpuWithRoom(int node, const PodRequest& req) const {
     if (cluster_.Check(node, req) != FitReason::kFits) return -1;
-    const NodeState& s = cluster_.state(node);
-    int best = -1;
-    for (int i = 0; i < cluster_.spec(node).gpu_count; ++i) {
-      if (s.gpu_free[i] < kMilliPerGpu && GpuHasRoom(s, i, req) &&
-          (best < 0 || s.gpu_free[i] < s.gpu_free[best])) {
-        best = i;
-      }
-    }
-    return best;
+    return TightestUsedGpuWithRoom(cluster_.state(node), cluster_.spec(node).gpu_count, req);
   }
 
   // Tries to place pending pod `id`; on failure marks its key blocked and may preempt.

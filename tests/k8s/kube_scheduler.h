@@ -17,6 +17,7 @@
 #include "k8s/api/cluster_cache.h"
 #include "k8s/api/kube_api.h"
 #include "k8s/extender/extender.h"
+#include "k8s/extender/extender_internal.h"
 #include "k8s/fake_apiserver.h"
 #include "k8s/live.h"
 #include "k8s/serve/http_server.h"
@@ -153,23 +154,6 @@ inline Json PodObjectOf(const PodSpec& p, const std::string& name, int32_t prior
        {{"name", name}, {"namespace", "ml"}, {"uid", "uid-" + name}, {"annotations", annotations}}},
       {"spec", spec},
       {"status", {{"phase", "Pending"}}}};
-}
-
-/// "0-1,4" for GPUs {0, 1, 4}, as bind's tessera.io/gpu-indices annotation writes them.
-inline std::string IndicesText(GpuSet gpus) {
-  std::string out;
-  for (int i = 0; i < kMaxGpusPerNode;) {
-    if (!(gpus & (GpuSet{1} << i))) {
-      ++i;
-      continue;
-    }
-    int j = i;
-    while (j + 1 < kMaxGpusPerNode && (gpus & (GpuSet{1} << (j + 1)))) ++j;
-    if (!out.empty()) out += ',';
-    out += std::to_string(i) + (j > i ? "-" + std::to_string(j) : "");
-    i = j + 1;
-  }
-  return out;
 }
 
 }  // namespace tessera::k8s::testing

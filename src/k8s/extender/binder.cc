@@ -59,14 +59,8 @@ std::string Extender::AssumeLocked(const std::string& uid, int node, GpuSet* gpu
     taken += s.gpu_free[std::countr_zero(g)] == kMilliPerGpu;
   if (HeldLocked(cls)) {
     if (taken > 0 && request.IsSharing()) {
-      int best = -1;
-      for (int i = 0; i < cluster_->spec(node).gpu_count; ++i) {
-        if (s.gpu_free[i] < kMilliPerGpu && GpuHasRoom(s, i, request) &&
-            (best < 0 || s.gpu_free[i] < s.gpu_free[best])) {
-          best = i;
-        }
-      }
-      if (best >= 0) *gpus = GpuSet{1} << best, taken = 0;
+      const int used = TightestUsedGpuWithRoom(s, cluster_->spec(node).gpu_count, request);
+      if (used >= 0) *gpus = GpuSet{1} << used, taken = 0;
     }
     if (!headroom_->Keeps(IdleGpusLocked(), taken))
       return "refused: " + ReasonText(kReasonHeadroom);

@@ -189,8 +189,7 @@ bool Extender::HeldLocked(int cls) const {
 int64_t Extender::IdleGpusLocked() const {
   int64_t idle = 0;
   for (int n = 0; n < cluster_->size(); ++n) {
-    const NodeState& s = cluster_->state(n);
-    for (int i = 0; i < cluster_->spec(n).gpu_count; ++i) idle += s.gpu_free[i] == kMilliPerGpu;
+    idle += IdleGpus(cluster_->state(n), cluster_->spec(n).gpu_count);
   }
   return idle;
 }
@@ -198,11 +197,10 @@ int64_t Extender::IdleGpusLocked() const {
 int Extender::IdleTakenLocked(int node, const PodRequest& request) const {
   if (request.gpu_count == 0) return 0;
   if (!request.IsSharing()) return request.gpu_count;
-  const NodeState& s = cluster_->state(node);
-  for (int i = 0; i < cluster_->spec(node).gpu_count; ++i) {
-    if (s.gpu_free[i] < kMilliPerGpu && GpuHasRoom(s, i, request)) return 0;
-  }
-  return 1;
+  return TightestUsedGpuWithRoom(cluster_->state(node), cluster_->spec(node).gpu_count, request) >=
+                 0
+             ? 0
+             : 1;
 }
 
 void Extender::UpdateHeadroomLocked() {

@@ -61,7 +61,6 @@ namespace {
 
 using Json = nlohmann::json;
 using testing::FakeApiServer;
-using testing::IndicesText;
 using testing::KubeScheduler;
 using testing::NodeObjectOf;
 using testing::PodObjectOf;
@@ -290,7 +289,7 @@ TEST_P(ExtenderReplay, SamePlacementsAsTheInProcessEngine) {
       EXPECT_FALSE(annotations.contains(std::string(kGpuIndicesAnnotation))) << where;
     } else {
       ASSERT_TRUE(annotations.contains(std::string(kGpuIndicesAnnotation))) << where;
-      ASSERT_EQ(annotations[std::string(kGpuIndicesAnnotation)], IndicesText(decision.gpus))
+      ASSERT_EQ(annotations[std::string(kGpuIndicesAnnotation)], FormatGpuIndices(decision.gpus))
           << where << " on " << best;
     }
     engine.Bind(decision.node, request, decision.gpus);

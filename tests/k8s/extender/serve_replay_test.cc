@@ -338,7 +338,7 @@ TEST_P(ServeReplay, SameStartsNodesGpusAndVictimsAsTheInProcessReplay) {
     EXPECT_EQ(stored["spec"]["nodeName"], nodes[node_of[static_cast<int>(i)]].name) << name;
     if (running[static_cast<int>(i)] != 0) {
       EXPECT_EQ(stored["metadata"]["annotations"][std::string(kGpuIndicesAnnotation)],
-                testing::IndicesText(running[static_cast<int>(i)]))
+                FormatGpuIndices(running[static_cast<int>(i)]))
           << name;
     }
   }
