@@ -11,6 +11,8 @@
 #include <tuple>
 
 #include "model/cluster.h"
+#include "replay/timeline.h"
+#include "trace/csv_reader.h"
 #include "trace/scenario.h"
 #include "util/file.h"
 
@@ -34,20 +36,37 @@ std::string JoinNames(const std::vector<std::string>& names) {
   return out;
 }
 
-Result<ScenarioText> LoadScenarioText(const std::string& name_or_file) {
-  ScenarioText out;
-  out.yaml = std::string(EmbeddedScenario(name_or_file));
-  out.source = "embedded scenario '" + name_or_file + "'";
-  if (!out.yaml.empty()) return out;
-  Result<std::string> text = ReadFile(name_or_file);
-  if (!text) {
-    return Error{"--scenario '" + name_or_file + "' is neither an embedded scenario (" +
-                 JoinNames(EmbeddedScenarioNames()) +
-                 ") nor a readable file: " + text.error().message};
+Result<LoadedScenario> LoadScenario(const std::string& name_or_file) {
+  std::string yaml(EmbeddedScenario(name_or_file));
+  std::string source = "embedded scenario '" + name_or_file + "'";
+  if (yaml.empty()) {
+    Result<std::string> text = ReadFile(name_or_file);
+    if (!text) {
+      return Error{"--scenario '" + name_or_file + "' is neither an embedded scenario (" +
+                   JoinNames(EmbeddedScenarioNames()) +
+                   ") nor a readable file: " + text.error().message};
+    }
+    yaml = std::move(text).value();
+    source = name_or_file;
   }
-  out.yaml = std::move(text).value();
-  out.source = name_or_file;
-  return out;
+  Result<Scenario> scenario = ParseScenario(yaml, source);
+  if (!scenario) return scenario.error();
+  return LoadedScenario{std::move(scenario).value(), std::move(source)};
+}
+
+Result<TraceFiles> ReadTraceFiles(const std::string& nodes_file, const std::string& pods_file) {
+  if (nodes_file.empty() || pods_file.empty()) {
+    return Error{"--nodes and --pods go together (or give neither to use --scenario)"};
+  }
+  Result<std::string> node_text = ReadFile(nodes_file);
+  if (!node_text) return node_text.error();
+  Result<std::vector<NodeSpec>> nodes = ReadNodeCsv(*node_text, nodes_file);
+  if (!nodes) return nodes.error();
+  Result<std::string> pod_text = ReadFile(pods_file);
+  if (!pod_text) return pod_text.error();
+  Result<std::vector<PodSpec>> pods = ReadPodCsv(*pod_text, pods_file);
+  if (!pods) return pods.error();
+  return TraceFiles{std::move(nodes).value(), std::move(pods).value(), CsvDataLines(*pod_text)};
 }
 
 std::vector<NeverFitGroup> FindNeverFit(const std::vector<NodeSpec>& nodes,

@@ -5,6 +5,7 @@
 
 #include "model/node.h"
 #include "model/pod.h"
+#include "trace/scenario.h"
 #include "util/result.h"
 
 namespace tessera {
@@ -18,14 +19,26 @@ std::vector<std::string> SplitCommaList(const std::string& text);
 /// "a, b, c".
 std::string JoinNames(const std::vector<std::string>& names);
 
-/// A scenario's YAML text and where it came from ("embedded scenario 'x'" or the file name).
-struct ScenarioText {
-  std::string yaml;
+/// A scenario parsed from an embedded name or a YAML file, and where it came from
+/// ("embedded scenario 'x'" or the file name).
+struct LoadedScenario {
+  Scenario scenario;
   std::string source;
 };
-/// `name_or_file` as an embedded scenario name, else as a YAML file; the error lists the
-/// embedded names.
-Result<ScenarioText> LoadScenarioText(const std::string& name_or_file);
+/// `name_or_file` as an embedded scenario name, else as a YAML file (the error lists the
+/// embedded names), parsed (errors name source:line).
+Result<LoadedScenario> LoadScenario(const std::string& name_or_file);
+
+/// A node list and a pod list read from openb CSV files (`--nodes`, `--pods`), with the
+/// physical line of each pod row (for TimelineFromTrace's skip reasons).
+struct TraceFiles {
+  std::vector<NodeSpec> nodes;
+  std::vector<PodSpec> pods;
+  std::vector<int> pod_lines;
+};
+/// Both files, or an error naming the file and line; "--nodes and --pods go together" when
+/// only one is given. Callers take the scenario path when neither is.
+Result<TraceFiles> ReadTraceFiles(const std::string& nodes_file, const std::string& pods_file);
 
 /// What to print for a command line the option parser refused, and the exit code (always 2,
 /// the code for bad input). `args` are argv[1..]; `commands` the subcommand names; `what` the

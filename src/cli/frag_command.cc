@@ -35,28 +35,18 @@ struct Workload {
 Result<Workload> LoadWorkload(const FragOptions& o) {
   Workload w;
   if (!o.nodes_file.empty() || !o.pods_file.empty()) {
-    if (o.nodes_file.empty() || o.pods_file.empty()) {
-      return Error{"--nodes and --pods go together (or give neither to use --scenario)"};
-    }
-    Result<std::string> node_text = ReadFile(o.nodes_file);
-    if (!node_text) return node_text.error();
-    Result<std::vector<NodeSpec>> nodes = ReadNodeCsv(*node_text, o.nodes_file);
-    if (!nodes) return nodes.error();
-    Result<std::string> pod_text = ReadFile(o.pods_file);
-    if (!pod_text) return pod_text.error();
-    Result<std::vector<PodSpec>> pods = ReadPodCsv(*pod_text, o.pods_file);
-    if (!pods) return pods.error();
-    w.nodes = std::move(nodes).value();
-    w.pods = std::move(pods).value();
+    Result<TraceFiles> files = ReadTraceFiles(o.nodes_file, o.pods_file);
+    if (!files) return files.error();
+    w.nodes = std::move(files->nodes);
+    w.pods = std::move(files->pods);
     w.nodes_source = o.nodes_file;
     w.pods_source = o.pods_file;
     return w;
   }
-  Result<ScenarioText> text = LoadScenarioText(o.scenario);
-  if (!text) return text.error();
-  const std::string& source = text->source;
-  Result<Scenario> scenario = ParseScenario(text->yaml, source);
-  if (!scenario) return scenario.error();
+  Result<LoadedScenario> loaded = LoadScenario(o.scenario);
+  if (!loaded) return loaded.error();
+  const std::string& source = loaded->source;
+  const Scenario* scenario = &loaded->scenario;
   w.nodes = ScenarioNodes(*scenario);
   w.pods = ScenarioPods(*scenario);
   w.from_scenario = true;

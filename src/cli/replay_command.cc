@@ -32,27 +32,17 @@ struct Input {
 Result<Input> LoadInput(const ReplayCliOptions& o) {
   Input in;
   if (!o.nodes_file.empty() || !o.pods_file.empty()) {
-    if (o.nodes_file.empty() || o.pods_file.empty()) {
-      return Error{"--nodes and --pods go together (or give neither to use --scenario)"};
-    }
-    Result<std::string> node_text = ReadFile(o.nodes_file);
-    if (!node_text) return node_text.error();
-    Result<std::vector<NodeSpec>> nodes = ReadNodeCsv(*node_text, o.nodes_file);
-    if (!nodes) return nodes.error();
-    Result<std::string> pod_text = ReadFile(o.pods_file);
-    if (!pod_text) return pod_text.error();
-    Result<std::vector<PodSpec>> pods = ReadPodCsv(*pod_text, o.pods_file);
-    if (!pods) return pods.error();
-    in.nodes = std::move(nodes).value();
-    in.timeline = TimelineFromTrace(*pods, o.pods_file, CsvDataLines(*pod_text), o.time_scale);
+    Result<TraceFiles> files = ReadTraceFiles(o.nodes_file, o.pods_file);
+    if (!files) return files.error();
+    in.nodes = std::move(files->nodes);
+    in.timeline = TimelineFromTrace(files->pods, o.pods_file, files->pod_lines, o.time_scale);
     in.source = o.pods_file + " on " + o.nodes_file;
     return in;
   }
-  Result<ScenarioText> text = LoadScenarioText(o.scenario);
-  if (!text) return text.error();
-  const std::string& source = text->source;
-  Result<Scenario> scenario = ParseScenario(text->yaml, source);
-  if (!scenario) return scenario.error();
+  Result<LoadedScenario> loaded = LoadScenario(o.scenario);
+  if (!loaded) return loaded.error();
+  const std::string& source = loaded->source;
+  const Scenario* scenario = &loaded->scenario;
   if (scenario->horizon_h <= 0) {
     return Error{source +
                  ": the scenario has no timeline (give horizon_h and per-class "
