@@ -111,11 +111,9 @@ std::vector<DemandQuantiles> SeasonalByHour(const DemandHistory& h,
   const double overall = total / static_cast<double>(end - begin);
   std::vector<double> raw(24, overall);
   double noise = 0, spread = 0;
-  int hours = 0;
   for (int hour = 0; hour < 24; ++hour) {
     if (count[hour] == 0) continue;
     raw[hour] = sum[hour] / count[hour];
-    ++hours;
     spread += (raw[hour] - overall) * (raw[hour] - overall);
     const double k = static_cast<double>(days[hour].size());
     if (k < 2) continue;

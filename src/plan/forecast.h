@@ -12,9 +12,16 @@
 // (gpu_count · gpu_milli / 1000, so a sharing pod a fraction) from its arrival for its
 // duration. A bucket's demand is the time average over the bucket (GPU-seconds / bucket_s),
 // so the mean over the buckets is λ · E[S] · GPUs per pod (Little's law). Quantiles are
-// nearest-rank, as the replay's wait quantiles. The forecast scales quantiles linearly with
-// the growth factor: exact when each pod becomes g pods at once, conservative (above the
-// truth) for g times as many independent arrivals, whose spread grows only as √g.
+// nearest-rank, as the replay's wait quantiles. The forecast's hour-of-day quantiles (and the
+// backtest's) come from a location-scale model rather than from each hour's few buckets alone:
+// hour h's quantile p is m_h + s_h · z_p, with m_h the hour's mean shrunk toward the overall
+// mean by empirical Bayes (as far as its days disagree), s_h its standard deviation and z_p
+// the p-quantile of the standardized demand pooled over the hours. The forecast scales the
+// quantiles linearly with the growth factor: exact when each pod becomes g pods at once,
+// conservative (above the truth) for g times as many independent arrivals, whose spread grows
+// only as √g. The statistics are written by hand: exact nearest-rank quantiles are a sort, and
+// Boost.Accumulators' quantile estimators (P², extended P²) are approximations that would not
+// match the replay's quantiles.
 
 #include <cstdint>
 #include <nlohmann/json_fwd.hpp>
@@ -93,8 +100,9 @@ struct ForecastSpec {
 
 struct ClassForecast {
   std::string name;
-  DemandQuantiles gpus;  ///< concurrent GPUs in the window, × growth
-  /// 24 entries when Forecast::by_hour, × growth; empty otherwise.
+  DemandQuantiles gpus;  ///< concurrent GPUs in the window (empirical), × growth
+  /// 24 entries (the location-scale model of the basis's buckets, whatever the window) when
+  /// Forecast::by_hour, × growth; empty otherwise.
   std::vector<DemandQuantiles> gpus_by_hour;
 };
 
