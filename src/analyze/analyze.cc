@@ -244,6 +244,13 @@ class Planner {
     }
     return true;
   }
+  // Whether moving pod `p` off `from` after `steps` stays within the caps and budgets.
+  bool CapsAllow(const std::vector<Step>& steps, int p, int from) const {
+    std::vector<Step> more = steps;
+    more.push_back(Step{p, from, 0, -1, 0, 0, 0});
+    std::string unused;
+    return WithinCaps(more, &unused);
+  }
   template <typename K>
   static int count(const std::map<K, int>& m, const K& k) {
     auto it = m.find(k);
@@ -277,6 +284,7 @@ class Planner {
     for (int p : candidates) {
       if (need.Fits() && c_.Check(t, pod.target_request) == FitReason::kFits) break;
       if (static_cast<int>(steps.size()) >= o_.max_victims) break;
+      if (!CapsAllow(steps, p, t)) continue;
       GpuSet gpus = 0;
       const int to = FindTarget(p, t, false, &gpus);
       if (to < 0) continue;
@@ -320,6 +328,10 @@ class Planner {
     std::vector<Step> steps;
     bool ok = true;
     for (int p : pods) {
+      if (!CapsAllow(steps, p, s)) {
+        ok = false;
+        break;
+      }
       GpuSet gpus = 0;
       const int to = FindTarget(p, s, false, &gpus);
       if (to < 0) {
@@ -344,6 +356,7 @@ class Planner {
 
   // Moves a share that is alone on its GPU onto a partly used GPU elsewhere.
   bool TryShare(int p, Action* out) {
+    if (!CapsAllow({}, p, node_of_[p])) return false;
     GpuSet gpus = 0;
     const int to = FindTarget(p, -1, true, &gpus);
     if (to < 0) return false;
