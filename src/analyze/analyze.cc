@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <set>
+#include <tuple>
 #include <utility>
 
 #include "k8s/extender/extender_protocol.h"
@@ -33,6 +34,15 @@ bool StaticOk(const Model& m, const ModelPod& p, int node) {
   if (!m.nodes[node].usable || !FamiliesOk(p, m.nodes[node])) return false;
   const FitReason r = c.Check(node, p.target_request);
   return r != FitReason::kGpuModel && r != FitReason::kGpuCount;
+}
+
+/// Pods with equal keys are alike for every filter: the request with its model constraint and
+/// the device-plugin families.
+using ShapeKey = std::tuple<int64_t, int64_t, int32_t, int32_t, int64_t, ModelMask, uint8_t>;
+ShapeKey KeyOf(const ModelPod& p) {
+  const PodRequest& r = p.target_request;
+  return {r.cpu_milli, r.memory_mib, r.gpu_count, r.gpu_milli, r.gpu_memory_mib, r.models,
+          p.families};
 }
 
 std::vector<int> GpuList(GpuSet set) {
@@ -409,11 +419,14 @@ Plan Planner::Run() {
     }
   }
   int action_id = 0;
+  std::set<ShapeKey> given_up;  // shapes no make-room action within the caps exists for
   // A pending pod that fits after the earlier steps (an emptied node) is placed there.
   auto place_fitting = [&] {
+    std::set<ShapeKey> fits_nowhere;  // in this state
     for (int q : pending_) {
-      if (done[q] == 1) continue;
-      for (int n = 0; n < c_.size(); ++n) {
+      if (done[q] == 1 || fits_nowhere.count(KeyOf(m_.pods[q]))) continue;
+      bool placed = false;
+      for (int n = 0; n < c_.size() && !placed; ++n) {
         const ModelPod& pod = m_.pods[q];
         if (protected_[n] || !m_.nodes[n].usable || !FamiliesOk(pod, m_.nodes[n]) ||
             c_.Check(n, pod.target_request) != FitReason::kFits) {
@@ -425,8 +438,9 @@ Plan Planner::Run() {
         protected_[n] = touched_[n] = 1;
         plan.placements.push_back(
             {pod.key, m_.nodes[n].name, GpuList(gpus), static_cast<int>(plan.moves.size())});
-        break;
+        placed = true;
       }
+      if (!placed) fits_nowhere.insert(KeyOf(m_.pods[q]));
     }
   };
   while (total_ < o_.max_moves) {
@@ -434,8 +448,12 @@ Plan Planner::Run() {
     std::vector<Action> candidates;
     // Make room for the first few pending pods that fit nowhere.
     int tried = 0;
+    std::set<ShapeKey> shapes_tried;  // one pod per shape a round: the others are alike
     for (int q : pending_) {
-      if (done[q] || tried >= 4) continue;
+      const ShapeKey key = KeyOf(m_.pods[q]);
+      if (done[q] || tried >= 4 || given_up.count(key) || !shapes_tried.insert(key).second) {
+        continue;
+      }
       ++tried;
       std::vector<std::pair<Shortfall, int>> nodes;
       for (int n = 0; n < c_.size(); ++n) {
@@ -459,7 +477,7 @@ Plan Planner::Run() {
       }
       // No way within the caps now (the caps only tighten): no more make-room attempts for
       // it; it is still placed if later steps leave room for it.
-      if (!any) done[q] = 2;
+      if (!any) given_up.insert(KeyOf(m_.pods[q]));
     }
     // Drain the least used nodes.
     std::vector<std::pair<int64_t, int>> used;
@@ -804,69 +822,80 @@ Result<Analysis> Analyze(const Model& m, const AnalyzeOptions& options) {
   k8s::ExtenderArgs args;
   args.node_names.emplace();
   for (const ModelNode& n : m.nodes) args.node_names->push_back(n.name);
+  // What the filter says, which nodes come closest and whether emptying a node of its
+  // movable pods would make room: the same for pods of one shape, computed once per shape.
+  struct ShapeInfo {
+    std::string fits_now;
+    std::map<std::string, int> reasons;
+    std::vector<NodeMiss> closest;
+    bool possible = false;
+  };
+  std::map<ShapeKey, ShapeInfo> shapes;
   for (const ModelPod& p : m.pods) {
     if (!p.pending || !p.gpu) continue;
+    auto [it, fresh] = shapes.try_emplace(KeyOf(p));
+    ShapeInfo& info = it->second;
+    if (fresh) {
+      k8s::ExtenderFilterResult res;
+      if (p.object) {
+        args.pod = *p.object;
+        res = m.extender->Filter(args);
+        if (!res.error.empty()) ++info.reasons["error: " + res.error];
+        for (auto* failed : {&res.failed_nodes, &res.failed_and_unresolvable_nodes}) {
+          for (auto& [node, why] : *failed) ++info.reasons[why];
+        }
+      }
+      std::vector<std::pair<Shortfall, int>> close;
+      for (int n = 0; n < c.size(); ++n) {
+        if (!StaticOk(m, p, n)) continue;
+        const Shortfall s = ShortfallOf(c, n, p.target_request);
+        if (s.Fits() && c.Check(n, p.target_request) == FitReason::kFits) {
+          if (info.fits_now.empty()) info.fits_now = m.nodes[n].name;
+          continue;
+        }
+        close.emplace_back(s, n);
+      }
+      std::stable_sort(close.begin(), close.end(),
+                       [](const auto& x, const auto& y) { return x.first < y.first; });
+      for (const auto& [s, n] : close) {
+        if (static_cast<int>(info.closest.size()) >= options.closest_nodes) break;
+        NodeMiss miss;
+        miss.node = m.nodes[n].name;
+        miss.reason = std::string(FitReasonName(c.Check(n, p.target_request)));
+        for (const auto* failed : {&res.failed_nodes, &res.failed_and_unresolvable_nodes}) {
+          if (auto why = failed->find(miss.node); why != failed->end()) miss.reason = why->second;
+        }
+        miss.gpus_missing = s.gpus;
+        miss.cpu_missing_milli = s.cpu;
+        miss.memory_missing_mib = s.memory;
+        info.closest.push_back(std::move(miss));
+      }
+      for (int n = 0; n < c.size() && !info.possible && info.fits_now.empty(); ++n) {
+        if (!StaticOk(m, p, n)) continue;
+        const std::vector<const ModelPod*>& out = movable_on[n];
+        if (out.empty()) continue;
+        for (const ModelPod* q : out) trial.Release(n, q->request, q->gpu ? q->gpus : 0);
+        info.possible = trial.Check(n, p.target_request) == FitReason::kFits;
+        for (const ModelPod* q : out) trial.Allocate(n, q->request, q->gpu ? q->gpus : 0);
+      }
+    }
     PendingReport r;
     r.pod = p.key;
     r.gpu_count = p.request.gpu_count;
     r.gpu_milli = p.request.gpu_milli;
     r.priority = p.priority;
     r.cls = p.cls;
-    // The extender's filter, with its reasons.
-    std::map<std::string, std::string> reason_of;
-    if (p.object) {
-      args.pod = *p.object;
-      k8s::ExtenderFilterResult res = m.extender->Filter(args);
-      if (!res.error.empty()) ++r.reasons["error: " + res.error];
-      for (auto* failed : {&res.failed_nodes, &res.failed_and_unresolvable_nodes}) {
-        for (auto& [node, why] : *failed) {
-          ++r.reasons[why];
-          reason_of[node] = why;
-        }
-      }
-    }
-    std::vector<std::pair<Shortfall, int>> close;
-    for (int n = 0; n < c.size(); ++n) {
-      if (!StaticOk(m, p, n)) continue;
-      const Shortfall s = ShortfallOf(c, n, p.target_request);
-      if (s.Fits() && c.Check(n, p.target_request) == FitReason::kFits) {
-        if (r.fits_now.empty()) r.fits_now = m.nodes[n].name;
-        continue;
-      }
-      close.emplace_back(s, n);
-    }
-    std::stable_sort(close.begin(), close.end(),
-                     [](const auto& x, const auto& y) { return x.first < y.first; });
-    for (const auto& [s, n] : close) {
-      if (static_cast<int>(r.closest.size()) >= options.closest_nodes) break;
-      NodeMiss miss;
-      miss.node = m.nodes[n].name;
-      auto why = reason_of.find(miss.node);
-      miss.reason = why != reason_of.end()
-                        ? why->second
-                        : std::string(FitReasonName(c.Check(n, p.target_request)));
-      miss.gpus_missing = s.gpus;
-      miss.cpu_missing_milli = s.cpu;
-      miss.memory_missing_mib = s.memory;
-      r.closest.push_back(std::move(miss));
-    }
+    r.fits_now = info.fits_now;
+    r.reasons = info.reasons;
+    r.closest = info.closest;
     // Repack: the plan placed it, or some node would hold it emptied of its movable pods.
     if (!r.fits_now.empty()) {
       r.repack = "fits";
-    } else if (auto it = placed.find(p.key); it != placed.end()) {
+    } else if (auto pl = placed.find(p.key); pl != placed.end()) {
       r.repack = "plan";
-      r.placed_on = it->second->node;
+      r.placed_on = pl->second->node;
     } else {
-      bool possible = false;
-      for (int n = 0; n < c.size() && !possible; ++n) {
-        if (!StaticOk(m, p, n)) continue;
-        const std::vector<const ModelPod*>& out = movable_on[n];
-        if (out.empty()) continue;
-        for (const ModelPod* q : out) trial.Release(n, q->request, q->gpu ? q->gpus : 0);
-        possible = trial.Check(n, p.target_request) == FitReason::kFits;
-        for (const ModelPod* q : out) trial.Allocate(n, q->request, q->gpu ? q->gpus : 0);
-      }
-      r.repack = possible ? "possible" : "no";
+      r.repack = info.possible ? "possible" : "no";
     }
     a.pending.push_back(std::move(r));
   }

@@ -16,10 +16,13 @@ using Json = nlohmann::json;
 bool Ended(const std::string& phase) { return phase == "Succeeded" || phase == "Failed"; }
 
 std::string ListJson(const std::vector<Json>& items) {
-  Json list = Json::object();
-  list["kind"] = "List";
-  list["items"] = items;
-  return list.dump();
+  std::string out = "{\"kind\":\"List\",\"items\":[";
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i > 0) out += ',';
+    out += items[i].dump();
+  }
+  out += "]}";
+  return out;
 }
 
 /// The controlling owner, or null.

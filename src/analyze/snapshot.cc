@@ -165,7 +165,7 @@ Status AddItem(const Json& item, const std::string& path, const std::string& lis
     }
     s->nodes.push_back(std::move(*node));
     s->node_paths.push_back(path);
-    s->node_items.push_back(item);
+    s->node_items.push_back(std::move(item));
     return {};
   }
   if (kind == "Pod") {
@@ -187,7 +187,7 @@ Status AddItem(const Json& item, const std::string& path, const std::string& lis
       return Error{path + ": duplicate pod UID " + p.pod.uid};
     }
     s->pods.push_back(std::move(p));
-    s->pod_items.push_back(item);
+    s->pod_items.push_back(std::move(item));
     return {};
   }
   if (kind == "PodDisruptionBudget") {
@@ -202,7 +202,7 @@ Status AddItem(const Json& item, const std::string& path, const std::string& lis
 }
 
 /// Adds every object of one parsed document.
-Status AddDocument(const Json& doc, const std::string& name, Snapshot* s,
+Status AddDocument(Json& doc, const std::string& name, Snapshot* s,
                    std::set<std::string>* node_names, std::set<std::string>* pod_keys) {
   if (doc.is_array()) {
     for (size_t i = 0; i < doc.size(); ++i) {
@@ -214,7 +214,7 @@ Status AddDocument(const Json& doc, const std::string& name, Snapshot* s,
   if (!doc.is_object()) return k8s::TypeError(name, "object or array", doc);
   std::string kind;
   TESSERA_RETURN_IF_ERROR(ReadString(FindField(doc, "kind"), name + ": kind", &kind));
-  const Json* items = FindField(doc, "items");
+  Json* items = const_cast<Json*>(FindField(doc, "items"));
   const bool list = kind == "List" || (kind.size() > 4 && kind.ends_with("List")) ||
                     (kind.empty() && items != nullptr);
   if (!list) return AddItem(doc, name + ": (object)", "", s, node_names, pod_keys);
@@ -269,7 +269,7 @@ ApiSnapshot ListSnapshot(k8s::KubeApi& api, const std::string& server) {
         out.api_error = ApiReadError{st.error, st.http_status};
         return out;
       }
-      for (const Json& item : page.items) {
+      for (Json& item : page.items) {
         const std::string where = server + " " + path + ": " + PathIndex("items", index++);
         Status added = AddItem(item, where, kind, &s, &node_names, &pod_keys);
         if (!added.ok()) {

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -338,6 +339,15 @@ TEST(AnalyzeTrace, MatchesFragMeasureAndOfflineBound) {
   EXPECT_NEAR(a->bound.unallocated_pct, b->unallocated_pct, 1e-9);
   EXPECT_EQ(a->pods_pending_gpu, pending);
   ASSERT_NO_FATAL_FAILURE(ApplyAndCheck(*m, a->plan, options.plan));
+  // The figures docs/ANALYZE.md quotes.
+  std::printf(
+      "default trace by k8s-default: %d pods bound, %d GPU pods pending; fragmentation %.3f "
+      "GPUs (frag's measure %.3f); offline bound: at most %.3f of %.3f GPUs placeable, "
+      "unallocated >= %.3f %% (direct %.3f %%); plan: %zu moves, %d GPUs freed, %zu placed\n",
+      a->pods_bound, a->pods_pending_gpu, a->frag.total / 1000, frag / 1000,
+      a->bound.max_placed_milli / 1000, static_cast<double>(a->bound.arrived_milli) / 1000,
+      a->bound.unallocated_pct, b->unallocated_pct, a->plan.moves.size(), a->plan.gpus_freed,
+      a->plan.placements.size());
 }
 
 TEST(AnalyzeSnapshot, ErrorsNameThePath) {
