@@ -41,8 +41,8 @@ bool StaticOk(const Model& m, const ModelPod& p, int node) {
 using ShapeKey = std::tuple<int64_t, int64_t, int32_t, int32_t, int64_t, ModelMask, uint8_t>;
 ShapeKey KeyOf(const ModelPod& p) {
   const PodRequest& r = p.target_request;
-  return {r.cpu_milli, r.memory_mib, r.gpu_count, r.gpu_milli, r.gpu_memory_mib, r.models,
-          p.families};
+  return {r.cpu_milli,      r.memory_mib, r.gpu_count, r.gpu_milli,
+          r.gpu_memory_mib, r.models,     p.families};
 }
 
 std::vector<int> GpuList(GpuSet set) {
@@ -504,7 +504,7 @@ Plan Planner::Run() {
       const ModelPod& pod = m_.pods[p];
       if (!Movable(static_cast<int>(p)) || !pod.request.IsSharing()) continue;
       const int n = node_of_[p];
-      if (protected_[n]) continue;
+      if (protected_[n] || gpus_of_[p] == 0) continue;
       const int g = std::countr_zero(gpus_of_[p]);
       if (c_.state(n).gpu_free[g] + pod.request.gpu_milli != kMilliPerGpu) continue;
       shares.emplace_back(pod.request.gpu_milli, static_cast<int>(p));

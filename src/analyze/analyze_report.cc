@@ -172,7 +172,9 @@ std::string AnalysisTable(const Analysis& a) {
   out += "\nPending GPU pods: " + std::to_string(a.pending.size()) + "\n";
   if (!a.pending.empty()) {
     rows = {{"pod", "gpus", "prio", "repack", "closest node: missing", "top reason"}};
+    constexpr size_t kMaxRows = 25;  // the rest is in analyze.json
     for (const PendingReport& p : a.pending) {
+      if (rows.size() > kMaxRows) break;
       std::string closest = p.fits_now.empty() ? "" : p.fits_now + ": nothing";
       if (closest.empty() && !p.closest.empty()) {
         const NodeMiss& n = p.closest.front();
@@ -194,6 +196,10 @@ std::string AnalysisTable(const Analysis& a) {
                       p.repack + (p.placed_on.empty() ? "" : " -> " + p.placed_on), closest, top});
     }
     out += AlignedTable(rows);
+    if (a.pending.size() > kMaxRows) {
+      out += "  ... and " + std::to_string(a.pending.size() - kMaxRows) +
+             " more (all of them in analyze.json)\n";
+    }
   }
   out += "\nMove plan (dry run: nothing is evicted): " + std::to_string(a.plan.moves.size()) +
          " moves, " + std::to_string(a.plan.gpus_freed) + " GPUs freed, fragmentation -" +
@@ -309,7 +315,8 @@ std::string AnalysisHtml(const Analysis& a, const ReportInfo& info, int max_node
   const int width = label + 2 * (16 * (cell + 1) + 24);
   std::string svg = "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 " +
                     std::to_string(width) + " " + std::to_string(24 + shown * row) +
-                    "\" font-size=\"10\"><text x=\"" + std::to_string(label) +
+                    "\" style=\"max-width:" + std::to_string(width) +
+                    "px\" font-size=\"10\"><text x=\"" + std::to_string(label) +
                     "\" y=\"12\">before</text><text x=\"" +
                     std::to_string(label + 16 * (cell + 1) + 24) + "\" y=\"12\">after</text>";
   for (int i = 0; i < shown; ++i) {
