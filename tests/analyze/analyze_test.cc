@@ -18,6 +18,7 @@
 #include "analyze/snapshot_writer.h"
 #include "k8s/api/kube_api.h"
 #include "k8s/fake_apiserver.h"
+#include "k8s/testdata.h"
 #include "offline/offline_bound.h"
 #include "sched/engine.h"
 #include "trace/csv_reader.h"
@@ -273,6 +274,45 @@ TEST(AnalyzePlan, SharesAloneOnAGpuJoinPartlyUsedOnes) {
   Cluster after = m->cluster;
   ASSERT_NO_FATAL_FAILURE(ApplyAndCheck(*m, plan, {}, &after));
   EXPECT_EQ(IdleTotal(after), IdleTotal(m->cluster) + 1);
+}
+
+TEST(AnalyzeModel, HamiAllocationIsReadAsServeReadsIt) {
+  // A HAMi node (two healthy V100s in its register) with a pod HAMi's scheduler bound to the
+  // second GPU (hami.io/vgpu-devices-allocated), half of its cores: the model has that share
+  // on GPU 1 and GPU 0 idle, as serve's extender counts it.
+  nlohmann::json node = nlohmann::json::parse(k8s::ReadTestdata("node_hami.json"));
+  const std::string name = node["metadata"]["name"];
+  nlohmann::json pod = {
+      {"kind", "Pod"},
+      {"metadata",
+       {{"name", "infer-0"},
+        {"namespace", "ml"},
+        {"uid", "u1"},
+        {"annotations",
+         {{"hami.io/vgpu-devices-allocated",
+           "GPU-0fc3eda5-e98b-a25b-5b0d-cf5c855d1448,NVIDIA,16384,50:;"}}},
+        {"ownerReferences", {{{"kind", "ReplicaSet"}, {"name", "infer"}, {"controller", true}}}}}},
+      {"spec",
+       {{"nodeName", name},
+        {"containers",
+         {{{"name", "m"},
+           {"resources",
+            {{"limits",
+              {{"nvidia.com/gpu", "1"},
+               {"nvidia.com/gpumem", "16384"},
+               {"nvidia.com/gpucores", "50"}}}}}}}}}},
+      {"status", {{"phase", "Running"}}}};
+  nlohmann::json list = {{"kind", "List"}, {"items", {node, pod}}};
+  std::unique_ptr<Model> m = ModelOf(list.dump());
+  ASSERT_NE(m, nullptr);
+  ASSERT_EQ(m->cluster.size(), 1);
+  EXPECT_EQ(m->cluster.spec(0).gpu_count, 2);
+  EXPECT_EQ(m->cluster.state(0).gpu_free[0], 1000);
+  EXPECT_EQ(m->cluster.state(0).gpu_free[1], 500);
+  ASSERT_EQ(m->pods.size(), 1u);
+  EXPECT_TRUE(m->pods[0].placed);
+  EXPECT_EQ(m->pods[0].gpus, GpuSet{2});
+  EXPECT_TRUE(m->pods[0].movable) << m->pods[0].unmovable;
 }
 
 TEST(AnalyzeFrag, PartsSumToFgdMeasure) {
