@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <utility>
 
 #include "k8s/extender/translate.h"
@@ -70,6 +71,14 @@ Result<std::unique_ptr<Model>> BuildModel(const Snapshot& snapshot, const CostWe
     }
     m->node_index[node.name] = static_cast<int>(i);
     m->nodes.push_back(std::move(mn));
+  }
+  std::set<std::string> models;
+  for (const NodeSpec& s : specs) {
+    if (s.gpu_count > 0) models.insert(s.gpu_model);
+  }
+  if (models.size() > static_cast<size_t>(kMaxGpuModels)) {
+    return Error{"the snapshot has " + std::to_string(models.size()) +
+                 " GPU models; the engine takes at most " + std::to_string(kMaxGpuModels)};
   }
   m->cluster = Cluster(specs);
 
