@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/analyze_command.h"
 #include "cli/cli_util.h"
 #include "cli/frag_command.h"
 #include "cli/replay_command.h"
@@ -27,6 +28,9 @@ int main(int argc, char** argv) {
   tessera::AddReplayCommand(app, replay, exit_code);
   tessera::ServeOptions serve;
   tessera::AddServeCommand(app, serve, exit_code);
+  tessera::AnalyzeCliOptions analyze;
+  analyze.command_line = frag.command_line;
+  tessera::AddAnalyzeCommand(app, analyze, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

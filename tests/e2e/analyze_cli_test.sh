@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# tessera analyze from the command line: a small snapshot (three 8-GPU nodes at 7/6/7 GPUs used
+# and a pending 4-GPU pod) gives the table, analyze.json and report.html with a plan that places
+# the pod; bad input (malformed or truncated JSON, unknown kinds, objects missing fields) exits 2
+# naming the file and JSON path and writes nothing; an API server that cannot be reached exits 4.
+set -euo pipefail
+: "${TESSERA:?}"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+fail() { echo "FAIL $*"; fails=$((fails + 1)); }
+
+node() {  # node NAME
+  printf '{"kind":"Node","metadata":{"name":"%s","labels":{"tessera.io/gpu-model":"V100M32"}},' "$1"
+  printf '"status":{"allocatable":{"cpu":"96","memory":"384Gi","tessera.io/gpu":"8"}}}'
+}
+pod() {  # pod NAME NODE GPU OWNER_KIND [GPUS]
+  local owner=""
+  if [ -n "$4" ]; then
+    owner=",\"ownerReferences\":[{\"kind\":\"$4\",\"name\":\"${1%-*}\",\"controller\":true}]"
+  fi
+  local gpus=${5:-1} node_field="" ann="{}" phase=Pending
+  if [ -n "$2" ]; then
+    node_field="\"nodeName\":\"$2\","
+    ann="{\"tessera.io/gpu-indices\":\"$3\"}"
+    phase=Running
+  fi
+  printf '{"kind":"Pod","metadata":{"name":"%s","namespace":"default","annotations":%s%s},' "$1" "$ann" "$owner"
+  printf '"spec":{%s"containers":[{"name":"m","resources":{"requests":{"cpu":"4","memory":"16Gi","tessera.io/gpu":"%s"},"limits":{"tessera.io/gpu":"%s"}}}]},' "$node_field" "$gpus" "$gpus"
+  printf '"status":{"phase":"%s"}}' "$phase"
+}
+{
+  printf '{"apiVersion":"v1","kind":"List","items":['
+  node n0; printf ','; node n1; printf ','; node n2
+  for g in 0 1 2 3 4 5 6; do printf ','; pod "a-$g" n0 "$g" ReplicaSet; done
+  printf ','; pod bare-0 n1 0 ""
+  printf ','; pod ds-0 n1 1 DaemonSet
+  for g in 2 3 4 5; do printf ','; pod "free-$g" n1 "$g" ReplicaSet; done
+  for g in 0 1 2 3 4 5 6; do printf ','; pod "c-$g" n2 "$g" ReplicaSet; done
+  printf ','; pod big-0 "" "" ReplicaSet 4
+  printf ']}\n'
+} >"$tmp/snap.json"
+
+# A good snapshot: exit 0, the three outputs, the pending pod placed by the plan.
+if ! "$TESSERA" analyze "$tmp/snap.json" --out "$tmp/out" >"$tmp/ok.out" 2>"$tmp/ok.err"; then
+  fail "analyze of a good snapshot: exit $?"; cat "$tmp/ok.err"
+fi
+for f in analyze.json report.html; do [ -s "$tmp/out/$f" ] || fail "no $f"; done
+grep -q "then default/big-0 fits n1" "$tmp/ok.out" || { fail "the plan does not place big-0"; cat "$tmp/ok.out"; }
+grep -q '"dry_run": true' "$tmp/out/analyze.json" || fail "analyze.json lacks dry_run"
+grep -q "<svg" "$tmp/out/report.html" || fail "report.html has no GPU map"
+if grep -q '"pod": "default/bare-0"\|"pod": "default/ds-0"' <(python3 -c 'import json,sys; [print("\"pod\": \"%s\"" % m["pod"]) for m in json.load(open(sys.argv[1]))["plan"]["moves"]]' "$tmp/out/analyze.json" 2>/dev/null || true); then
+  fail "a bare or DaemonSet pod is moved"
+fi
+echo "ok   good snapshot: $(grep -c '' "$tmp/ok.out") lines on stdout"
+
+expect() {  # expect NAME RC PATTERN ARGS...: exit code RC, PATTERN on stderr, no output written
+  local name=$1 want=$2 pattern=$3
+  shift 3
+  rm -rf "$tmp/bad"
+  set +e
+  "$TESSERA" analyze "$@" --out "$tmp/bad" >"$tmp/$name.out" 2>"$tmp/$name.err"
+  local rc=$?
+  set -e
+  if [ "$rc" -ne "$want" ]; then fail "$name: exit $rc, want $want ($(head -1 "$tmp/$name.err"))"; return; fi
+  if ! grep -qF -- "$pattern" "$tmp/$name.err"; then
+    fail "$name: stderr lacks '$pattern':"; cat "$tmp/$name.err"; return
+  fi
+  if [ -e "$tmp/bad/analyze.json" ]; then fail "$name: a report was written"; return; fi
+  echo "ok   $name: $(head -1 "$tmp/$name.err")"
+}
+
+head -c 700 "$tmp/snap.json" >"$tmp/truncated.json"
+expect truncated 2 "$tmp/truncated.json: malformed JSON at byte" "$tmp/truncated.json"
+printf '{"kind":"List","items":[{"kind":"Node",]}' >"$tmp/malformed.json"
+expect malformed 2 "$tmp/malformed.json: malformed JSON at byte" "$tmp/malformed.json"
+printf '{"kind":"List","items":[{"kind":"ConfigMap","metadata":{"name":"x"}}]}' >"$tmp/kind.json"
+expect unknown-kind 2 "$tmp/kind.json: items[0].kind: unknown kind \"ConfigMap\"" "$tmp/kind.json"
+printf '{"kind":"List","items":[%s,{"kind":"Pod","metadata":{"name":"p"},"spec":{"containers":[]}}]}' "$(node n0)" >"$tmp/nons.json"
+expect missing-namespace 2 "$tmp/nons.json: items[1].metadata.namespace: missing" "$tmp/nons.json"
+printf '{"kind":"List","items":[{"kind":"Node","metadata":{"name":"n0"}}]}' >"$tmp/nostatus.json"
+expect missing-status 2 "$tmp/nostatus.json: items[0].status: missing" "$tmp/nostatus.json"
+printf '{"kind":"List","items":[{"kind":"Node","metadata":{"name":"n0"},"status":{"allocatable":{"cpu":"lots"}}}]}' >"$tmp/qty.json"
+expect bad-quantity 2 "$tmp/qty.json: items[0].status.allocatable.cpu" "$tmp/qty.json"
+expect no-file 2 "$tmp/absent.json" "$tmp/absent.json"
+expect no-mode 2 "give exactly one of"
+expect two-modes 2 "give exactly one of" "$tmp/snap.json" --in-cluster
+
+# An API server nobody listens on: exit 4, a clear message, nothing written.
+cat >"$tmp/kubeconfig" <<'EOF'
+apiVersion: v1
+kind: Config
+current-context: c
+clusters: [{name: k, cluster: {server: "http://127.0.0.1:1"}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: c, context: {cluster: k, user: u}}]
+EOF
+expect unreachable 4 "the API server could not be reached" --kubeconfig "$tmp/kubeconfig"
+
+if [ "$fails" -gt 0 ]; then echo "$fails failure(s)"; exit 1; fi
+echo "all analyze CLI checks passed"
