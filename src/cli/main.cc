@@ -26,11 +26,11 @@ int main(int argc, char** argv) {
   tessera::ReplayCliOptions replay;
   replay.command_line = frag.command_line;
   tessera::AddReplayCommand(app, replay, exit_code);
+  tessera::ServeOptions serve;
+  tessera::AddServeCommand(app, serve, exit_code);
   tessera::PlanCliOptions plan;
   plan.command_line = frag.command_line;
   tessera::AddPlanCommand(app, plan, exit_code);
-  tessera::ServeOptions serve;
-  tessera::AddServeCommand(app, serve, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
