@@ -195,53 +195,74 @@ UnitResult RunUnit(const PlanSpec& spec, const DemandDraws& demand, int index) {
   build(0);
   std::sort(mixes.begin(), mixes.end(), Cheaper);
   const size_t n = mixes.size();
-  std::vector<bool> open(n, true);
+  if (n == 0) return result;
+  // What is known of each mix: nothing yet, closed without a replay (under the lower bound),
+  // missed (on some seed), met on the first seed, met on every seed.
+  enum class Known { kUnknown, kClosed, kMissed, kMetFirst, kMet };
+  std::vector<Known> known(n, Known::kUnknown);
+  std::vector<int> evaluation(n, -1);  // into result.evaluated, the latest
   for (size_t i = 0; i < n; ++i) {
-    if (static_cast<double>(mixes[i].gpus) < spec.lower_bound_gpus) open[i] = false;
+    if (static_cast<double>(mixes[i].gpus) < spec.lower_bound_gpus) known[i] = Known::kClosed;
   }
-  int best = -1;
-  auto evaluate = [&](size_t i) {
-    Evaluation e = Evaluate(spec, demand, unit.policy, mixes[i].counts, spec.seeds, 1.0, false);
-    open[i] = false;
-    if (e.meets) {
-      if (best < 0 || i < static_cast<size_t>(best)) {
-        best = static_cast<int>(i);
-        result.best = static_cast<int>(result.evaluated.size());
-      }
-      for (size_t j = i; j < n; ++j) open[j] = false;
-    } else {
-      for (size_t j = 0; j < n; ++j) {
-        bool below = true;
-        for (size_t t = 0; t < counts.size() && below; ++t) {
-          below = mixes[j].counts[t] <= mixes[i].counts[t];
-        }
-        if (below) open[j] = false;
-      }
-    }
+  std::vector<size_t> missed;
+  const std::vector<uint64_t> first_seed = {spec.seeds.front()};
+  auto evaluate = [&](size_t i, bool every_seed) {
+    Evaluation e = Evaluate(spec, demand, unit.policy, mixes[i].counts,
+                            every_seed ? spec.seeds : first_seed, 1.0, false);
+    known[i] = !e.meets ? Known::kMissed : every_seed ? Known::kMet : Known::kMetFirst;
+    if (!e.meets) missed.push_back(i);
+    evaluation[i] = static_cast<int>(result.evaluated.size());
     result.evaluated.push_back(std::move(e));
   };
-  if (n == 0) return result;
-  // The most of every type first: if it misses, nothing smaller meets.
+  auto below_a_miss = [&](size_t j) {
+    for (size_t m : missed) {
+      bool below = true;
+      for (size_t t = 0; t < counts.size() && below; ++t) {
+        below = mixes[j].counts[t] <= mixes[m].counts[t];
+      }
+      if (below) return true;
+    }
+    return false;
+  };
+  // The most of every type first (replayed even under the lower bound, for the error
+  // message): if it misses, nothing smaller meets.
   size_t top = 0;
   for (size_t i = 0; i < n; ++i) {
     if (mixes[i].gpus > mixes[top].gpus) top = i;
   }
-  open[top] = true;  // replayed even when under the lower bound, for the error message
-  evaluate(top);
-  // The first guess: the cheapest open mix with the Erlang C GPUs.
-  for (size_t i = 0; i < n; ++i) {
-    if (open[i] && static_cast<double>(mixes[i].gpus) >= spec.first_guess_gpus) {
-      evaluate(i);
-      break;
-    }
-  }
+  evaluate(top, false);
+  bool guessed = false;
   for (;;) {
-    std::vector<size_t> still;
-    for (size_t i = 0; i < n; ++i) {
-      if (open[i]) still.push_back(i);
+    // The cheapest mix that met (on the first seed or on all), and the mixes still open:
+    // cheaper than it, not replayed, not under a mix that missed.
+    size_t cheapest = n;
+    for (size_t i = 0; i < n && cheapest == n; ++i) {
+      if (known[i] == Known::kMetFirst || known[i] == Known::kMet) cheapest = i;
     }
-    if (still.empty()) break;
-    evaluate(still[still.size() / 2]);
+    std::vector<size_t> open;
+    for (size_t i = 0; i < cheapest; ++i) {
+      if (known[i] == Known::kUnknown && !below_a_miss(i)) open.push_back(i);
+    }
+    if (open.empty()) {
+      if (cheapest == n) break;  // nothing meets
+      if (known[cheapest] == Known::kMet) {
+        result.best = evaluation[cheapest];
+        break;
+      }
+      evaluate(cheapest, true);  // it met on the first seed: now on every seed
+      continue;
+    }
+    size_t probe = open[open.size() / 2];
+    if (!guessed) {  // the first guess: the cheapest open mix with the Erlang C GPUs
+      guessed = true;
+      for (size_t i : open) {
+        if (static_cast<double>(mixes[i].gpus) >= spec.first_guess_gpus) {
+          probe = i;
+          break;
+        }
+      }
+    }
+    evaluate(probe, false);
   }
   return result;
 }

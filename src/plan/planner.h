@@ -15,8 +15,9 @@
 // open. A mix that misses closes every mix with no more nodes of any type (adding nodes is
 // taken not to make waits longer); one that meets closes every mix that costs as much or
 // more. Mixes with fewer GPUs than 90 % of the SLO classes' offered load over the run are
-// closed without a replay.
-// Each mix is replayed seed by seed, stopping at the first seed that misses.
+// closed without a replay. Probes replay the first seed only; when no mix is open, the
+// cheapest that met is replayed on every seed (stopping at the first that misses): if it
+// meets, it is the unit's plan, else it counts as missed and the search goes on.
 //
 // Pure: no I/O, no clock. RunUnits runs units on `threads` threads; the result does not
 // depend on the thread count.
