@@ -3,14 +3,21 @@
 # on the held-out seeds; it costs no more than each baseline that meets the SLOs, and every
 # baseline that costs less misses them; tessera needs no more GPUs than k8s-default and fgd.
 # Prints each plan's table and the GPUs per policy. Usage: scripts/plan_acceptance.sh
-# [BUILD_DIR] [OUT_DIR]. The trace part is skipped without ../shared/data.
+# [BUILD_DIR] [OUT_DIR]; PLAN_CASES="peak-sale" (or "trace") runs one of the two. The trace part
+# is skipped without ../shared/data.
 set -euo pipefail
 build=${1:-build}
 out=${2:-results/plan-acceptance}
 src=$(cd "$(dirname "$0")/.." && pwd)
 data=${TESSERA_DATA_DIR:-$src/../shared/data/alibaba-gpu-v2023/csv}
-cases=(peak-sale)
-[ -f "$data/openb_pod_list_default.csv" ] && cases+=(trace)
+cases=()
+for c in ${PLAN_CASES:-peak-sale trace}; do
+  if [ "$c" = trace ] && [ ! -f "$data/openb_pod_list_default.csv" ]; then
+    echo "SKIP trace: no $data/openb_pod_list_default.csv"
+    continue
+  fi
+  cases+=("$c")
+done
 fails=0
 for c in "${cases[@]}"; do
   if [ "$c" = trace ]; then
@@ -20,6 +27,7 @@ for c in "${cases[@]}"; do
     args=(--catalog "$src/tests/plan/testdata/peak-sale-catalog.yaml" --scenario peak-sale --seeds 1-3
       --check-seeds 11-13)
   fi
+  mkdir -p "$out"
   "$build/tessera" plan "${args[@]}" --policy tessera,fgd,k8s-default --quota 256 -q \
     --out "$out/$c" | tee "$out-$c.txt"
   python3 - "$out/$c/plan.json" "$c" <<'PY' || fails=$((fails + 1))

@@ -325,7 +325,6 @@ int Fail(const std::string& message) {
 }
 
 int WriteOutputs(const PlanCliOptions& o, const Loaded& in, std::vector<UnitResult> units) {
-  Progress bar(!o.quiet && (o.progress || isatty(2)));
   if (!o.quiet) std::cerr << "tessera plan: replaying the plans' checks and the baselines\n";
   Result<PlanResult> plan = FinishPlan(in.spec, *in.demand, std::move(units), Threads(o));
   if (!plan) return Fail(plan.error().message);

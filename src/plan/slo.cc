@@ -65,11 +65,11 @@ Result<ClassSlo> ParseSlo(std::string_view text) {
   if (slo.qos_class.empty() || slo.qos_class.find(' ') != std::string::npos) {
     return Error{quoted + "no class before ':'; " + expected};
   }
-  std::vector<std::string> w = Words(text.substr(colon + 1));
-  // "<= 1s" may come as "<=1s" or "<= 1 s".
-  if (w.size() >= 2 && w[0] == "gpu-hours") {
-    std::string rest;
-    for (size_t i = 1; i < w.size(); ++i) rest += w[i];
+  // Blanks do not matter after the class: "p99 wait <= 1 s" reads as "p99wait<=1s".
+  std::string rest;
+  for (const std::string& w : Words(text.substr(colon + 1))) rest += w;
+  if (rest.starts_with("gpu-hours")) {
+    rest = rest.substr(9);
     if (!rest.starts_with(">=")) return Error{quoted + "expected '>=' after gpu-hours"};
     double v = 0;
     if (!Number(rest.substr(2), &v) || v < 0) {
@@ -80,15 +80,15 @@ Result<ClassSlo> ParseSlo(std::string_view text) {
     slo.min_gpu_hours = v;
     return slo;
   }
-  if (w.size() < 3) return Error{quoted + expected};
-  const std::string& q = w[0];
+  if (!rest.starts_with("p") || rest.find("wait") == std::string::npos) {
+    return Error{quoted + expected};
+  }
+  const std::string q = rest.substr(0, rest.find("wait"));
   if (q != "p50" && q != "p95" && q != "p99") {
     return Error{quoted + "the quantile must be p50, p95 or p99, got '" + q + "'"};
   }
   slo.quantile = std::stoi(q.substr(1));
-  if (w[1] != "wait") return Error{quoted + "expected 'wait' after " + q + ", got '" + w[1] + "'"};
-  std::string rest;
-  for (size_t i = 2; i < w.size(); ++i) rest += w[i];
+  rest = rest.substr(q.size() + 4);
   if (!rest.starts_with("<=")) return Error{quoted + "expected '<=' after 'wait'"};
   std::string bound = rest.substr(2);
   double scale = 0;
