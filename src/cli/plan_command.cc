@@ -503,9 +503,29 @@ int RunPlanMerge(const PlanCliOptions& merge_options) {
   for (Shard& s : shards) {
     for (UnitResult& u : s.units) units.push_back(std::move(u));
   }
-  if (units.size() != Units((*in)->spec).size()) {
+  const size_t total = Units((*in)->spec).size();
+  if (units.size() != total) {
     return Fail("the shards hold " + std::to_string(units.size()) + " units, the plan has " +
-                std::to_string(Units((*in)->spec).size()));
+                std::to_string(total));
+  }
+  std::vector<bool> seen(total, false);
+  for (const UnitResult& u : units) {
+    const std::string where = "unit " + std::to_string(u.index);
+    if (u.index < 0 || static_cast<size_t>(u.index) >= total ||
+        seen[static_cast<size_t>(u.index)]) {
+      return Fail("the shards hold " + where + " twice or out of range 0.." +
+                  std::to_string(total - 1));
+    }
+    seen[static_cast<size_t>(u.index)] = true;
+    if (u.best >= static_cast<int>(u.evaluated.size()) || u.best < -1) {
+      return Fail(where + ": best " + std::to_string(u.best) + " is not one of its mixes");
+    }
+    for (const Evaluation& e : u.evaluated) {
+      if (e.counts.size() != (*in)->spec.catalog.types.size() ||
+          e.classes.size() != (*in)->spec.replay.qos.classes.size()) {
+        return Fail(where + ": a mix of another catalog or other classes");
+      }
+    }
   }
   return WriteOutputs(o, **in, std::move(units));
 }

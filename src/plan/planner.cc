@@ -412,6 +412,7 @@ Result<PlanResult> FinishPlan(const PlanSpec& spec, const DemandDraws& demand,
     // Name the first SLO that no replayed mix met, with the best figure reached and where.
     for (const ClassSlo& slo : spec.slos) {
       const int c = ClassIndex(spec, slo.qos_class);
+      if (c < 0) continue;
       const Evaluation* where = nullptr;
       int where_policy = 0;
       double reached = 0;
