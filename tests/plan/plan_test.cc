@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "k8s/serve/serve_config.h"
 #include "plan/catalog.h"
 #include "plan/demand.h"
 #include "plan/planner.h"
@@ -218,6 +219,32 @@ TEST(PlanSearch, CheapestMixThatMeetsOnEverySeedWhateverTheThreads) {
   EXPECT_EQ(kinds[2], "sensitivity");
   EXPECT_EQ(kinds[3], "sensitivity");
   EXPECT_EQ(a->headroom_yaml.find("headroom:\n  mode: none"), a->headroom_yaml.find("headroom:"));
+}
+
+TEST(PlanSearch, HeadroomSnippetIsATesseraYamlTheExtenderReads) {
+  PlanSpec spec = SmallSpec();
+  spec.policies = {TesseraReplayPolicy(), ReplayPolicyByName("k8s-default").value()};
+  DemandDraws demand(Small);
+  std::vector<int> all;
+  for (size_t i = 0; i < Units(spec).size(); ++i) all.push_back(static_cast<int>(i));
+  const std::vector<UnitResult> units = RunUnits(spec, demand, all, 2, nullptr);
+  for (int keep : {0, 1}) {  // tessera's plan alone, then k8s-default's alone
+    std::vector<UnitResult> mine;
+    for (const UnitResult& u : units) {
+      if (Units(spec)[static_cast<size_t>(u.index)].policy == keep) mine.push_back(u);
+    }
+    Result<PlanResult> plan = FinishPlan(spec, demand, mine, 2);
+    ASSERT_TRUE(plan.ok()) << plan.error().message;
+    k8s::ServeConfig config;
+    const Status s = k8s::ParseServeConfig(plan->headroom_yaml, "headroom.yaml", &config);
+    ASSERT_TRUE(s.ok()) << s.error().message << "\n" << plan->headroom_yaml;
+    EXPECT_EQ(config.headroom.mode,
+              keep == 0 ? HeadroomOptions::Mode::kBacklog : HeadroomOptions::Mode::kNone)
+        << plan->headroom_yaml;
+    if (keep == 0) {
+      EXPECT_DOUBLE_EQ(config.headroom.factor, TesseraReplayPolicy().headroom.factor);
+    }
+  }
 }
 
 TEST(PlanSearch, AnSloNoMixMeetsNamesTheClassTheBestAndWhere) {
