@@ -89,6 +89,21 @@ assert all(u["evaluated"] for u in j["search"])
 PY
 grep -q 'data-policy="tessera"' "$tmp/single/report.html" || fail "report.html: no tessera line"
 
+# Growth, a peak window and a GPU-hours SLO reach the plan.
+"$TESSERA" plan --catalog "$data/small-catalog.yaml" --policy tessera --seeds 1 --check-seeds 2 \
+  --growth 1.5 --peak-window 2 --slo 'LS: p95 wait <= 500ms' --slo 'BE: gpu-hours >= 3' \
+  "${small[@]}" --out "$tmp/grown" >"$tmp/grown.txt"
+python3 - "$tmp/grown/plan.json" "$tmp/single/plan.json" <<'PY' || fail "growth/window/gpu-hours: wrong plan.json"
+import json, sys
+g, base = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+assert g["inputs"]["growth"] == 1.5 and g["inputs"]["peak_window_h"] == 2, g["inputs"]
+assert g["inputs"]["slos"] == ["LS: p95 wait <= 500ms", "BE: gpu-hours >= 3"], g["inputs"]["slos"]
+be = next(c for c in g["rows"][0]["result"]["classes"] if c["name"] == "BE")
+assert be["gpu_hours"] >= 3, be
+# Two of the four hours at 1.5 times the rate: fewer pods than the whole run.
+assert g["inputs"]["pods"] < base["inputs"]["pods"], (g["inputs"]["pods"], base["inputs"]["pods"])
+PY
+
 # Shards 1/4..4/4, merged: the same plan.json, byte for byte.
 for k in 1 2 3 4; do "$TESSERA" "${plan[@]}" --shard "$k/4" --out "$tmp/shards"; done
 ls "$tmp/shards"/shard-*-of-4.json >/dev/null || fail "no shard files"
