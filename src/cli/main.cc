@@ -8,6 +8,7 @@
 #include "cli/analyze_command.h"
 #include "cli/cli_util.h"
 #include "cli/frag_command.h"
+#include "cli/plan_command.h"
 #include "cli/replay_command.h"
 #include "cli/serve_command.h"
 
@@ -28,6 +29,9 @@ int main(int argc, char** argv) {
   tessera::AddReplayCommand(app, replay, exit_code);
   tessera::ServeOptions serve;
   tessera::AddServeCommand(app, serve, exit_code);
+  tessera::PlanCliOptions plan;
+  plan.command_line = frag.command_line;
+  tessera::AddPlanCommand(app, plan, exit_code);
   tessera::AnalyzeCliOptions analyze;
   analyze.command_line = frag.command_line;
   tessera::AddAnalyzeCommand(app, analyze, exit_code);

@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# tessera plan end to end: bad input (an unknown GPU model, a negative count, a malformed SLO,
+# an SLO no mix up to the catalog's maximum meets, a history with no usable times) is a
+# precise error with exit 2; a plan writes plan.json, plan.csv, headroom.yaml (accepted by
+# tessera serve's config reader) and report.html; shards 1/4..4/4 merged give a plan.json
+# byte-identical to the single run's.
+set -euo pipefail
+: "${TESSERA:?}"
+src=${TESSERA_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+data=$src/tests/plan/testdata
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+fail() { echo "FAIL $*"; fails=$((fails + 1)); }
+
+expect() {  # expect NAME RC PATTERN ARGS...: exit code RC and PATTERN on stderr
+  local name=$1 want=$2 pattern=$3
+  shift 3
+  set +e
+  "$TESSERA" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err"
+  local rc=$?
+  set -e
+  if [ "$rc" -ne "$want" ]; then fail "$name: exit $rc, want $want ($(tail -1 "$tmp/$name.err"))"; return; fi
+  if ! grep -qF -- "$pattern" "$tmp/$name.err"; then
+    fail "$name: stderr lacks '$pattern':"; cat "$tmp/$name.err"; return
+  fi
+  echo "ok   $name: $(grep -F -- "$pattern" "$tmp/$name.err" | head -1)"
+}
+
+small=(--scenario "$data/small.yaml" --threads 2 -q)
+
+# Bad input.
+sed 's/model: A100, gpus: 2/model: A1OO, gpus: 2/' "$data/small-catalog.yaml" >"$tmp/model.yaml"
+expect unknown-model 2 "$tmp/model.yaml:5: node_types[1].model: unknown GPU model 'A1OO' (known: A10, A100, P100" \
+  plan --catalog "$tmp/model.yaml" "${small[@]}"
+sed 's/max_count: 12/max_count: -3/' "$data/small-catalog.yaml" >"$tmp/negative.yaml"
+expect negative-count 2 "$tmp/negative.yaml:6: node_types[1].max_count: must not be negative, got -3" \
+  plan --catalog "$tmp/negative.yaml" "${small[@]}"
+printf 'node_types:\n  - {name: a, model: A100, gpus: 8, cpu_milli: 1, memory_mib: 1, max_count: 1}\n' >"$tmp/nocost.yaml"
+expect missing-cost 2 "$tmp/nocost.yaml:2: node_types[0].cost_per_hour: missing (required)" \
+  plan --catalog "$tmp/nocost.yaml" "${small[@]}"
+printf 'node_types:\n  - {name: a\n' >"$tmp/syntax.yaml"
+expect yaml-syntax 2 "$tmp/syntax.yaml:3: yaml syntax error" plan --catalog "$tmp/syntax.yaml" "${small[@]}"
+expect malformed-slo 2 "--slo 'LS p99 <= 1s': expected 'CLASS: pNN wait <= TIME'" \
+  plan --catalog "$data/small-catalog.yaml" --slo 'LS p99 <= 1s' "${small[@]}"
+expect slo-quantile 2 "--slo 'LS: p90 wait <= 1s': the quantile must be p50, p95 or p99, got 'p90'" \
+  plan --catalog "$data/small-catalog.yaml" --slo 'LS: p90 wait <= 1s' "${small[@]}"
+expect slo-unit 2 "--slo 'LS: p99 wait <= 1': expected a time with a unit (ms, s, m or h)" \
+  plan --catalog "$data/small-catalog.yaml" --slo 'LS: p99 wait <= 1' "${small[@]}"
+expect slo-class 2 "--slo 'XL: p99 wait <= 1s': unknown class 'XL' (classes: LS, Guaranteed, Burstable, BE)" \
+  plan --catalog "$data/small-catalog.yaml" --slo 'XL: p99 wait <= 1s' "${small[@]}"
+printf 'node_types:\n  - {name: big, model: A100, gpus: 8, cpu_milli: 96000, memory_mib: 786432, cost_per_hour: 24, min_count: 1, max_count: 2}\n' >"$tmp/tiny.yaml"
+expect unmet-slo 2 "class LS: no mix up to the catalog's maximum meets 'LS: p99 wait <= 1s': the best p99 wait reached is" \
+  plan --catalog "$tmp/tiny.yaml" --policy k8s-default "${small[@]}" --out "$tmp/unmet"
+grep -qF "by k8s-default on 2*big (16 GPUs)" "$tmp/unmet-slo.err" || fail "unmet-slo: where is not named: $(cat "$tmp/unmet-slo.err")"
+printf 'name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\np0,1000,1024,1,1000,,LS,Pending,5,,\np1,1000,1024,1,1000,,LS,Pending,,,\n' >"$tmp/notimes.csv"
+expect no-times 2 "$tmp/notimes.csv: no pod has usable times" \
+  plan --catalog "$data/small-catalog.yaml" --pods "$tmp/notimes.csv" -q
+grep -qF "$tmp/notimes.csv:2:" "$tmp/no-times.err" || fail "no-times: no file:line: $(cat "$tmp/no-times.err")"
+expect no-timeline 2 "openb-like': the scenario has no timeline" \
+  plan --catalog "$data/small-catalog.yaml" --scenario openb-like -q
+expect bad-shard 2 "--shard '5/4': K must be 1..N" plan --catalog "$data/small-catalog.yaml" --shard 5/4 "${small[@]}"
+expect bad-seeds 2 "--seeds: bad part 'x'" plan --catalog "$data/small-catalog.yaml" --seeds 1,x "${small[@]}"
+expect seeds-overlap 2 "--check-seeds: seed 2 is also in --seeds" plan --catalog "$data/small-catalog.yaml" --seeds 1,2 --check-seeds 2 "${small[@]}"
+expect no-catalog 2 "--catalog FILE is required" plan "${small[@]}"
+
+# A plan, and its outputs.
+plan=(plan --catalog "$data/small-catalog.yaml" --policy tessera,k8s-default --seeds 1,2 --check-seeds 3 --quota 24 "${small[@]}")
+"$TESSERA" "${plan[@]}" --out "$tmp/single" >"$tmp/single.txt"
+for f in plan.json plan.csv headroom.yaml report.html; do
+  [ -s "$tmp/single/$f" ] || fail "plan: $f missing or empty"
+done
+grep -q '^\*  *plan ' "$tmp/single.txt" || fail "plan: no chosen row marked: $(cat "$tmp/single.txt")"
+for row in "on held-out seeds" "+10 % demand" "+25 % demand" "today" "quota 24 GPUs" "utilization" "cluster-autoscaler FFD"; do
+  grep -qF -- "$row" "$tmp/single.txt" || fail "plan: the table has no row '$row'"
+done
+grep -q '^headroom:' "$tmp/single/headroom.yaml" || fail "headroom.yaml has no headroom: key"
+python3 - "$tmp/single/plan.json" <<'PY' || fail "plan.json: wrong shape"
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["format"] == "tessera-plan/1"
+assert j["forecast"] is None
+c = j["chosen"]
+assert c["gpus"] > 0 and c["cost_per_hour"] > 0, c
+plans = [r for r in j["rows"] if r["kind"] == "plan" and r["chosen"]]
+assert len(plans) == 1 and plans[0]["result"]["meets"], plans
+assert set(j["gpus_needed_by_policy"]) == {"tessera", "k8s-default"}
+assert all(u["evaluated"] for u in j["search"])
+PY
+grep -q 'data-policy="tessera"' "$tmp/single/report.html" || fail "report.html: no tessera line"
+
+# Growth, a peak window and a GPU-hours SLO reach the plan.
+"$TESSERA" plan --catalog "$data/small-catalog.yaml" --policy tessera --seeds 1 --check-seeds 2 \
+  --growth 1.5 --peak-window 2 --slo 'LS: p95 wait <= 500ms' --slo 'BE: gpu-hours >= 3' \
+  "${small[@]}" --out "$tmp/grown" >"$tmp/grown.txt"
+python3 - "$tmp/grown/plan.json" "$tmp/single/plan.json" <<'PY' || fail "growth/window/gpu-hours: wrong plan.json"
+import json, sys
+g, base = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+assert g["inputs"]["growth"] == 1.5 and g["inputs"]["peak_window_h"] == 2, g["inputs"]
+assert g["inputs"]["slos"] == ["LS: p95 wait <= 500ms", "BE: gpu-hours >= 3"], g["inputs"]["slos"]
+be = next(c for c in g["rows"][0]["result"]["classes"] if c["name"] == "BE")
+assert be["gpu_hours"] >= 3, be
+# Two of the four hours at 1.5 times the rate: fewer pods than the whole run.
+assert g["inputs"]["pods"] < base["inputs"]["pods"], (g["inputs"]["pods"], base["inputs"]["pods"])
+PY
+
+# Shards 1/4..4/4, merged: the same plan.json, byte for byte.
+for k in 1 2 3 4; do "$TESSERA" "${plan[@]}" --shard "$k/4" --out "$tmp/shards"; done
+ls "$tmp/shards"/shard-*-of-4.json >/dev/null || fail "no shard files"
+"$TESSERA" plan merge -q "$tmp"/shards/shard-*-of-4.json --out "$tmp/merged" >"$tmp/merged.txt"
+if cmp -s "$tmp/single/plan.json" "$tmp/merged/plan.json"; then
+  echo "ok   shards 1/4..4/4 merged: plan.json byte-identical ($(wc -c <"$tmp/single/plan.json") bytes)"
+else
+  fail "merged plan.json differs from the single run's"; diff "$tmp/single/plan.json" "$tmp/merged/plan.json" | head -20
+fi
+cmp -s "$tmp/single/plan.csv" "$tmp/merged/plan.csv" || fail "merged plan.csv differs"
+expect merge-missing 2 "shard 4 of 4 missing" plan merge -q "$tmp"/shards/shard-{1,2,3}-of-4.json --out "$tmp/m2"
+expect merge-twice 2 "shard 1 given twice" plan merge -q "$tmp"/shards/shard-1-of-4.json "$tmp"/shards/shard-1-of-4.json --out "$tmp/m3"
+# One thread gives the same plan as two.
+"$TESSERA" "${plan[@]}" --threads 1 --out "$tmp/one" >/dev/null
+cmp -s "$tmp/single/plan.json" "$tmp/one/plan.json" || fail "--threads 1 and 2 give different plans"
+
+if [ "$fails" -ne 0 ]; then echo "$fails failure(s)"; exit 1; fi
+echo "all plan CLI checks passed"

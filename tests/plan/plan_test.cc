@@ -1,0 +1,270 @@
+// The planner's pieces: the catalog and SLO parsers' errors, the demand transforms, the
+// baselines' mixes, and the search on a small scenario (the cheapest mix that meets, the same
+// result from any thread count and from the units run one by one).
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "k8s/serve/serve_config.h"
+#include "plan/catalog.h"
+#include "plan/demand.h"
+#include "plan/planner.h"
+#include "plan/slo.h"
+#include "replay/replay_policy.h"
+#include "replay/scenario_timeline.h"
+#include "trace/scenario.h"
+
+namespace tessera {
+namespace {
+
+const std::set<std::string> kModels = {"A100", "T4"};
+
+TEST(PlanCatalog, ParsesTypesAndCounts) {
+  Result<NodeCatalog> c = ParseNodeCatalog(
+      "node_types:\n"
+      "  - {name: a, model: A100, gpus: 8, cpu_milli: 96000, memory_mib: 1000, cost_per_hour: 24,"
+      " min_count: 2, max_count: 9, step: 3, count_today: 4}\n"
+      "  - {name: t, model: T4, gpus: 2, cpu_milli: 32000, memory_mib: 1000, cost_per_hour: 5,"
+      " max_count: 4}\n",
+      "c.yaml", kModels);
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  ASSERT_EQ(c->types.size(), 2u);
+  EXPECT_EQ(CountsOf(c->types[0]), (std::vector<int>{2, 5, 8, 9}));
+  EXPECT_EQ(CountsOf(c->types[1]), (std::vector<int>{0, 1, 2, 3, 4}));
+  EXPECT_EQ(c->types[1].gpu_memory_mib, 15360);  // T4's, from the GPU table
+  EXPECT_EQ(MixGpus(*c, {2, 3}), 22);
+  EXPECT_DOUBLE_EQ(MixCost(*c, {2, 3}), 63);
+  EXPECT_EQ(MixName(*c, {2, 0}), "2*a");
+  EXPECT_EQ(MixNodes(*c, {1, 2}).size(), 3u);
+  EXPECT_EQ(MixNodes(*c, {1, 2})[2].name, "t-0001");
+}
+
+std::string CatalogError(const std::string& entry) {
+  Result<NodeCatalog> c = ParseNodeCatalog("node_types:\n  - " + entry + "\n", "c.yaml", kModels);
+  return c.ok() ? "" : c.error().message;
+}
+
+TEST(PlanCatalog, ErrorsNameFileLineAndField) {
+  const std::string ok =
+      "name: a, model: A100, gpus: 8, cpu_milli: 1, memory_mib: 1, "
+      "cost_per_hour: 1, max_count: 3";
+  EXPECT_EQ(CatalogError("{" + ok + "}"), "");
+  EXPECT_EQ(CatalogError("{name: a, model: H100, gpus: 8, cpu_milli: 1, memory_mib: 1, "
+                         "cost_per_hour: 1, max_count: 3}"),
+            "c.yaml:2: node_types[0].model: unknown GPU model 'H100' (known: A100, T4)");
+  EXPECT_EQ(CatalogError("{" + ok + ", min_count: -1}"),
+            "c.yaml:2: node_types[0].min_count: must not be negative, got -1");
+  EXPECT_EQ(CatalogError("{" + ok + ", min_count: 4}"),
+            "c.yaml:2: node_types[0].min_count: min_count 4 is above max_count 3");
+  EXPECT_EQ(CatalogError("{" + ok + ", count_today: 5}"),
+            "c.yaml:2: node_types[0].count_today: count_today 5 is above max_count 3");
+  EXPECT_EQ(CatalogError("{" + ok + ", colour: red}"),
+            "c.yaml:2: node_types[0].colour: unknown key (known: name, model, gpus, cpu_milli, "
+            "memory_mib, gpu_memory_mib, cost_per_hour, min_count, max_count, count_today, step)");
+  EXPECT_NE(CatalogError("{name: a, model: A100}").find("node_types[0].gpus: missing"),
+            std::string::npos);
+}
+
+TEST(PlanSlo, ParsesWaitsAndGpuHours) {
+  Result<ClassSlo> a = ParseSlo("LS: p99 wait <= 1s");
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(a->qos_class, "LS");
+  EXPECT_EQ(a->quantile, 99);
+  EXPECT_DOUBLE_EQ(a->wait_s, 1);
+  Result<ClassSlo> b = ParseSlo("Burstable:p95 wait<=200ms");
+  ASSERT_TRUE(b.ok()) << b.error().message;
+  EXPECT_DOUBLE_EQ(b->wait_s, 0.2);
+  EXPECT_DOUBLE_EQ(ParseSlo("BE: p50 wait <= 2 h")->wait_s, 7200);
+  Result<ClassSlo> c = ParseSlo("BE: gpu-hours >= 500");
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->kind, ClassSlo::Kind::kGpuHours);
+  EXPECT_DOUBLE_EQ(c->min_gpu_hours, 500);
+  for (const char* bad :
+       {"LS p99 <= 1s", ": p99 wait <= 1s", "LS: p98 wait <= 1s", "LS: p99 wait < 1s",
+        "LS: p99 wait <= 1", "LS: p99 wait <= xs", "LS: gpu-hours >= many"}) {
+    Result<ClassSlo> r = ParseSlo(bad);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.error().message.rfind("--slo '" + std::string(bad) + "': ", 0), 0u)
+        << r.error().message;
+  }
+}
+
+Timeline Pods(const std::vector<std::pair<double, double>>& arrival_duration, int gpus = 1) {
+  Timeline t;
+  for (const auto& [a, d] : arrival_duration) {
+    TimedPod p;
+    p.spec.name = "p" + std::to_string(t.pods.size());
+    p.spec.gpu_count = gpus;
+    p.spec.gpu_milli = 1000;
+    p.spec.cpu_milli = 1000;
+    p.spec.qos = "LS";
+    p.arrival_s = a;
+    p.duration_s = d;
+    t.pods.push_back(p);
+  }
+  return t;
+}
+
+TEST(PlanDemand, GrowthConcurrencyAndWindows) {
+  const Timeline t = Pods({{0, 10}, {5, 10}, {100, 1}, {200, 1}});
+  EXPECT_EQ(GrowDemand(t, 3, 1, 1).pods.size(), 12u);
+  EXPECT_EQ(GrowDemand(t, 1, 1, 1).pods.size(), 4u);
+  const Timeline g = GrowDemand(t, 2.5, 7, 1);
+  EXPECT_GE(g.pods.size(), 8u);
+  EXPECT_LE(g.pods.size(), 12u);
+  for (size_t i = 1; i < g.pods.size(); ++i)
+    EXPECT_LE(g.pods[i - 1].arrival_s, g.pods[i].arrival_s);
+  // Two pods overlap during [5, 10): the most concurrent GPUs is 2, the median 0.
+  EXPECT_DOUBLE_EQ(ConcurrentGpuQuantile(t, 1.0), 2);
+  EXPECT_DOUBLE_EQ(ConcurrentGpuQuantile(t, 0.5), 0);
+  EXPECT_EQ(PodsAtPeak(t), (std::vector<int>{0, 1}));
+  const Timeline w = BusiestWindow(t, 20.0 / 3600);
+  ASSERT_EQ(w.pods.size(), 2u);
+  EXPECT_DOUBLE_EQ(w.pods[0].arrival_s, 0);
+  const std::vector<ClassLoad> load = OfferedLoad(t, -1);
+  ASSERT_EQ(load.size(), 1u);
+  EXPECT_NEAR(load[0].gpus, 21.0 / 200, 1e-12);  // the last pod starts at the end
+}
+
+NodeCatalog TwoTypes() {
+  return ParseNodeCatalog(
+             "node_types:\n"
+             "  - {name: big, model: A100, gpus: 8, cpu_milli: 64000, memory_mib: 100000,"
+             " cost_per_hour: 20, max_count: 6}\n"
+             "  - {name: small, model: A100, gpus: 2, cpu_milli: 16000, memory_mib: 100000,"
+             " cost_per_hour: 4, max_count: 3}\n",
+             "c.yaml", kModels)
+      .value();
+}
+
+TEST(PlanBaselines, MixForGpusAndFirstFitDecreasing) {
+  const NodeCatalog c = TwoTypes();
+  // small is cheaper per GPU (2 against 2.5): its three nodes first, then big.
+  EXPECT_EQ(MixForGpus(c, 5), (std::vector<int>{0, 3}));
+  EXPECT_EQ(MixForGpus(c, 7), (std::vector<int>{1, 3}));
+  EXPECT_EQ(MixForGpus(c, 1000), (std::vector<int>{6, 3}));
+  // At the peak: one 8-GPU pod (only big hosts it) and four 1-GPU pods (on small nodes, two
+  // each, the cheapest per GPU).
+  Timeline t = Pods({{0, 100}}, 8);
+  const Timeline ones = Pods({{1, 100}, {1, 100}, {1, 100}, {1, 100}});
+  t.pods.insert(t.pods.end(), ones.pods.begin(), ones.pods.end());
+  EXPECT_EQ(FirstFitDecreasing(c, t), (std::vector<int>{1, 2}));
+}
+
+// A small scenario: LS pods over BE pods, three hours.
+Timeline Small(uint64_t seed, double factor) {
+  Result<Scenario> s = ParseScenario(
+      "name: s\npods: 10\nseed: 1\nhorizon_h: 3\n"
+      "nodes:\n  - {name: g, model: A100, gpus: 8, cpu_milli: 64000, memory_mib: 100000, count: "
+      "1}\n"
+      "classes:\n"
+      "  - {name: ls, cpu_milli: 4000, memory_mib: 1000, gpu_count: 1, qos: LS, share: 1,"
+      " arrival: {rate_per_h: 60}, duration: {dist: exponential, mean_s: 1200}}\n"
+      "  - {name: be, cpu_milli: 4000, memory_mib: 1000, gpu_count: 1, qos: BE, share: 1,"
+      " arrival: {rate_per_h: 20}, duration: {dist: exponential, mean_s: 1800}}\n",
+      "s.yaml");
+  EXPECT_TRUE(s.ok()) << s.error().message;
+  s->seed = seed;
+  for (PodClass& c : s->classes) c.arrival.rate_per_h *= factor;
+  return ScenarioTimeline(*s, 1.0);
+}
+
+PlanSpec SmallSpec() {
+  PlanSpec spec;
+  spec.catalog = TwoTypes();
+  spec.slos = {ParseSlo("LS: p99 wait <= 1s").value()};
+  spec.policies = {ReplayPolicyByName("k8s-default").value()};
+  spec.seeds = {1, 2};
+  spec.check_seeds = {3};
+  spec.replay.horizon_s = 3 * 3600;
+  return spec;
+}
+
+TEST(PlanSearch, CheapestMixThatMeetsOnEverySeedWhateverTheThreads) {
+  const PlanSpec spec = SmallSpec();
+  DemandDraws demand(Small);
+  const std::vector<SearchUnit> units = Units(spec);
+  ASSERT_EQ(units.size(), 7u);  // one policy, big's counts 0..6
+  std::vector<int> all;
+  for (size_t i = 0; i < units.size(); ++i) all.push_back(static_cast<int>(i));
+  const std::vector<UnitResult> one = RunUnits(spec, demand, all, 1, nullptr);
+  const std::vector<UnitResult> two = RunUnits(spec, demand, all, 2, nullptr);
+  Result<PlanResult> a = FinishPlan(spec, demand, one, 1);
+  Result<PlanResult> b = FinishPlan(spec, demand, two, 2);
+  ASSERT_TRUE(a.ok()) << a.error().message;
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(a->chosen_counts, b->chosen_counts);
+  const Evaluation chosen = a->rows[0].eval;
+  ASSERT_TRUE(chosen.meets);
+  EXPECT_EQ(chosen.seeds_run, 2);
+  // No mix of the grid that costs less meets the SLO on both seeds.
+  for (int big = 0; big <= 6; ++big) {
+    for (int small = 0; small <= 3; ++small) {
+      const std::vector<int> counts = {big, small};
+      if (MixCost(spec.catalog, counts) >= chosen.cost || MixGpus(spec.catalog, counts) == 0) {
+        continue;
+      }
+      EXPECT_FALSE(Evaluate(spec, demand, 0, counts, spec.seeds, 1.0, true).meets)
+          << MixName(spec.catalog, counts) << " is cheaper than "
+          << MixName(spec.catalog, chosen.counts) << " and meets the SLO";
+    }
+  }
+  // The rows: the plan, its held-out check, two sensitivity rows, two baselines at least.
+  std::vector<std::string> kinds;
+  for (const PlanRow& r : a->rows) kinds.push_back(r.kind);
+  EXPECT_EQ(kinds[0], "plan");
+  EXPECT_EQ(kinds[1], "held-out");
+  EXPECT_EQ(kinds[2], "sensitivity");
+  EXPECT_EQ(kinds[3], "sensitivity");
+  EXPECT_EQ(a->headroom_yaml.find("headroom:\n  mode: none"), a->headroom_yaml.find("headroom:"));
+}
+
+TEST(PlanSearch, HeadroomSnippetIsATesseraYamlTheExtenderReads) {
+  PlanSpec spec = SmallSpec();
+  spec.policies = {TesseraReplayPolicy(), ReplayPolicyByName("k8s-default").value()};
+  DemandDraws demand(Small);
+  std::vector<int> all;
+  for (size_t i = 0; i < Units(spec).size(); ++i) all.push_back(static_cast<int>(i));
+  const std::vector<UnitResult> units = RunUnits(spec, demand, all, 2, nullptr);
+  for (int keep : {0, 1}) {  // tessera's plan alone, then k8s-default's alone
+    std::vector<UnitResult> mine;
+    for (const UnitResult& u : units) {
+      if (Units(spec)[static_cast<size_t>(u.index)].policy == keep) mine.push_back(u);
+    }
+    Result<PlanResult> plan = FinishPlan(spec, demand, mine, 2);
+    ASSERT_TRUE(plan.ok()) << plan.error().message;
+    k8s::ServeConfig config;
+    const Status s = k8s::ParseServeConfig(plan->headroom_yaml, "headroom.yaml", &config);
+    ASSERT_TRUE(s.ok()) << s.error().message << "\n" << plan->headroom_yaml;
+    EXPECT_EQ(config.headroom.mode,
+              keep == 0 ? HeadroomOptions::Mode::kBacklog : HeadroomOptions::Mode::kNone)
+        << plan->headroom_yaml;
+    if (keep == 0) {
+      EXPECT_DOUBLE_EQ(config.headroom.factor, TesseraReplayPolicy().headroom.factor);
+    }
+  }
+}
+
+TEST(PlanSearch, AnSloNoMixMeetsNamesTheClassTheBestAndWhere) {
+  PlanSpec spec = SmallSpec();
+  spec.slos = {ParseSlo("LS: p99 wait <= 1s").value()};
+  spec.catalog.types[0].max_count = 0;
+  spec.catalog.types[1].max_count = 1;  // 2 GPUs for about 20 busy ones
+  DemandDraws demand(Small);
+  std::vector<int> all;
+  for (size_t i = 0; i < Units(spec).size(); ++i) all.push_back(static_cast<int>(i));
+  Result<PlanResult> r = FinishPlan(spec, demand, RunUnits(spec, demand, all, 1, nullptr), 1);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message.rfind("class LS: no mix up to the catalog's maximum meets 'LS: p99 "
+                                    "wait <= 1s': the best p99 wait reached is ",
+                                    0),
+            0u)
+      << r.error().message;
+  EXPECT_NE(r.error().message.find(", by k8s-default on 1*small (2 GPUs)"), std::string::npos)
+      << r.error().message;
+}
+
+}  // namespace
+}  // namespace tessera
