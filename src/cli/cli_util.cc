@@ -51,7 +51,7 @@ Result<LoadedScenario> LoadScenario(const std::string& name_or_file) {
   }
   Result<Scenario> scenario = ParseScenario(yaml, source);
   if (!scenario) return scenario.error();
-  return LoadedScenario{std::move(scenario).value(), std::move(source)};
+  return LoadedScenario{std::move(scenario).value(), std::move(source), std::move(yaml)};
 }
 
 Result<TraceFiles> ReadTraceFiles(const std::string& nodes_file, const std::string& pods_file) {

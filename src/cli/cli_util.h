@@ -24,6 +24,7 @@ std::string JoinNames(const std::vector<std::string>& names);
 struct LoadedScenario {
   Scenario scenario;
   std::string source;
+  std::string yaml;  ///< the text it was parsed from
 };
 /// `name_or_file` as an embedded scenario name, else as a YAML file (the error lists the
 /// embedded names), parsed (errors name source:line).

@@ -215,10 +215,9 @@ Result<std::unique_ptr<Loaded>> Load(const PlanCliOptions& o) {
       return GrowDemand(base, growth * factor, seed, jitter);
     };
   } else {
-    Result<ScenarioText> text = LoadScenarioText(o.scenario);
+    Result<LoadedScenario> text = LoadScenario(o.scenario);
     if (!text) return text.error();
-    Result<Scenario> sc = ParseScenario(text->yaml, text->source);
-    if (!sc) return sc.error();
+    Scenario* sc = &text->scenario;
     if (sc->horizon_h <= 0) {
       return Error{text->source +
                    ": the scenario has no timeline (no usable times: give horizon_h and "
@@ -240,7 +239,7 @@ Result<std::unique_ptr<Loaded>> Load(const PlanCliOptions& o) {
     in->info.demand = text->source;
     if (window <= 0) spec.replay.horizon_s = sc->horizon_h * 3600 / o.time_scale;
     const double ts = o.time_scale;
-    draw = [sc = std::move(sc).value(), growth, window, ts](uint64_t seed, double factor) {
+    draw = [sc = std::move(*sc), growth, window, ts](uint64_t seed, double factor) {
       Scenario s = sc;
       s.seed = seed;
       for (PodClass& c : s.classes) {
