@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# The GPU-memory comparison of docs/GPU_MEMORY.md: `tessera frag` on the embedded GPU-memory
+# scenarios (mem-v100, mem-v100m16, mem-openb) with tessera, fgd, mem-bestfit, hami-binpack,
+# hami-spread and bestfit, seeds 42-51, and one table per scenario at 100 % arrival (GPU
+# request arrived, % of GPU capacity): usable free GPU memory (% of GPU memory), unallocated
+# GPU compute (% of capacity) and pods refused, mean ± s.d. over the seeds.
+#
+# Usage: bench/gpu_memory.sh [BUILD_DIR]            (default: build)
+# Environment: SCENARIOS ("mem-v100 mem-v100m16 mem-openb"), POLICIES (the six above,
+# comma-separated), SEEDS (42-51), LEVEL (100), THREADS (nproc), OUT (/tmp/tessera-gpu-memory:
+# each scenario's curve.csv and report.html).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${1:-$root/build}
+scenarios=${SCENARIOS:-mem-v100 mem-v100m16 mem-openb}
+policies=${POLICIES:-tessera,fgd,mem-bestfit,hami-binpack,hami-spread,bestfit}
+seeds=${SEEDS:-42-51}
+level=${LEVEL:-100}
+threads=${THREADS:-$(nproc)}
+out=${OUT:-/tmp/tessera-gpu-memory}
+[ -x "$build/tessera" ] || { echo "gpu_memory: $build/tessera not built" >&2; exit 1; }
+mkdir -p "$out"
+for s in $scenarios; do
+  "$build/tessera" frag --scenario "$s" --policy "$policies" --seeds "$seeds" \
+    --threads "$threads" -q --out "$out/$s" >/dev/null
+  echo "$s, seeds $seeds, at $level % arrival (mean ± s.d.):"
+  echo
+  echo "| policy | unallocated GPU memory % | unallocated GPU compute % | pods failed |"
+  echo "|---|---|---|---|"
+  # curve.csv: policy,seed,arrival_pct,arrived_pct,allocated_milli,unallocated_pct,frag_milli,
+  # frag_ratio,unallocated_mem_mib,unallocated_mem_pct,failed
+  awk -F, -v level="$level" -v order="$policies" '
+    NR == 1 { if ($10 != "unallocated_mem_pct") { print "no GPU memory columns" > "/dev/stderr"; exit 1 } next }
+    $3 + 0 == level + 0 {
+      p = $1; n[p]++
+      m[p] += $10; m2[p] += $10 * $10
+      c[p] += $6; c2[p] += $6 * $6
+      f[p] += $11; f2[p] += $11 * $11
+    }
+    function sd(s, s2, k) { return k > 1 ? sqrt((s2 - s * s / k) / (k - 1) > 0 ? (s2 - s * s / k) / (k - 1) : 0) : 0 }
+    END {
+      k = split(order, names, ",")
+      for (i = 1; i <= k; i++) {
+        p = names[i]
+        if (!(p in n)) continue
+        printf "| %s | %.2f ± %.2f | %.2f ± %.2f | %.1f ± %.1f |\n", p,
+          m[p] / n[p], sd(m[p], m2[p], n[p]), c[p] / n[p], sd(c[p], c2[p], n[p]),
+          f[p] / n[p], sd(f[p], f2[p], n[p])
+      }
+    }' "$out/$s/curve.csv"
+  echo
+done
