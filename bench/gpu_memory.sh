@@ -6,7 +6,8 @@
 # GPU compute (% of capacity) and pods refused, mean ± s.d. over the seeds.
 #
 # Usage: bench/gpu_memory.sh [BUILD_DIR]            (default: build)
-# Environment: SCENARIOS ("mem-v100 mem-v100m16 mem-openb"), POLICIES (the six above,
+# Environment: SCENARIOS ("mem-v100 mem-v100m16 mem-openb"; names or YAML files, e.g.
+# bench/gpu_memory/*.yaml), POLICIES (the six above,
 # comma-separated), SEEDS (42-51), LEVEL (100), THREADS (nproc), OUT (/tmp/tessera-gpu-memory:
 # each scenario's curve.csv and report.html).
 set -euo pipefail
@@ -21,8 +22,9 @@ out=${OUT:-/tmp/tessera-gpu-memory}
 [ -x "$build/tessera" ] || { echo "gpu_memory: $build/tessera not built" >&2; exit 1; }
 mkdir -p "$out"
 for s in $scenarios; do
+  dir="$out/$(basename "$s" .yaml)"
   "$build/tessera" frag --scenario "$s" --policy "$policies" --seeds "$seeds" \
-    --threads "$threads" -q --out "$out/$s" >/dev/null
+    --threads "$threads" -q --out "$dir" >/dev/null
   echo "$s, seeds $seeds, at $level % arrival (mean ± s.d.):"
   echo
   echo "| policy | unallocated GPU memory % | unallocated GPU compute % | pods failed |"
@@ -47,6 +49,6 @@ for s in $scenarios; do
           m[p] / n[p], sd(m[p], m2[p], n[p]), c[p] / n[p], sd(c[p], c2[p], n[p]),
           f[p] / n[p], sd(f[p], f2[p], n[p])
       }
-    }' "$out/$s/curve.csv"
+    }' "$dir/curve.csv"
   echo
 done

@@ -10,6 +10,7 @@
 #include "frag/target_workload.h"
 #include "model/cluster.h"
 #include "policy/policy.h"
+#include "report/report.h"
 #include "sched/scheduler.h"
 #include "sim/inflation.h"
 #include "trace/scenario.h"
@@ -144,12 +145,24 @@ TEST(GpuMemoryPolicies, RunReportsGpuMemory) {
     EXPECT_LE(at100.failed, run->curve.back().failed);
     EXPECT_EQ(run->curve.back().failed, run->failed);
   }
+  Result<RunResult> one = RunInflation(nodes, pods, w, "tessera", 42, options);
+  ASSERT_TRUE(one.ok());
+  const std::string csv = CurveCsv({*one});
+  EXPECT_EQ(csv.substr(0, csv.find('\n')),
+            "policy,seed,arrival_pct,arrived_pct,allocated_milli,unallocated_pct,frag_milli,"
+            "frag_ratio,unallocated_mem_mib,unallocated_mem_pct,failed");
+  EXPECT_NE(SummaryTable({*one}, {"tessera"}, {100}).find("memunalloc@100"), std::string::npos);
   std::vector<PodSpec> no_memory = pods;
   for (PodSpec& p : no_memory) p.gpu_memory_mib = 0;
   Result<RunResult> plain = RunInflation(nodes, no_memory, w, "fgd", 42, options);
   ASSERT_TRUE(plain.ok());
   EXPECT_FALSE(plain->has_gpu_memory);
   EXPECT_EQ(plain->curve[100].unallocated_mem_pct, 0.0);
+  EXPECT_EQ(MemorySummaryTable({*plain}, {"fgd"}, {100}), "");
+  const std::string plain_csv = CurveCsv({*plain});
+  EXPECT_EQ(plain_csv.substr(0, plain_csv.find('\n')),
+            "policy,seed,arrival_pct,arrived_pct,allocated_milli,unallocated_pct,frag_milli,"
+            "frag_ratio");
 }
 
 }  // namespace
