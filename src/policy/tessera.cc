@@ -27,6 +27,11 @@
 // r, relative to putting the pod on a free GPU: a 320-milli pod no longer takes the 530 next
 // to a 470 (210 left, which no frequent size fits) when a 680 next to a 320 is free (360
 // left, which a 320 closes). See docs/POLICIES.md.
+//
+// GPU memory (docs/GPU_MEMORY.md): for pod lists that ask for GPU memory, nodes whose GPU
+// memory is known are scored in two dimensions (ScorePair2D): a GPU serves a class only if
+// both its free milli and its usable memory fit, every placement is weighed with its memory,
+// and FGD's ties go to the placement that leaves the node the least usable GPU memory.
 #include <algorithm>
 #include <array>
 #include <bit>

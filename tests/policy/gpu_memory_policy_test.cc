@@ -75,7 +75,7 @@ TEST(GpuMemoryPolicies, TesseraPlacesTheMemoryHoleSequenceThatFgdRefuses) {
   const std::vector<PodSpec> pods = {kSlam, kVision, kVision, kSlam};
   const std::vector<int> fgd = Place("fgd", cluster, pods);
   EXPECT_EQ(fgd[3], -1) << "fgd is expected to strand the memory the second SLAM pod needs";
-  for (const std::string& policy : {"tessera", "mem-bestfit"}) {
+  for (const char* policy : {"tessera", "mem-bestfit"}) {
     const std::vector<int> got = Place(policy, cluster, pods);
     for (size_t i = 0; i < got.size(); ++i) EXPECT_GE(got[i], 0) << policy << " pod " << i;
   }
@@ -132,7 +132,7 @@ TEST(GpuMemoryPolicies, RunReportsGpuMemory) {
   w.Resolve(Cluster(nodes));
   InflationOptions options;
   options.record_placements = false;
-  for (const std::string& policy : {"tessera", "mem-bestfit", "hami-binpack", "hami-spread"}) {
+  for (const char* policy : {"tessera", "mem-bestfit", "hami-binpack", "hami-spread"}) {
     Result<RunResult> run = RunInflation(nodes, pods, w, policy, 42, options);
     ASSERT_TRUE(run.ok()) << policy;
     EXPECT_TRUE(run->has_gpu_memory);
