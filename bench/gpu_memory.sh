@@ -3,7 +3,8 @@
 # scenarios (mem-v100, mem-v100m16, mem-openb) with tessera, fgd, mem-bestfit, hami-binpack,
 # hami-spread and bestfit, seeds 42-51, and one table per scenario at 100 % arrival (GPU
 # request arrived, % of GPU capacity): usable free GPU memory (% of GPU memory), unallocated
-# GPU compute (% of capacity) and pods refused, mean ± s.d. over the seeds.
+# GPU compute (% of capacity) and pods refused, mean ± s.d. over the seeds; then, seed by
+# seed, on how many seeds the first policy is below the second in each.
 #
 # Usage: bench/gpu_memory.sh [BUILD_DIR]            (default: build)
 # Environment: SCENARIOS ("mem-v100 mem-v100m16 mem-openb"; names or YAML files, e.g.
@@ -49,6 +50,18 @@ for s in $scenarios; do
           m[p] / n[p], sd(m[p], m2[p], n[p]), c[p] / n[p], sd(c[p], c2[p], n[p]),
           f[p] / n[p], sd(f[p], f2[p], n[p])
       }
+    }' "$dir/curve.csv"
+  # Paired by seed: on how many seeds the first policy is below the second.
+  awk -F, -v level="$level" -v order="$policies" '
+    BEGIN { split(order, names, ","); a = names[1]; b = names[2] }
+    NR > 1 && $3 + 0 == level + 0 && ($1 == a || $1 == b) {
+      m[$1, $2] = $10; c[$1, $2] = $6; f[$1, $2] = $11; seeds[$2] = 1
+    }
+    END {
+      for (k in seeds) {
+        n++; lm += m[a, k] < m[b, k]; lc += c[a, k] < c[b, k]; lf += f[a, k] < f[b, k]
+      }
+      if (n > 0) printf "\n%s below %s, seed by seed: memory %d/%d, compute %d/%d, pods failed %d/%d\n", a, b, lm, n, lc, n, lf, n
     }' "$dir/curve.csv"
   echo
 done
