@@ -45,7 +45,9 @@ std::string CurveCsv(const std::vector<RunResult>& runs) {
   std::string out =
       "policy,seed,arrival_pct,arrived_pct,allocated_milli,unallocated_pct,frag_milli,"
       "frag_ratio";
-  out += memory ? ",unallocated_mem_mib,unallocated_mem_pct,failed\n" : "\n";
+  out += memory ? ",unallocated_mem_mib,unallocated_mem_pct,failed,gpus_compute_no_memory,"
+                  "gpus_memory_no_compute\n"
+                : "\n";
   for (const RunResult& run : runs) {
     for (const CurvePoint& p : run.curve) {
       AppendField(&out, run.policy);
@@ -70,6 +72,10 @@ std::string CurveCsv(const std::vector<RunResult>& runs) {
         AppendNumber(&out, p.unallocated_mem_pct);
         out += ',';
         out += std::to_string(p.failed);
+        out += ',';
+        out += std::to_string(p.gpus_compute_no_memory);
+        out += ',';
+        out += std::to_string(p.gpus_memory_no_compute);
       }
       out += '\n';
     }

@@ -57,7 +57,7 @@ SummaryCell Summarize(const std::vector<RunResult>& runs, const std::string& pol
 /// curve.csv: policy,seed,arrival_pct,arrived_pct,allocated_milli,unallocated_pct,
 /// frag_milli,frag_ratio — one row per run and arrival level, runs in the given order; with
 /// GPU memory (some run has RunResult::has_gpu_memory) also unallocated_mem_mib,
-/// unallocated_mem_pct,failed (CurvePoint).
+/// unallocated_mem_pct,failed,gpus_compute_no_memory,gpus_memory_no_compute (CurvePoint).
 /// Numbers are written in the shortest form that reads back exactly ("12.5", "100").
 std::string CurveCsv(const std::vector<RunResult>& runs);
 

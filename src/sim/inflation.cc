@@ -136,8 +136,29 @@ RunResult RunInflation(const std::vector<NodeSpec>& nodes, const std::vector<Pod
       free_mem += node_mem[n];
     }
   }
+  // GPUs stranded in one dimension, per node and in all.
+  std::vector<TargetWorkload::GpuStranding> node_strand;
+  TargetWorkload::GpuStranding strand;
+  auto stranding = [&](int n) {
+    if (nodes[n].gpu_memory_mib <= 0) return TargetWorkload::GpuStranding{};
+    const NodeState& st = cluster.state(n);
+    return workload.NodeGpuStranding(cluster.model_id(n), st.gpu_free.data(),
+                                     st.gpu_mem_free.data(), nodes[n].gpu_count);
+  };
+  auto add_strand = [&](const TargetWorkload::GpuStranding& g, int sign) {
+    strand.compute_no_memory += sign * g.compute_no_memory;
+    strand.memory_no_compute += sign * g.memory_no_compute;
+  };
+  if (run.has_gpu_memory) {
+    node_strand.resize(nodes.size());
+    for (int n = 0; n < cluster.size(); ++n) {
+      node_strand[n] = stranding(n);
+      add_strand(node_strand[n], 1);
+    }
+  }
   int64_t before_free_mem = free_mem;
   int before_failed = 0;
+  TargetWorkload::GpuStranding before_strand = strand;
 
   std::vector<double> node_frag(nodes.size());
   double frag = 0;
@@ -154,7 +175,7 @@ RunResult RunInflation(const std::vector<NodeSpec>& nodes, const std::vector<Pod
   int64_t before_allocated = 0;
   double before_frag = frag;
   auto point = [&](double level, double arrived_milli, double allocated, double f, double mem = 0,
-                   int failed = 0) {
+                   int failed = 0, TargetWorkload::GpuStranding st = {}) {
     CurvePoint p;
     p.arrival_pct = level;
     p.arrived_pct = capacity > 0 ? 100.0 * arrived_milli / capacity : 0;
@@ -167,6 +188,8 @@ RunResult RunInflation(const std::vector<NodeSpec>& nodes, const std::vector<Pod
       p.unallocated_mem_mib = mem;
       p.unallocated_mem_pct = 100.0 * mem / capacity_mem;
       p.failed = failed;
+      p.gpus_compute_no_memory = st.compute_no_memory;
+      p.gpus_memory_no_compute = st.memory_no_compute;
     }
     run.curve.push_back(p);
   };
@@ -183,7 +206,7 @@ RunResult RunInflation(const std::vector<NodeSpec>& nodes, const std::vector<Pod
       const double bm = static_cast<double>(before_free_mem);
       point(next_level, static_cast<double>(before_arrived) + t * step, b + t * (allocated - b),
             before_frag + t * (frag - before_frag), bm + t * (static_cast<double>(free_mem) - bm),
-            t >= 1 ? run.failed : before_failed);
+            t >= 1 ? run.failed : before_failed, t >= 1 ? strand : before_strand);
       ++next_level;
     }
   };
@@ -202,6 +225,7 @@ RunResult RunInflation(const std::vector<NodeSpec>& nodes, const std::vector<Pod
     before_frag = frag;
     before_free_mem = free_mem;
     before_failed = run.failed;
+    before_strand = strand;
     arrived += req.TotalGpuMilli();
     const Decision d = scheduler.Decide(req);
     PlacementRecord rec;
@@ -217,6 +241,9 @@ RunResult RunInflation(const std::vector<NodeSpec>& nodes, const std::vector<Pod
         free_mem -= node_mem[d.node];
         node_mem[d.node] = usable_mem(d.node);
         free_mem += node_mem[d.node];
+        add_strand(node_strand[d.node], -1);
+        node_strand[d.node] = stranding(d.node);
+        add_strand(node_strand[d.node], 1);
       }
       rec.node = d.node;
       rec.gpus = d.gpus;
@@ -236,7 +263,7 @@ RunResult RunInflation(const std::vector<NodeSpec>& nodes, const std::vector<Pod
   const double allocated = static_cast<double>(cluster.allocated_gpu_milli());
   for (; next_level <= max_level; ++next_level) {
     point(next_level, static_cast<double>(arrived), allocated, frag, static_cast<double>(free_mem),
-          run.failed);
+          run.failed, strand);
   }
   return run;
 }

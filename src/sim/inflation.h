@@ -46,6 +46,10 @@ struct CurvePoint {
   double unallocated_mem_mib = 0;
   double unallocated_mem_pct = 0;  ///< of the GPU memory of the GPUs whose memory is known
   int failed = 0;  ///< pods failed among those arrived by the level (the crossing pod if whole)
+  /// GPUs stranded in one dimension (TargetWorkload::NodeGpuStranding), summed over the
+  /// nodes, in the state after the pods counted in `failed`.
+  int gpus_compute_no_memory = 0;
+  int gpus_memory_no_compute = 0;
 };
 
 /// One submitted pod and what became of it.

@@ -121,6 +121,21 @@ TEST(GpuMemoryPolicies, HamiBinpackAndSpread) {
   EXPECT_EQ(Place("hami-spread", one, pods)[0], 1);
 }
 
+// GPUs stranded in one dimension: free compute but too little memory for every class, and
+// the reverse; a GPU that serves some class counts in neither.
+TEST(GpuMemoryPolicies, GpuStrandingCountsEachShortDimension) {
+  const Cluster cluster({V100("n0", 4)});
+  TargetWorkload w = TargetWorkload::FromPods({kSlam, kVision});
+  w.Resolve(cluster);
+  // GPU 0: 999 milli, 2000 MiB (memory short); GPU 1: 100 milli, 12000 MiB (compute short);
+  // GPU 2: 300 milli, 5000 MiB (serves vision); GPU 3: no compute left.
+  const int32_t free[] = {999, 100, 300, 0};
+  const int32_t mem[] = {2000, 12000, 5000, 16384};
+  const TargetWorkload::GpuStranding s = w.NodeGpuStranding(0, free, mem, 4);
+  EXPECT_EQ(s.compute_no_memory, 1);
+  EXPECT_EQ(s.memory_no_compute, 1);
+}
+
 // A run on a GPU-memory scenario fills the curve's memory fields; one without GPU memory
 // leaves them empty.
 TEST(GpuMemoryPolicies, RunReportsGpuMemory) {
@@ -139,6 +154,8 @@ TEST(GpuMemoryPolicies, RunReportsGpuMemory) {
     EXPECT_EQ(run->capacity_mem_mib, 32 * 4 * 16384 + 16 * 8 * 32768);
     const CurvePoint& start = run->curve.front();
     EXPECT_DOUBLE_EQ(start.unallocated_mem_pct, 100.0);
+    EXPECT_EQ(start.gpus_compute_no_memory, 0);  // idle GPUs serve every class
+    EXPECT_EQ(start.gpus_memory_no_compute, 0);
     const CurvePoint& at100 = run->curve[100];
     EXPECT_GT(at100.unallocated_mem_pct, 0.0) << policy;
     EXPECT_LT(at100.unallocated_mem_pct, 60.0) << policy;
@@ -150,7 +167,8 @@ TEST(GpuMemoryPolicies, RunReportsGpuMemory) {
   const std::string csv = CurveCsv({*one});
   EXPECT_EQ(csv.substr(0, csv.find('\n')),
             "policy,seed,arrival_pct,arrived_pct,allocated_milli,unallocated_pct,frag_milli,"
-            "frag_ratio,unallocated_mem_mib,unallocated_mem_pct,failed");
+            "frag_ratio,unallocated_mem_mib,unallocated_mem_pct,failed,gpus_compute_no_memory,"
+            "gpus_memory_no_compute");
   EXPECT_NE(SummaryTable({*one}, {"tessera"}, {100}).find("memunalloc@100"), std::string::npos);
   std::vector<PodSpec> no_memory = pods;
   for (PodSpec& p : no_memory) p.gpu_memory_mib = 0;
