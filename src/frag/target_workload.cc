@@ -141,7 +141,7 @@ TargetWorkload::GpuStranding TargetWorkload::NodeGpuStranding(int model_id, cons
       const bool mem_fits = gpu_mem_free[i] >= c.gpu_memory_mib;
       served = served || (milli_fits && mem_fits);
       compute = compute || milli_fits;
-      memory = memory || mem_fits;
+      memory = memory || (mem_fits && c.gpu_memory_mib > 0);
     }
     if (served) continue;
     out.compute_no_memory += compute ? 1 : 0;

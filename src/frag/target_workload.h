@@ -78,9 +78,9 @@ class TargetWorkload {
   /// GPUs of a node stranded in one dimension (docs/GPU_MEMORY.md): among its GPUs with free
   /// compute that can serve no GPU class of M allowed on its model (free milli ≥ milli_m and
   /// free MiB ≥ mem_m for none), `compute_no_memory` counts those where some class's compute
-  /// would fit (memory is short), `memory_no_compute` those where some class's memory would
-  /// fit (compute is short); a GPU may count in both. CPU is not looked at. 0 and 0 when M has
-  /// no GPU class.
+  /// would fit (its memory is short), `memory_no_compute` those where the memory of some class
+  /// that asks for memory would fit (its compute is short); a GPU may count in both. CPU is
+  /// not looked at. 0 and 0 when M has no GPU class.
   struct GpuStranding {
     int compute_no_memory = 0;
     int memory_no_compute = 0;
