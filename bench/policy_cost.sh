@@ -9,8 +9,10 @@
 # Environment: LISTS ("default gpuspec05 gpuspec10 gpuspec20 gpuspec25 gpuspec33"; the pod
 # lists openb_pod_list_NAME.csv), POLICIES ("fgd tessera": the first is the baseline),
 # SEED (42), LIMIT (2), TESSERA_DATA_DIR (../shared/data/alibaba-gpu-v2023/csv),
-# OUT (/tmp/tessera-cost: callgrind files; never committed). About 20 s per run under
-# valgrind: 4 runs per list.
+# OUT (/tmp/tessera-cost: callgrind files; never committed), BASE_BUILD (a second build
+# directory: the baseline column is then the first policy run by BASE_BUILD's tessera, to
+# compare two builds, e.g. BASE_BUILD=../main/build POLICIES="tessera tessera" LIMIT=1.2).
+# About 20 s per run under valgrind: 4 runs per list.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$root/build}
@@ -25,14 +27,16 @@ command -v valgrind >/dev/null || { echo "policy_cost: valgrind is missing (apt-
 [ -x "$build/tessera" ] || { echo "policy_cost: $build/tessera not built" >&2; exit 1; }
 [ -f "$data/openb_node_list_gpu_node.csv" ] || { echo "policy_cost: no trace in $data" >&2; exit 1; }
 [ "${#policies[@]}" -ge 2 ] || { echo "policy_cost: POLICIES needs a baseline and at least one more" >&2; exit 1; }
+base_build=${BASE_BUILD:-}
+[ -z "$base_build" ] || [ -x "$base_build/tessera" ] || { echo "policy_cost: $base_build/tessera not built" >&2; exit 1; }
 mkdir -p "$out"
 
-# instructions LIST POLICY EXTRA... -> total instructions of one run
+# instructions BUILD LIST POLICY EXTRA... -> total instructions of one run
 instructions() {
-  local list=$1 policy=$2
-  shift 2
-  local file="$out/$list-$policy${1:+-short}.cg"
-  valgrind --tool=callgrind --callgrind-out-file="$file" "$build/tessera" frag \
+  local dir=$1 list=$2 policy=$3
+  shift 3
+  local file="$out/$list-$policy-$(basename "$dir")${1:+-short}.cg"
+  valgrind --tool=callgrind --callgrind-out-file="$file" "$dir/tessera" frag \
     --nodes "$data/openb_node_list_gpu_node.csv" --pods "$data/openb_pod_list_$list.csv" \
     --policy "$policy" --seeds "$seed" --threads 1 --no-placements -q --out "$out/frag" "$@" \
     >/dev/null 2>"$out/valgrind.log" || { cat "$out/valgrind.log" >&2; exit 1; }
@@ -40,10 +44,13 @@ instructions() {
 }
 
 echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'); $(valgrind --version)"
-echo "M instructions, run minus --max-arrival 1, seed $seed; ratio to ${policies[0]}, limit ${limit}x"
+echo "M instructions, run minus --max-arrival 1, seed $seed; ratio to ${policies[0]}${base_build:+ of $base_build}, limit ${limit}x"
 printf '| pod list |'
-for p in "${policies[@]}"; do printf ' %s |' "$p"; done
-for p in "${policies[@]:1}"; do printf ' %s / %s |' "$p" "${policies[0]}"; done
+label0=${policies[0]}
+[ -n "$base_build" ] && label0="base ${policies[0]}"
+printf ' %s |' "$label0"
+for p in "${policies[@]:1}"; do printf ' %s |' "$p"; done
+for p in "${policies[@]:1}"; do printf ' %s / %s |' "$p" "$label0"; done
 printf '\n|---|'
 for _ in "${policies[@]}" "${policies[@]:1}"; do printf -- '---|'; done
 printf '\n'
@@ -51,9 +58,13 @@ status=0
 for list in $lists; do
   [ -f "$data/openb_pod_list_$list.csv" ] || { echo "policy_cost: no pod list $list" >&2; exit 1; }
   costs=()
+  first=1
   for p in "${policies[@]}"; do
-    full=$(instructions "$list" "$p")
-    short=$(instructions "$list" "$p" --max-arrival 1)
+    dir=$build
+    [ "$first" = 1 ] && [ -n "$base_build" ] && dir=$base_build
+    first=0
+    full=$(instructions "$dir" "$list" "$p")
+    short=$(instructions "$dir" "$list" "$p" --max-arrival 1)
     costs+=("$((full - short))")
   done
   printf '| %s |' "$list"

@@ -57,7 +57,7 @@ Result<Workload> LoadWorkload(const FragOptions& o) {
 }
 
 Result<std::vector<std::string>> ParsePolicies(const std::string& text) {
-  if (text == "all") return PolicyNames();
+  if (text == "all") return DefaultPolicyNames();
   std::vector<std::string> out;
   for (const std::string& name : SplitCommaList(text)) {
     const auto& known = PolicyNames();
@@ -171,7 +171,7 @@ void AddFragCommand(CLI::App& app, FragOptions& o, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--policy", o.policies,
                   "Comma-separated policies: tessera,fgd,bestfit,packing,clustering,dotprod,random,"
-                  "k8s-default, or all")
+                  "k8s-default, or all (those); also mem-bestfit,hami-binpack,hami-spread")
       ->capture_default_str();
   cmd->add_option("--seeds", o.seeds, "Seeds: N, N-M or a comma list (the paper uses 42-51)")
       ->capture_default_str();

@@ -128,6 +128,28 @@ int64_t TargetWorkload::NodeStranded(int model_id, int64_t cpu_left, const int32
   return stranded;
 }
 
+TargetWorkload::GpuStranding TargetWorkload::NodeGpuStranding(int model_id, const int32_t* gpu_free,
+                                                              const int32_t* gpu_mem_free,
+                                                              int gpu_count) const {
+  GpuStranding out;
+  for (int i = 0; i < gpu_count; ++i) {
+    if (gpu_free[i] <= 0) continue;
+    bool served = false, compute = false, memory = false;
+    for (const TargetClass& c : gpu_classes_) {
+      if (model_id < 0 || ((c.models >> model_id) & 1) == 0) continue;
+      const bool milli_fits = gpu_free[i] >= c.gpu_milli;
+      const bool mem_fits = gpu_mem_free[i] >= c.gpu_memory_mib;
+      served = served || (milli_fits && mem_fits);
+      compute = compute || milli_fits;
+      memory = memory || (mem_fits && c.gpu_memory_mib > 0);
+    }
+    if (served) continue;
+    out.compute_no_memory += compute ? 1 : 0;
+    out.memory_no_compute += memory ? 1 : 0;
+  }
+  return out;
+}
+
 double TargetWorkload::ClusterFragmentation(const Cluster& cluster) const {
   double total = 0;
   for (int n = 0; n < cluster.size(); ++n) total += NodeFragmentation(cluster, n);

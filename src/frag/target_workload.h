@@ -75,6 +75,18 @@ class TargetWorkload {
   /// idle GPU on a node that hosts some class of M is not stranded. 0 when M has no GPU class.
   int64_t NodeStranded(int model_id, int64_t cpu_left, const int32_t* gpu_free,
                        int gpu_count) const;
+  /// GPUs of a node stranded in one dimension (docs/GPU_MEMORY.md): among its GPUs with free
+  /// compute that can serve no GPU class of M allowed on its model (free milli ≥ milli_m and
+  /// free MiB ≥ mem_m for none), `compute_no_memory` counts those where some class's compute
+  /// would fit (its memory is short), `memory_no_compute` those where the memory of some class
+  /// that asks for memory would fit (its compute is short); a GPU may count in both. CPU is
+  /// not looked at. 0 and 0 when M has no GPU class.
+  struct GpuStranding {
+    int compute_no_memory = 0;
+    int memory_no_compute = 0;
+  };
+  GpuStranding NodeGpuStranding(int model_id, const int32_t* gpu_free, const int32_t* gpu_mem_free,
+                                int gpu_count) const;
   int64_t NodeStranded(const Cluster& cluster, int node) const {
     return NodeStranded(cluster.model_id(node), cluster.state(node).cpu_left,
                         cluster.state(node).gpu_free.data(), cluster.spec(node).gpu_count);

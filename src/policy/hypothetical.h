@@ -80,4 +80,67 @@ NodeScore BestHypotheticalPlacement(const NodeView& node, const PodRequest& pod,
   })[0];
 }
 
+/// BestHypotheticalPlacements in two dimensions, for policies that also weigh GPU memory:
+/// `score_after(cpu_left_after, gpu_free_after, gpu_mem_free_after)` sees the node's free
+/// milli and free MiB per GPU after the hypothetical placement (the pod's memory taken from
+/// each GPU it uses). The placements are those of BestHypotheticalPlacements; sharing GPUs
+/// with equal (free milli, free MiB) are scored once.
+template <size_t N, typename ScoreAfter>
+std::array<NodeScore, N> BestHypotheticalPlacements2D(const NodeView& node, const PodRequest& pod,
+                                                      ScoreAfter score_after) {
+  const int g = node.spec.gpu_count;
+  const int64_t cpu_after = node.state.cpu_left - pod.cpu_milli;
+  std::array<int32_t, kMaxGpusPerNode> free = node.state.gpu_free;
+  std::array<int32_t, kMaxGpusPerNode> mem = node.state.gpu_mem_free;
+  const auto pod_mem = static_cast<int32_t>(pod.gpu_memory_mib);
+  std::array<NodeScore, N> out{};
+  if (pod.IsSharing()) {
+    std::array<int64_t, N> best_score;
+    best_score.fill(std::numeric_limits<int64_t>::min());
+    std::array<int, N> best_gpu;
+    best_gpu.fill(-1);
+    std::array<int32_t, kMaxGpusPerNode> tried_free{};
+    std::array<int32_t, kMaxGpusPerNode> tried_mem{};
+    std::array<std::array<int64_t, N>, kMaxGpusPerNode> tried_score{};
+    int num_tried = 0;
+    for (int i = 0; i < g; ++i) {
+      if (!GpuHasRoom(node.state, i, pod)) continue;
+      int k = 0;
+      while (k < num_tried && (tried_free[k] != free[i] || tried_mem[k] != mem[i])) ++k;
+      if (k == num_tried) {
+        tried_free[k] = free[i];
+        tried_mem[k] = mem[i];
+        free[i] -= pod.gpu_milli;
+        mem[i] -= pod_mem;
+        tried_score[k] = score_after(cpu_after, free.data(), mem.data());
+        free[i] += pod.gpu_milli;
+        mem[i] += pod_mem;
+        ++num_tried;
+      }
+      for (size_t v = 0; v < N; ++v) {
+        if (tried_score[k][v] > best_score[v]) {
+          best_score[v] = tried_score[k][v];
+          best_gpu[v] = i;
+        }
+      }
+    }
+    for (size_t v = 0; v < N; ++v) {
+      TESSERA_CHECK(best_gpu[v] >= 0);
+      out[v] = {static_cast<double>(best_score[v]), GpuSet{1} << best_gpu[v]};
+    }
+    return out;
+  }
+  GpuSet gpus = 0;
+  if (!pod.IsCpuOnly()) {
+    gpus = DefaultGpuChoice(g, node.state, pod);
+    for (GpuSet s = gpus; s != 0; s &= s - 1) {
+      free[std::countr_zero(s)] -= pod.gpu_milli;
+      mem[std::countr_zero(s)] -= pod_mem;
+    }
+  }
+  const std::array<int64_t, N> scores = score_after(cpu_after, free.data(), mem.data());
+  for (size_t v = 0; v < N; ++v) out[v] = {static_cast<double>(scores[v]), gpus};
+  return out;
+}
+
 }  // namespace tessera

@@ -139,5 +139,9 @@ struct PolicyContext {
 std::unique_ptr<Policy> MakePolicy(std::string_view name, const PolicyContext& context);
 /// The names MakePolicy knows, in the order reports list them.
 const std::vector<std::string>& PolicyNames();
+/// What `--policy all` runs: PolicyNames without the GPU-memory comparison policies
+/// (mem-bestfit, hami-binpack, hami-spread; docs/GPU_MEMORY.md), so that runs on pod lists
+/// without GPU memory stay as they were.
+const std::vector<std::string>& DefaultPolicyNames();
 
 }  // namespace tessera

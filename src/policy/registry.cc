@@ -20,6 +20,8 @@ const std::vector<std::pair<std::string, Factory>>& Registry() {
       {"bestfit", &MakeBestFitPolicy},        {"packing", &MakePackingPolicy},
       {"clustering", &MakeClusteringPolicy},  {"dotprod", &MakeDotProdPolicy},
       {"random", &MakeRandomPolicy},          {"k8s-default", &MakeK8sDefaultPolicy},
+      {"mem-bestfit", &MakeMemBestFitPolicy}, {"hami-binpack", &MakeHamiBinpackPolicy},
+      {"hami-spread", &MakeHamiSpreadPolicy},
   };
   return registry;
 }
@@ -37,6 +39,17 @@ const std::vector<std::string>& PolicyNames() {
   static const std::vector<std::string> names = [] {
     std::vector<std::string> v;
     for (const auto& entry : Registry()) v.push_back(entry.first);
+    return v;
+  }();
+  return names;
+}
+
+const std::vector<std::string>& DefaultPolicyNames() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> v;
+    for (const std::string& n : PolicyNames()) {
+      if (n != "mem-bestfit" && n != "hami-binpack" && n != "hami-spread") v.push_back(n);
+    }
     return v;
   }();
   return names;

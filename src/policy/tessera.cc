@@ -27,6 +27,11 @@
 // r, relative to putting the pod on a free GPU: a 320-milli pod no longer takes the 530 next
 // to a 470 (210 left, which no frequent size fits) when a 680 next to a 320 is free (360
 // left, which a 320 closes). See docs/POLICIES.md.
+//
+// GPU memory (docs/GPU_MEMORY.md): for pod lists that ask for GPU memory, nodes whose GPU
+// memory is known are scored in two dimensions (ScorePair2D): a GPU serves a class only if
+// both its free milli and its usable memory fit, every placement is weighed with its memory,
+// and FGD's ties go to the placement that leaves the node the least usable GPU memory.
 #include <algorithm>
 #include <array>
 #include <bit>
@@ -99,6 +104,8 @@ class TesseraPolicy final : public Policy {
       if (has_model_[k] && pressured_slot_[k] < 0) unpressured_ |= ModelMask{1} << k;
     }
     BuildMeasureTables();
+    for (const TargetClass& c : workload_->all_classes()) memory_ |= c.gpu_memory_mib > 0;
+    for (const TargetClass& c : workload_->classes()) memory_ |= c.gpu_memory_mib > 0;
     if (params_.hole_fill != 0 || params_.hole_fill_primary != 0) BuildHoleWaste();
   }
 
@@ -199,6 +206,11 @@ class TesseraPolicy final : public Policy {
   }
 
   NodeScore Score(const NodeView& node, const PodRequest& pod) const override {
+    if (UsesMemory(node)) {
+      NodeScore out[2];
+      ScorePair2D(node, pod, out);
+      return out[params_.adaptive_open && (node.context & 1) != 0 ? 1 : 0];
+    }
     const int g = node.spec.gpu_count;
     bool idle = node.state.cpu_left == node.spec.cpu_milli;
     for (int i = 0; i < g && idle; ++i) idle = node.state.gpu_free[i] == kMilliPerGpu;
@@ -225,6 +237,7 @@ class TesseraPolicy final : public Policy {
   }
 
   void ScorePair(const NodeView& node, const PodRequest& pod, NodeScore out[2]) const override {
+    if (UsesMemory(node)) return ScorePair2D(node, pod, out);
     const int g = node.spec.gpu_count;
     bool idle = node.state.cpu_left == node.spec.cpu_milli;
     for (int i = 0; i < g && idle; ++i) idle = node.state.gpu_free[i] == kMilliPerGpu;
@@ -426,6 +439,156 @@ class TesseraPolicy final : public Policy {
     return m;
   }
 
+  // Two dimensions (GPU memory; docs/GPU_MEMORY.md). Whether `node` is judged by them: the
+  // list asks for GPU memory and the node's GPUs have known memory.
+  bool UsesMemory(const NodeView& node) const {
+    return memory_ && node.spec.gpu_memory_mib > 0 && node.spec.gpu_count > 0;
+  }
+
+  // Score in two dimensions (the same under both values of the plentiful bit, which the
+  // memory scores do not read): FGD's quantized ΔF_n(M) with Frag2D, less the model
+  // pressure; among its ties (memory_best_fit), the placement that leaves the node the least
+  // usable GPU memory, ⌊999 · (1 − usable MiB left / the node's GPU memory)⌋, else the
+  // one-dimensional tie-break (Combine, with S_n from Stranded2D).
+  void ScorePair2D(const NodeView& node, const PodRequest& pod, NodeScore out[2]) const {
+    const int g = node.spec.gpu_count;
+    bool idle = node.state.cpu_left == node.spec.cpu_milli;
+    for (int i = 0; i < g && idle; ++i) idle = node.state.gpu_free[i] == kMilliPerGpu;
+    const int64_t context = node.context & ~PairedContextBit();
+    const double pressure = PodPressure(pod, node.model_id, context);
+    const int64_t cap = node.spec.gpu_memory_mib;
+    const bool best_fit = params_.memory_best_fit;
+    const size_t n_plentiful = params_.plentiful_drop_multi_gpu ? m_size_ : classes_.size();
+    auto measure = [&](int64_t cpu, const int32_t* free, const int32_t* mem, size_t n) {
+      Measures m;
+      m.frag = Frag2D(node.model_id, cpu, free, mem, g, cap);
+      if (!best_fit && params_.cpu_stranding && !idle) {
+        m.stranded = Stranded2D(node.model_id, cpu, free, mem, g, n);
+        m.stranded_m = m.stranded;
+      }
+      return m;
+    };
+    const Measures before = measure(node.state.cpu_left, node.state.gpu_free.data(),
+                                    node.state.gpu_mem_free.data(), classes_.size());
+    const Measures before_p = best_fit ? before
+                                       : measure(node.state.cpu_left, node.state.gpu_free.data(),
+                                                 node.state.gpu_mem_free.data(), n_plentiful);
+    const HoleFill holes = HoleFillFor(node, pod);
+    const std::array<NodeScore, 2> scores = BestHypotheticalPlacements2D<2>(
+        node, pod, [&](int64_t cpu_after, const int32_t* free, const int32_t* mem) {
+          const Measures after = measure(cpu_after, free, mem, classes_.size());
+          const double fill = holes.Fill(*this, free, g);
+          if (best_fit) {
+            const double delta =
+                Snap(before.frag - after.frag - pressure + params_.hole_fill_primary * fill);
+            const auto primary = static_cast<int64_t>(100.0 / (1.0 + std::exp(-delta / 1000.0)));
+            int64_t left = 0;
+            for (int i = 0; i < g; ++i) left += UsableMib(free[i], mem[i]);
+            const int64_t top = kSecondaryLevels - 1;
+            const int64_t v =
+                primary * kSecondaryLevels + top - std::min(top, left * top / (int64_t{g} * cap));
+            return std::array<int64_t, 2>{v, v};
+          }
+          const Measures after_p = measure(cpu_after, free, mem, n_plentiful);
+          return std::array<int64_t, 2>{
+              Combine(before, after, idle, false, pod, pressure, fill),
+              Combine(before_p, after_p, idle, params_.adaptive_open, pod, pressure, fill)};
+        });
+    out[0] = scores[0];
+    out[1] = scores[1];
+  }
+
+  // The GPU memory of a GPU with `free` milli and `mem` MiB free that a pod could still use:
+  // none when it has no free compute.
+  static int64_t UsableMib(int32_t free, int32_t mem) {
+    return free > 0 ? std::max<int32_t>(0, mem) : 0;
+  }
+
+  // Whether GPU i serves class c in two dimensions: both its free milli and its usable memory
+  // fit one pod of c.
+  static bool Serves(const TargetClass& c, int32_t free, int32_t mem) {
+    return free >= c.gpu_milli && UsableMib(free, mem) >= c.gpu_memory_mib;
+  }
+  // Whether the node can host c (model, CPU, enough serving GPUs), with the free milli of the
+  // serving GPUs and the free milli and usable MiB of the others.
+  struct Served {
+    bool hosts = false;
+    int64_t serving_milli = 0;
+    int64_t other_milli = 0;
+    int64_t other_mib = 0;
+  };
+  static Served Serve(const TargetClass& c, int model_id, int64_t cpu_left, const int32_t* free,
+                      const int32_t* mem, int g) {
+    Served s;
+    if (c.gpu_milli == 0 || c.gpu_count == 0 || model_id < 0 || ((c.models >> model_id) & 1) == 0 ||
+        cpu_left < c.cpu_milli) {
+      return s;
+    }
+    int serving = 0;
+    for (int i = 0; i < g; ++i) {
+      if (Serves(c, free[i], mem[i])) {
+        ++serving;
+        s.serving_milli += free[i];
+      } else {
+        s.other_milli += free[i];
+        s.other_mib += UsableMib(free[i], mem[i]);
+      }
+    }
+    s.hosts = serving >= c.gpu_count;
+    return s;
+  }
+
+  // F_n(M) in two dimensions (docs/GPU_MEMORY.md): for each class of M, the free milli of
+  // the GPUs that cannot serve it (all of them when the node cannot host it), plus
+  // memory_weight · 1000 · their usable MiB / `mem_cap` (the memory stranded by compute; off
+  // by default). TargetWorkload::NodeFragmentation with gpu_mem_free gives the milli part.
+  double Frag2D(int model_id, int64_t cpu_left, const int32_t* free, const int32_t* mem, int g,
+                int64_t mem_cap) const {
+    int64_t r = 0;
+    int64_t r_mib = 0;
+    for (int i = 0; i < g; ++i) {
+      r += free[i];
+      r_mib += UsableMib(free[i], mem[i]);
+    }
+    if (r == 0) return 0;
+    const double scale =
+        params_.memory_weight * kMilliPerGpu / static_cast<double>(std::max<int64_t>(1, mem_cap));
+    const double all = static_cast<double>(r) + scale * static_cast<double>(r_mib);
+    double frag = workload_->cpu_only_probability() * all;
+    for (const TargetClass& c : workload_->gpu_classes()) {
+      const Served s = Serve(c, model_id, cpu_left, free, mem, g);
+      frag += c.probability * (s.hosts ? static_cast<double>(s.other_milli) +
+                                             scale * static_cast<double>(s.other_mib)
+                                       : all);
+    }
+    return frag;
+  }
+
+  // S_n in two dimensions (memory_best_fit off): ReferenceStranded with the serving rule of
+  // Serves, over the first n_classes of classes_.
+  double Stranded2D(int model_id, int64_t cpu_left, const int32_t* free, const int32_t* mem, int g,
+                    size_t n_classes) const {
+    int64_t r = 0;
+    for (int i = 0; i < g; ++i) r += free[i];
+    if (r == 0) return 0;
+    double total = 0;
+    for (size_t k = 0; k < n_classes; ++k) {
+      const TargetClass& c = classes_[k];
+      const Served s = Serve(c, model_id, cpu_left, free, mem, g);
+      double usable = 0;
+      if (s.hosts) {
+        usable = static_cast<double>(s.serving_milli);
+        if (c.cpu_milli > 0) {
+          usable =
+              std::min(usable, static_cast<double>(cpu_left) / static_cast<double>(c.cpu_milli) *
+                                   c.gpu_milli * c.gpu_count);
+        }
+      }
+      total += weights_[k] * (static_cast<double>(r) - usable);
+    }
+    return total;
+  }
+
   // The plain per-class loops (reference_measure).
   Measures ReferenceMeasure(int model_id, int64_t cpu_left, const int32_t* gpu_free, int g,
                             bool idle, size_t n_classes) const {
@@ -605,6 +768,7 @@ class TesseraPolicy final : public Policy {
   ModelMask unpressured_ = 0;         // the cluster's other GPU models
   std::vector<double> demand_share_;  // their constrained request share, by pressured_ index
   std::vector<int> waste_;            // hole fill: waste_[r] for r = 0..1000 (empty: off)
+  bool memory_ = false;               // some class of the list asks for GPU memory
   static std::array<int, kMaxGpuModels> NoSlots() {
     std::array<int, kMaxGpuModels> a;
     a.fill(-1);

@@ -61,6 +61,19 @@ struct TesseraParams {
   double hole_fill_primary = 2.0;
   double hole_min_share = 0.03;
   bool hole_relative = true;
+  /// GPU memory (docs/GPU_MEMORY.md, "The two-dimensional measure"): when some pod class of
+  /// the list asks for GPU memory, a node whose GPUs' memory is known is judged in two
+  /// dimensions: a GPU serves a class only if both its free milli and its usable memory fit
+  /// it (a GPU without free compute has no usable memory), so F_n(M) counts the compute
+  /// stranded for want of memory. `memory_weight` adds the memory stranded for want of
+  /// compute: memory_weight · 1000 · the usable MiB of the GPUs that cannot serve a class /
+  /// the node's GPU memory (0: off, the default; docs/GPU_MEMORY.md measures 1). With
+  /// `memory_best_fit`, FGD's ties are broken by the usable GPU memory the placement leaves
+  /// on the node (least first) instead of by the CPU-stranding score (whose measure and
+  /// idle-node protection the memory scenarios measure as worse). Lists without GPU memory
+  /// (the openb lists) never see either.
+  double memory_weight = 0.0;
+  bool memory_best_fit = true;
 };
 
 /// Builds the `tessera` policy; nullptr without a target workload in `context`.

@@ -40,9 +40,14 @@ void AppendGpus(std::string* out, GpuSet gpus) {
 }  // namespace
 
 std::string CurveCsv(const std::vector<RunResult>& runs) {
+  bool memory = false;
+  for (const RunResult& run : runs) memory |= run.has_gpu_memory;
   std::string out =
       "policy,seed,arrival_pct,arrived_pct,allocated_milli,unallocated_pct,frag_milli,"
-      "frag_ratio\n";
+      "frag_ratio";
+  out += memory ? ",unallocated_mem_mib,unallocated_mem_pct,failed,gpus_compute_no_memory,"
+                  "gpus_memory_no_compute\n"
+                : "\n";
   for (const RunResult& run : runs) {
     for (const CurvePoint& p : run.curve) {
       AppendField(&out, run.policy);
@@ -60,6 +65,18 @@ std::string CurveCsv(const std::vector<RunResult>& runs) {
       AppendNumber(&out, p.frag_milli);
       out += ',';
       AppendNumber(&out, p.frag_ratio);
+      if (memory) {
+        out += ',';
+        AppendNumber(&out, p.unallocated_mem_mib);
+        out += ',';
+        AppendNumber(&out, p.unallocated_mem_pct);
+        out += ',';
+        out += std::to_string(p.failed);
+        out += ',';
+        out += std::to_string(p.gpus_compute_no_memory);
+        out += ',';
+        out += std::to_string(p.gpus_memory_no_compute);
+      }
       out += '\n';
     }
   }

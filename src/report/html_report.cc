@@ -296,17 +296,37 @@ std::string SummaryTableHtml(const std::vector<RunResult>& runs,
   html += "</tr>\n<tr><th class=\"policy\">Policy</th>";
   for (double level : levels) html += "<th>" + Compact(level) + " %</th>";
   html += "</tr>\n</thead>\n";
-  for (int section = 0; section < 2; ++section) {
+  // With GPU memory (docs/GPU_MEMORY.md) two more sections: usable free GPU memory and pods
+  // refused, as in MemorySummaryTable.
+  bool memory = false;
+  for (const RunResult& run : runs) memory |= run.has_gpu_memory;
+  auto memory_cell = [&](const std::string& policy, double level, bool failed) {
+    std::vector<double> values;
+    for (const RunResult& run : runs) {
+      if (run.policy != policy) continue;
+      for (const CurvePoint& p : run.curve) {
+        if (std::fabs(p.arrival_pct - level) <= 1e-6) {
+          values.push_back(failed ? static_cast<double>(p.failed) : p.unallocated_mem_pct);
+          break;
+        }
+      }
+    }
+    return MeanSd(values);
+  };
+  static constexpr const char* kSectionTitles[] = {
+      "Unallocated GPU (% of capacity)", "Fragmentation ratio (% of idle GPU)",
+      "Usable free GPU memory (% of GPU memory)", "Pods refused among those arrived"};
+  for (int section = 0; section < (memory ? 4 : 2); ++section) {
     const bool frag = section == 1;
     html += "<tbody>\n<tr class=\"section\"><th colspan=\"" + span + "\">" +
-            (frag ? "Fragmentation ratio (% of idle GPU)" : "Unallocated GPU (% of capacity)") +
-            " \u2014 mean \u00B1 s.d., lower is better</th></tr>\n";
+            kSectionTitles[section] + " \u2014 mean \u00B1 s.d., lower is better</th></tr>\n";
     // cells[p][i] for policy p at levels[i]; best[i] = the policy with the lowest mean.
     std::vector<std::vector<SummaryCell>> cells(policies.size());
     std::vector<int> best(levels.size(), -1);
     for (size_t p = 0; p < policies.size(); ++p) {
       for (size_t i = 0; i < levels.size(); ++i) {
-        cells[p].push_back(Summarize(runs, policies[p], levels[i], frag));
+        cells[p].push_back(section < 2 ? Summarize(runs, policies[p], levels[i], frag)
+                                       : memory_cell(policies[p], levels[i], section == 3));
         const SummaryCell& c = cells[p][i];
         if (c.runs > 0 && policies.size() > 1 && (best[i] < 0 || c.mean < cells[best[i]][i].mean)) {
           best[i] = static_cast<int>(p);
@@ -320,7 +340,7 @@ std::string SummaryTableHtml(const std::vector<RunResult>& runs,
               "</th>";
       for (size_t i = 0; i < levels.size(); ++i) {
         html += std::string(best[i] == static_cast<int>(p) ? "<td class=\"best\">" : "<td>") +
-                FormatMeanSd(cells[p][i], 2, frag ? 100.0 : 1.0) + "</td>";
+                FormatMeanSd(cells[p][i], section == 3 ? 1 : 2, frag ? 100.0 : 1.0) + "</td>";
       }
       html += "</tr>\n";
     }

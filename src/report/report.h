@@ -55,7 +55,9 @@ SummaryCell Summarize(const std::vector<RunResult>& runs, const std::string& pol
                       double arrival_pct, bool frag);
 
 /// curve.csv: policy,seed,arrival_pct,arrived_pct,allocated_milli,unallocated_pct,
-/// frag_milli,frag_ratio — one row per run and arrival level, runs in the given order.
+/// frag_milli,frag_ratio — one row per run and arrival level, runs in the given order; with
+/// GPU memory (some run has RunResult::has_gpu_memory) also unallocated_mem_mib,
+/// unallocated_mem_pct,failed,gpus_compute_no_memory,gpus_memory_no_compute (CurvePoint).
 /// Numbers are written in the shortest form that reads back exactly ("12.5", "100").
 std::string CurveCsv(const std::vector<RunResult>& runs);
 
@@ -74,6 +76,14 @@ std::string PlacementsCsv(const std::vector<RunResult>& runs, const std::vector<
 std::string SummaryTable(const std::vector<RunResult>& runs,
                          const std::vector<std::string>& policies,
                          const std::vector<double>& levels);
+
+/// With GPU memory (some run has RunResult::has_gpu_memory; docs/GPU_MEMORY.md), a second
+/// table, which SummaryTable appends: per policy "memunalloc@<level>" (usable free GPU memory,
+/// % of GPU memory) and "failed@<level>" (pods refused among those arrived), "mean±sd".
+/// Empty without GPU memory.
+std::string MemorySummaryTable(const std::vector<RunResult>& runs,
+                               const std::vector<std::string>& policies,
+                               const std::vector<double>& levels);
 
 /// The offline bound of one seed (`tessera frag --offline`, offline/offline_bound.h).
 struct OfflineBoundRow {

@@ -163,6 +163,45 @@ std::string SummaryTable(const std::vector<RunResult>& runs,
   out +=
       "unalloc: unallocated GPU (% of capacity); frag: fragmentation ratio (% of idle GPU); "
       "mean\u00B1s.d. over seeds; @: arrived workload (% of capacity)\n";
+  out += MemorySummaryTable(runs, policies, levels);
+  return out;
+}
+
+std::string MemorySummaryTable(const std::vector<RunResult>& runs,
+                               const std::vector<std::string>& policies,
+                               const std::vector<double>& levels) {
+  bool memory = false;
+  for (const RunResult& run : runs) memory |= run.has_gpu_memory;
+  if (!memory) return "";
+  // Mean ± s.d. over the runs of `policy` of one field at `level`.
+  auto cell = [&](const std::string& policy, double level, bool failed) {
+    std::vector<double> values;
+    for (const RunResult& run : runs) {
+      if (run.policy != policy) continue;
+      for (const CurvePoint& p : run.curve) {
+        if (std::fabs(p.arrival_pct - level) <= kArrivalEpsilon) {
+          values.push_back(failed ? static_cast<double>(p.failed) : p.unallocated_mem_pct);
+          break;
+        }
+      }
+    }
+    return FormatMeanSd(MeanSd(values), failed ? 1 : 2);
+  };
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> header = {"policy"};
+  for (double level : levels) header.push_back("memunalloc@" + LevelLabel(level));
+  for (double level : levels) header.push_back("failed@" + LevelLabel(level));
+  rows.push_back(std::move(header));
+  for (const std::string& policy : policies) {
+    std::vector<std::string> row = {policy};
+    for (double level : levels) row.push_back(cell(policy, level, false));
+    for (double level : levels) row.push_back(cell(policy, level, true));
+    rows.push_back(std::move(row));
+  }
+  std::string out = "\nGPU memory (the pod list asks for it)\n" + AlignedTable(rows);
+  out +=
+      "memunalloc: usable free GPU memory (% of GPU memory; a GPU without free compute has "
+      "none); failed: pods refused among those arrived; mean\u00B1s.d. over seeds\n";
   return out;
 }
 

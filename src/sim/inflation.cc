@@ -113,6 +113,53 @@ RunResult RunInflation(const std::vector<NodeSpec>& nodes, const std::vector<Pod
   run.capacity_milli = cluster.total_gpu_milli();
   const double capacity = static_cast<double>(run.capacity_milli);
 
+  // GPU memory (has_gpu_memory): the usable free MiB per node and in all.
+  for (const PodRequest& r : requests) run.has_gpu_memory |= r.gpu_memory_mib > 0;
+  for (const NodeSpec& n : nodes) run.capacity_mem_mib += int64_t{n.gpu_count} * n.gpu_memory_mib;
+  run.has_gpu_memory = run.has_gpu_memory && run.capacity_mem_mib > 0;
+  const double capacity_mem = static_cast<double>(run.capacity_mem_mib);
+  auto usable_mem = [&](int n) {
+    int64_t sum = 0;
+    const NodeState& st = cluster.state(n);
+    if (nodes[n].gpu_memory_mib <= 0) return sum;
+    for (int i = 0; i < nodes[n].gpu_count; ++i) {
+      if (st.gpu_free[i] > 0) sum += std::max<int32_t>(0, st.gpu_mem_free[i]);
+    }
+    return sum;
+  };
+  std::vector<int64_t> node_mem;
+  int64_t free_mem = 0;
+  if (run.has_gpu_memory) {
+    node_mem.resize(nodes.size());
+    for (int n = 0; n < cluster.size(); ++n) {
+      node_mem[n] = usable_mem(n);
+      free_mem += node_mem[n];
+    }
+  }
+  // GPUs stranded in one dimension, per node and in all.
+  std::vector<TargetWorkload::GpuStranding> node_strand;
+  TargetWorkload::GpuStranding strand;
+  auto stranding = [&](int n) {
+    if (nodes[n].gpu_memory_mib <= 0) return TargetWorkload::GpuStranding{};
+    const NodeState& st = cluster.state(n);
+    return workload.NodeGpuStranding(cluster.model_id(n), st.gpu_free.data(),
+                                     st.gpu_mem_free.data(), nodes[n].gpu_count);
+  };
+  auto add_strand = [&](const TargetWorkload::GpuStranding& g, int sign) {
+    strand.compute_no_memory += sign * g.compute_no_memory;
+    strand.memory_no_compute += sign * g.memory_no_compute;
+  };
+  if (run.has_gpu_memory) {
+    node_strand.resize(nodes.size());
+    for (int n = 0; n < cluster.size(); ++n) {
+      node_strand[n] = stranding(n);
+      add_strand(node_strand[n], 1);
+    }
+  }
+  int64_t before_free_mem = free_mem;
+  int before_failed = 0;
+  TargetWorkload::GpuStranding before_strand = strand;
+
   std::vector<double> node_frag(nodes.size());
   double frag = 0;
   for (int n = 0; n < cluster.size(); ++n) {
@@ -127,7 +174,8 @@ RunResult RunInflation(const std::vector<NodeSpec>& nodes, const std::vector<Pod
   int64_t before_arrived = 0;
   int64_t before_allocated = 0;
   double before_frag = frag;
-  auto point = [&](double level, double arrived_milli, double allocated, double f) {
+  auto point = [&](double level, double arrived_milli, double allocated, double f, double mem = 0,
+                   int failed = 0, TargetWorkload::GpuStranding st = {}) {
     CurvePoint p;
     p.arrival_pct = level;
     p.arrived_pct = capacity > 0 ? 100.0 * arrived_milli / capacity : 0;
@@ -136,6 +184,13 @@ RunResult RunInflation(const std::vector<NodeSpec>& nodes, const std::vector<Pod
     p.frag_milli = f;
     const double idle = capacity - allocated;
     p.frag_ratio = idle > 0 ? f / idle : 0;
+    if (run.has_gpu_memory) {
+      p.unallocated_mem_mib = mem;
+      p.unallocated_mem_pct = 100.0 * mem / capacity_mem;
+      p.failed = failed;
+      p.gpus_compute_no_memory = st.compute_no_memory;
+      p.gpus_memory_no_compute = st.memory_no_compute;
+    }
     run.curve.push_back(p);
   };
   // Every level reached by `arrived`, each at exactly its arrived workload.
@@ -148,8 +203,10 @@ RunResult RunInflation(const std::vector<NodeSpec>& nodes, const std::vector<Pod
       double t = 1;  // the share of the crossing pod that has arrived at the level
       if (step > 0) t = std::clamp((target - static_cast<double>(before_arrived)) / step, 0.0, 1.0);
       const double b = static_cast<double>(before_allocated);
+      const double bm = static_cast<double>(before_free_mem);
       point(next_level, static_cast<double>(before_arrived) + t * step, b + t * (allocated - b),
-            before_frag + t * (frag - before_frag));
+            before_frag + t * (frag - before_frag), bm + t * (static_cast<double>(free_mem) - bm),
+            t >= 1 ? run.failed : before_failed, t >= 1 ? strand : before_strand);
       ++next_level;
     }
   };
@@ -166,6 +223,9 @@ RunResult RunInflation(const std::vector<NodeSpec>& nodes, const std::vector<Pod
     before_arrived = arrived;
     before_allocated = cluster.allocated_gpu_milli();
     before_frag = frag;
+    before_free_mem = free_mem;
+    before_failed = run.failed;
+    before_strand = strand;
     arrived += req.TotalGpuMilli();
     const Decision d = scheduler.Decide(req);
     PlacementRecord rec;
@@ -177,6 +237,14 @@ RunResult RunInflation(const std::vector<NodeSpec>& nodes, const std::vector<Pod
       frag -= node_frag[d.node];
       node_frag[d.node] = workload.NodeFragmentation(cluster, d.node);
       frag += node_frag[d.node];
+      if (run.has_gpu_memory) {
+        free_mem -= node_mem[d.node];
+        node_mem[d.node] = usable_mem(d.node);
+        free_mem += node_mem[d.node];
+        add_strand(node_strand[d.node], -1);
+        node_strand[d.node] = stranding(d.node);
+        add_strand(node_strand[d.node], 1);
+      }
       rec.node = d.node;
       rec.gpus = d.gpus;
     } else {
@@ -194,7 +262,8 @@ RunResult RunInflation(const std::vector<NodeSpec>& nodes, const std::vector<Pod
   // Levels the sequence never reached keep the final state.
   const double allocated = static_cast<double>(cluster.allocated_gpu_milli());
   for (; next_level <= max_level; ++next_level) {
-    point(next_level, static_cast<double>(arrived), allocated, frag);
+    point(next_level, static_cast<double>(arrived), allocated, frag, static_cast<double>(free_mem),
+          run.failed, strand);
   }
   return run;
 }

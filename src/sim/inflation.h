@@ -40,6 +40,16 @@ struct CurvePoint {
   double unallocated_pct = 0;  ///< 100 − allocated / capacity · 100
   double frag_milli = 0;       ///< Σ_n F_n(M), interpolated likewise
   double frag_ratio = 0;       ///< frag_milli / (capacity − allocated) (0 when nothing is idle)
+  /// GPU memory (only when RunResult::has_gpu_memory; docs/GPU_MEMORY.md): the usable free
+  /// GPU memory, MiB, interpolated like allocated_milli. A GPU's free memory is usable while
+  /// it has free compute (a GPU whose compute is all taken holds no memory anyone can use).
+  double unallocated_mem_mib = 0;
+  double unallocated_mem_pct = 0;  ///< of the GPU memory of the GPUs whose memory is known
+  int failed = 0;  ///< pods failed among those arrived by the level (the crossing pod if whole)
+  /// GPUs stranded in one dimension (TargetWorkload::NodeGpuStranding), summed over the
+  /// nodes, in the state after the pods counted in `failed`.
+  int gpus_compute_no_memory = 0;
+  int gpus_memory_no_compute = 0;
 };
 
 /// One submitted pod and what became of it.
@@ -61,6 +71,10 @@ struct RunResult {
   std::vector<CurvePoint> curve;            ///< at arrival 0, 1, ..., max_arrival_pct
   std::vector<PlacementRecord> placements;  ///< if options.record_placements
   int max_distinct_states = 0;              ///< most node groups the scheduler held
+  /// Some pod asks for GPU memory and some GPU's memory is known: the curve's memory fields
+  /// are filled and the reports show them.
+  bool has_gpu_memory = false;
+  int64_t capacity_mem_mib = 0;  ///< Σ GPU memory of the GPUs whose memory is known
 };
 
 /// The pod sequence for `seed`: the pods shuffled, then clones drawn uniformly with

@@ -72,7 +72,7 @@ grep -E -- '--preempt-delay-s FLOAT[^=]*=0$' "$tmp/replay-help.txt" >/dev/null |
 if grep -qE -- '=-1$' "$tmp/replay-help.txt"; then fail "replay --help shows -1 as a default"; fi
 "$TESSERA" frag --help >"$tmp/frag-help.txt"
 for want in "Embedded scenarios" "  openb-like   The 1213 GPU nodes" "  peak-sale    40 eight-GPU nodes" \
-  "Embedded scenario name (openb-like, peak-sale)" "--placements"; do
+  "Embedded scenario name (openb-like, peak-sale, mem-v100, mem-v100m16, mem-openb)" "--placements"; do
   grep -qF -- "$want" "$tmp/frag-help.txt" || fail "frag --help lacks '$want'"
 done
 echo "ok   --help texts"

@@ -1,0 +1,187 @@
+// The GPU-memory policies (docs/GPU_MEMORY.md) on hand-made memory holes: mem-bestfit's GPU
+// and node choice, HAMi's binpack and spread, and tessera's two-dimensional measure, which
+// places a sequence that the compute-only fgd cannot; and the memory columns of a run.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "frag/target_workload.h"
+#include "model/cluster.h"
+#include "policy/policy.h"
+#include "report/report.h"
+#include "sched/scheduler.h"
+#include "sim/inflation.h"
+#include "trace/scenario.h"
+
+namespace tessera {
+namespace {
+
+constexpr int64_t k16GiB = 16384;
+
+PodSpec Share(int32_t milli, int64_t gpu_mem_mib) {
+  PodSpec p;
+  p.name = "share";
+  p.cpu_milli = 1000;
+  p.memory_mib = 1024;
+  p.gpu_count = 1;
+  p.gpu_milli = milli;
+  p.gpu_memory_mib = gpu_mem_mib;
+  return p;
+}
+
+const PodSpec kSlam = Share(500, 9421);    // 9.2 GiB
+const PodSpec kVision = Share(250, 4403);  // 4.3 GiB
+
+NodeSpec V100(const std::string& name, int gpus) {
+  return NodeSpec{name, 64000, 262144, gpus, "V100M16", k16GiB};
+}
+
+// Places `pods` in order with `policy` (M from the pods themselves); the GPUs each got, or
+// -1 for a refused pod (bit index of the single GPU for shares).
+std::vector<int> Place(const std::string& policy_name, Cluster cluster,
+                       const std::vector<PodSpec>& pods) {
+  TargetWorkload workload = TargetWorkload::FromPods(pods);
+  workload.Resolve(cluster);
+  PolicyContext ctx;
+  ctx.workload = &workload;
+  std::unique_ptr<Policy> policy = MakePolicy(policy_name, ctx);
+  EXPECT_NE(policy, nullptr) << policy_name;
+  std::vector<int> order(cluster.size());
+  for (int i = 0; i < cluster.size(); ++i) order[i] = i;
+  Scheduler s(&cluster, policy.get(), order, 1);
+  std::vector<int> out;
+  for (const PodSpec& p : pods) {
+    const PodRequest r = cluster.MakeRequest(p);
+    const Decision d = s.Decide(r);
+    if (!d.ok()) {
+      out.push_back(-1);
+      continue;
+    }
+    s.Bind(d.node, r, d.gpus);
+    out.push_back(d.node * 100 + std::countr_zero(d.gpus));
+  }
+  return out;
+}
+
+// A 9.2 GiB SLAM pod, two 4.3 GiB vision pods, another SLAM pod on one node with two 16 GiB
+// GPUs. Only SLAM + vision on each GPU holds all four. fgd sees compute only: a vision pod
+// on the SLAM GPU (500 → 250 milli free) would shut SLAM's compute out of it, so both vision
+// pods go to the other GPU (7578 MiB left there, 6963 beside the first SLAM pod) and the
+// second SLAM pod fits nowhere. tessera sees the memory and leaves no such hole.
+TEST(GpuMemoryPolicies, TesseraPlacesTheMemoryHoleSequenceThatFgdRefuses) {
+  const Cluster cluster({V100("n0", 2)});
+  const std::vector<PodSpec> pods = {kSlam, kVision, kVision, kSlam};
+  const std::vector<int> fgd = Place("fgd", cluster, pods);
+  EXPECT_EQ(fgd[3], -1) << "fgd is expected to strand the memory the second SLAM pod needs";
+  for (const char* policy : {"tessera", "mem-bestfit"}) {
+    const std::vector<int> got = Place(policy, cluster, pods);
+    for (size_t i = 0; i < got.size(); ++i) EXPECT_GE(got[i], 0) << policy << " pod " << i;
+  }
+}
+
+// mem-bestfit takes the GPU with the least memory left after the pod; the generic choice
+// (bestfit's, the tightest compute) takes the other one.
+TEST(GpuMemoryPolicies, MemBestFitLeavesLessMemoryThanTheTightestComputeChoice) {
+  Cluster cluster({V100("n0", 2)});
+  // GPU 0: a memory-only 9.2 GiB pod (1 milli, 6963 MiB left); GPU 1: an 800-milli compute
+  // share (200 milli, all 16 GiB left).
+  cluster.Allocate(0, cluster.MakeRequest(Share(1, 9421)), 0b01);
+  cluster.Allocate(0, cluster.MakeRequest(Share(800, 0)), 0b10);
+  const std::vector<PodSpec> pods = {Share(100, 4403)};
+  EXPECT_EQ(Place("mem-bestfit", cluster, pods)[0], 0);  // GPU 0: 2560 MiB left there
+  EXPECT_EQ(Place("bestfit", cluster, pods)[0], 1);      // GPU 1: 11981 MiB left there
+}
+
+// Between nodes, mem-bestfit takes the one with the least usable memory left; a GPU without
+// free compute counts as no memory (were its 16 GiB counted, n1 would win).
+TEST(GpuMemoryPolicies, MemBestFitTakesTheNodeWithTheLeastMemoryLeft) {
+  Cluster cluster({V100("n0", 2), V100("n1", 2), V100("n2", 2)});
+  cluster.Allocate(1, cluster.MakeRequest(Share(1, 12000)), 0b01);  // n1: 4384 + 6384 left
+  cluster.Allocate(1, cluster.MakeRequest(Share(1, 10000)), 0b10);
+  cluster.Allocate(2, cluster.MakeRequest(Share(1000, 0)), 0b01);  // n2: 0 + 6384 usable
+  cluster.Allocate(2, cluster.MakeRequest(Share(1, 10000)), 0b10);
+  const std::vector<PodSpec> pods = {Share(100, 4000)};
+  // n1 would keep 384 + 6384 MiB, n2 0 + 2384 (n0 28768).
+  EXPECT_EQ(Place("mem-bestfit", cluster, pods)[0], 201);
+}
+
+// HAMi binpack takes the most used node and GPU, spread the least used.
+TEST(GpuMemoryPolicies, HamiBinpackAndSpread) {
+  Cluster cluster({V100("n0", 2), V100("n1", 2)});
+  cluster.Allocate(1, cluster.MakeRequest(Share(300, 4000)), 0b10);
+  const std::vector<PodSpec> pods = {Share(100, 1000)};
+  EXPECT_EQ(Place("hami-binpack", cluster, pods)[0], 101);  // n1, its used GPU 1
+  EXPECT_EQ(Place("hami-spread", cluster, pods)[0], 0);     // n0 (idle), GPU 0
+  // Within one node: binpack joins the used GPU, spread takes the free one.
+  Cluster one({V100("n0", 2)});
+  one.Allocate(0, one.MakeRequest(Share(300, 4000)), 0b01);
+  EXPECT_EQ(Place("hami-binpack", one, pods)[0], 0);
+  EXPECT_EQ(Place("hami-spread", one, pods)[0], 1);
+}
+
+// GPUs stranded in one dimension: free compute but too little memory for every class, and
+// the reverse; a GPU that serves some class counts in neither.
+TEST(GpuMemoryPolicies, GpuStrandingCountsEachShortDimension) {
+  const Cluster cluster({V100("n0", 4)});
+  TargetWorkload w = TargetWorkload::FromPods({kSlam, kVision});
+  w.Resolve(cluster);
+  // GPU 0: 999 milli, 2000 MiB (memory short); GPU 1: 100 milli, 12000 MiB (compute short);
+  // GPU 2: 300 milli, 5000 MiB (serves vision); GPU 3: no compute left.
+  const int32_t free[] = {999, 100, 300, 0};
+  const int32_t mem[] = {2000, 12000, 5000, 16384};
+  const TargetWorkload::GpuStranding s = w.NodeGpuStranding(0, free, mem, 4);
+  EXPECT_EQ(s.compute_no_memory, 1);
+  EXPECT_EQ(s.memory_no_compute, 1);
+}
+
+// A run on a GPU-memory scenario fills the curve's memory fields; one without GPU memory
+// leaves them empty.
+TEST(GpuMemoryPolicies, RunReportsGpuMemory) {
+  Result<Scenario> s = ParseScenario(EmbeddedScenario("mem-v100"), "mem-v100");
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  const std::vector<NodeSpec> nodes = ScenarioNodes(*s);
+  const std::vector<PodSpec> pods = ScenarioPods(*s);
+  TargetWorkload w = TargetWorkload::FromPods(pods);
+  w.Resolve(Cluster(nodes));
+  InflationOptions options;
+  options.record_placements = false;
+  for (const char* policy : {"tessera", "mem-bestfit", "hami-binpack", "hami-spread"}) {
+    Result<RunResult> run = RunInflation(nodes, pods, w, policy, 42, options);
+    ASSERT_TRUE(run.ok()) << policy;
+    EXPECT_TRUE(run->has_gpu_memory);
+    EXPECT_EQ(run->capacity_mem_mib, 32 * 4 * 16384 + 16 * 8 * 32768);
+    const CurvePoint& start = run->curve.front();
+    EXPECT_DOUBLE_EQ(start.unallocated_mem_pct, 100.0);
+    EXPECT_EQ(start.gpus_compute_no_memory, 0);  // idle GPUs serve every class
+    EXPECT_EQ(start.gpus_memory_no_compute, 0);
+    const CurvePoint& at100 = run->curve[100];
+    EXPECT_GT(at100.unallocated_mem_pct, 0.0) << policy;
+    EXPECT_LT(at100.unallocated_mem_pct, 60.0) << policy;
+    EXPECT_LE(at100.failed, run->curve.back().failed);
+    EXPECT_EQ(run->curve.back().failed, run->failed);
+  }
+  Result<RunResult> one = RunInflation(nodes, pods, w, "tessera", 42, options);
+  ASSERT_TRUE(one.ok());
+  const std::string csv = CurveCsv({*one});
+  EXPECT_EQ(csv.substr(0, csv.find('\n')),
+            "policy,seed,arrival_pct,arrived_pct,allocated_milli,unallocated_pct,frag_milli,"
+            "frag_ratio,unallocated_mem_mib,unallocated_mem_pct,failed,gpus_compute_no_memory,"
+            "gpus_memory_no_compute");
+  EXPECT_NE(SummaryTable({*one}, {"tessera"}, {100}).find("memunalloc@100"), std::string::npos);
+  std::vector<PodSpec> no_memory = pods;
+  for (PodSpec& p : no_memory) p.gpu_memory_mib = 0;
+  Result<RunResult> plain = RunInflation(nodes, no_memory, w, "fgd", 42, options);
+  ASSERT_TRUE(plain.ok());
+  EXPECT_FALSE(plain->has_gpu_memory);
+  EXPECT_EQ(plain->curve[100].unallocated_mem_pct, 0.0);
+  EXPECT_EQ(MemorySummaryTable({*plain}, {"fgd"}, {100}), "");
+  const std::string plain_csv = CurveCsv({*plain});
+  EXPECT_EQ(plain_csv.substr(0, plain_csv.find('\n')),
+            "policy,seed,arrival_pct,arrived_pct,allocated_milli,unallocated_pct,frag_milli,"
+            "frag_ratio");
+}
+
+}  // namespace
+}  // namespace tessera
