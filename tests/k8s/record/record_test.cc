@@ -60,6 +60,10 @@ std::string TempDir(const std::string& name) {
   return dir;
 }
 
+std::string Time(int64_t replay_seconds) {
+  return Rfc3339Millis(static_cast<double>(kBase + replay_seconds));
+}
+
 // --- The journal and the lists -------------------------------------------------------------
 
 RecordedPod SomePod(const std::string& uid, const std::string& name, int64_t created) {
@@ -140,6 +144,82 @@ TEST(RecordJournal, LastLineWinsTornTailDroppedListsReadByTheTraceReaders) {
   ASSERT_FALSE(foreign.ok());
   EXPECT_NE(foreign.error().message.find("x.csv:1: not a journal line"), std::string::npos)
       << foreign.error().message;
+}
+
+// --- What one pod object becomes ----------------------------------------------------------
+
+Pod Decoded(const Json& j) {
+  Result<Pod> p = DecodePod(j, "Pod");
+  EXPECT_TRUE(p.ok()) << (p.ok() ? "" : p.error().message);
+  return p.ok() ? *p : Pod{};
+}
+
+TEST(Recorder, ReadsRequestsAsServeDoesAndTimesFromTheObjectOrTheClock) {
+  const std::string dir = TempDir("sink");
+  ManualClock clock(static_cast<double>(kBase + 50));
+  RecorderOptions ro;
+  ro.dir = dir;
+  ro.clock = &clock;
+  std::unique_ptr<Recorder> r = std::move(Recorder::Open(ro).value());
+
+  // HAMi: 30 % of the cores and 8000 MiB of one GPU; no class label: the QoS class (BestEffort
+  // would be BE; this one has limits only, so Guaranteed).
+  Json hami = testing::PodObject("hami", testing::Shape(0));
+  hami["metadata"]["creationTimestamp"] = Time(10);
+  hami["spec"]["containers"][0]["resources"]["limits"] = {{"cpu", "1"},
+                                                          {"memory", "2Gi"},
+                                                          {"nvidia.com/gpu", "1"},
+                                                          {"nvidia.com/gpucores", "30"},
+                                                          {"nvidia.com/gpumem", "8000"}};
+  ASSERT_TRUE(r->UpsertPod(Decoded(hami)).ok());
+  std::optional<RecordedPod> p = r->pod("uid-hami");
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->name, "ml/hami");
+  EXPECT_EQ(p->num_gpu, 1);
+  EXPECT_EQ(p->gpu_milli, 300);
+  EXPECT_EQ(p->cpu_milli, 1000);
+  EXPECT_EQ(p->memory_mib, 2048);
+  EXPECT_EQ(p->qos, "Guaranteed");
+  EXPECT_EQ(p->creation_time, kBase + 10);
+  EXPECT_EQ(p->scheduled_time, -1);
+
+  // Bound without a PodScheduled condition: the clock; then Succeeded: the clock.
+  hami["spec"]["nodeName"] = "n1";
+  clock.Set(static_cast<double>(kBase + 60));
+  ASSERT_TRUE(r->UpsertPod(Decoded(hami)).ok());
+  EXPECT_EQ(r->pod("uid-hami")->scheduled_time, kBase + 60);
+  hami["status"]["phase"] = "Succeeded";
+  clock.Set(static_cast<double>(kBase + 90));
+  ASSERT_TRUE(r->UpsertPod(Decoded(hami)).ok());
+  EXPECT_EQ(r->pod("uid-hami")->deletion_time, kBase + 90);
+  clock.Set(static_cast<double>(kBase + 95));
+  r->DeletePod("uid-hami");
+  EXPECT_EQ(r->pod("uid-hami")->deletion_time, kBase + 90) << "the first end counts";
+  EXPECT_TRUE(r->pod("uid-hami")->gone);
+
+  // A BestEffort pod is class BE; one already ended when first seen keeps no end time.
+  Json be = testing::PodObject("be", testing::Shape(0, 1000, "n1", "", "Failed"));
+  be["spec"]["containers"][0]["resources"] = Json::object();
+  ASSERT_TRUE(r->UpsertPod(Decoded(be)).ok());
+  EXPECT_EQ(r->pod("uid-be")->qos, "BE");
+  EXPECT_TRUE(r->pod("uid-be")->before_start);
+  EXPECT_EQ(r->pod("uid-be")->deletion_time, -1);
+  EXPECT_EQ(r->pod("uid-be")->scheduled_time, -1);
+
+  // A request serve rejects (a fractional GPU on two GPUs) is recorded fail-closed, and said.
+  Json bad = testing::PodObject("bad", testing::Shape(2, 500));
+  Status s = r->UpsertPod(Decoded(bad));
+  EXPECT_FALSE(s.ok());
+  ASSERT_TRUE(r->pod("uid-bad"));
+  EXPECT_EQ(r->pod("uid-bad")->num_gpu, 2);
+  EXPECT_EQ(r->pod("uid-bad")->gpu_milli, 1000);
+
+  // The journal replays to the same state.
+  Result<JournalState> j = ParseJournal(ReadFile(dir + "/record.journal").value(), "j");
+  ASSERT_TRUE(j.ok()) << j.error().message;
+  EXPECT_EQ(j->pods.at("uid-hami"), *r->pod("uid-hami"));
+  EXPECT_EQ(j->pods.at("uid-be"), *r->pod("uid-be"));
+  EXPECT_EQ(j->pods.size(), 3u);
 }
 
 // --- A recorded history, replayed ----------------------------------------------------------
@@ -230,10 +310,6 @@ ReplayOptions Options(const Timeline& timeline) {
   o.samples = 0;
   o.horizon_s = timeline.pods.back().arrival_s + 100000;  // every pod finishes
   return o;
-}
-
-std::string Time(int64_t replay_seconds) {
-  return Rfc3339Millis(static_cast<double>(kBase + replay_seconds));
 }
 
 // One step of the cluster history.
@@ -658,7 +734,6 @@ TEST(RecordRun, DurationEndsCleanlyWithTheFinalListsAndAResumeAddsNoDuplicate) {
   KubeApiConfig c;
   c.server = fake.url();
   c.source = "test";
-  std::unique_ptr<HttpKubeApi> api = std::move(HttpKubeApi::Create(c).value());
   ManualClock clock(static_cast<double>(kBase + 100));
   SyncedSleeper stop(&fake, &clock);
   RecordingSleeper backoff;
@@ -671,6 +746,8 @@ TEST(RecordRun, DurationEndsCleanlyWithTheFinalListsAndAResumeAddsNoDuplicate) {
   o.cache.sleeper = &backoff;
   o.cache.log = [](std::string_view, std::string_view, const Json&) {};
   for (int run = 0; run < 2; ++run) {
+    // A client per run, as a process has (CancelWatches at the end of a run is for good).
+    std::unique_ptr<HttpKubeApi> api = std::move(HttpKubeApi::Create(c).value());
     std::ostringstream err;
     stop.NewRun();
     ASSERT_EQ(RunRecord(api.get(), o, err), 0) << err.str();
