@@ -105,6 +105,14 @@ int RunRecord(KubeApi* api, const RecordRunOptions& options, std::ostream& err) 
       break;
     }
     if (woken || (end >= 0 && t >= end)) break;
+    // A refusal (credentials or RBAC) does not go away by retrying: said at once.
+    if (!sync.synced && (sync.reason.find(": HTTP 401: ") != std::string::npos ||
+                         sync.reason.find(": HTTP 403: ") != std::string::npos)) {
+      failure = "the API server refuses: " + sync.reason +
+                " (record needs get, list and watch on pods and nodes cluster-wide: see the "
+                "ClusterRole in docs/RECORD.md)";
+      break;
+    }
     if (!sync.synced && t - out_of_sync_since >= options.give_up_seconds) {
       failure = "out of sync with the API server for " +
                 std::to_string(static_cast<int64_t>(t - out_of_sync_since)) + " s: " + sync.reason;

@@ -11,6 +11,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
@@ -22,6 +24,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "k8s/api/cluster_cache.h"
@@ -631,6 +634,26 @@ TEST(RecordRun, ForbiddenSaysWhichPermissionAndWritesNothing) {
   EXPECT_FALSE(std::filesystem::exists(o.dir));
 }
 
+// Waits (for real) until `ready` holds, then moves the clock by the time asked.
+class AdvancingSleeper final : public Sleeper {
+ public:
+  AdvancingSleeper(ManualClock* clock, std::function<bool()> ready)
+      : clock_(clock), ready_(std::move(ready)) {}
+  bool Sleep(double seconds) override {
+    WaitFor(ready_);
+    clock_->Advance(seconds);
+    slept_ += seconds;
+    return true;
+  }
+  void Wake() override {}
+  double slept() const { return slept_; }
+
+ private:
+  ManualClock* clock_;
+  std::function<bool()> ready_;
+  double slept_ = 0;
+};
+
 // Lists that the API server refuses after the first check (RBAC changed under a running
 // recorder): the run gives up, says so, and leaves only partial lists.
 class RefusingLists final : public KubeApi {
@@ -638,6 +661,7 @@ class RefusingLists final : public KubeApi {
   explicit RefusingLists(KubeApi* inner) : inner_(inner) {}
   ApiStatus List(const std::string& path, const ListOptions& o, ListPage* page) override {
     if (o.limit != 1) {
+      ++refusals_;
       ApiStatus s;
       s.http_status = 403;
       s.error = "GET " + path + ": HTTP 403: \"forbidden\"";
@@ -655,9 +679,11 @@ class RefusingLists final : public KubeApi {
                     const std::map<std::string, std::string>&) override {
     return {403, "read-only"};
   }
+  int refusals() const { return refusals_.load(); }
 
  private:
   KubeApi* inner_;
+  std::atomic<int> refusals_{0};
 };
 
 TEST(RecordRun, RefusedAfterStartMarksTheRecordingFailed) {
@@ -669,13 +695,15 @@ TEST(RecordRun, RefusedAfterStartMarksTheRecordingFailed) {
   c.source = "test";
   std::unique_ptr<HttpKubeApi> http = std::move(HttpKubeApi::Create(c).value());
   RefusingLists api(http.get());
-  RecordingSleeper stop, backoff;
   ManualClock clock(static_cast<double>(kBase));
+  // Three refusals: one resource's reflector has failed twice, so its state says why.
+  AdvancingSleeper stop(&clock, [&] { return api.refusals() >= 3; });
+  RecordingSleeper backoff;
   RecordRunOptions o;
   o.dir = TempDir("refused");
   o.stop = &stop;
   o.clock = &clock;
-  o.give_up_seconds = 0;
+  o.give_up_seconds = 300;  // a refusal ends the run before that
   o.cache.sleeper = &backoff;
   o.cache.log = [](std::string_view, std::string_view, const Json&) {};
   std::ostringstream err;
@@ -686,7 +714,10 @@ TEST(RecordRun, RefusedAfterStartMarksTheRecordingFailed) {
   const Json j = Json::parse(*status);
   EXPECT_EQ(j["state"], "failed");
   EXPECT_EQ(j["complete"], false);
-  EXPECT_NE(j["reason"].get<std::string>().find("out of sync"), std::string::npos) << j.dump();
+  EXPECT_NE(j["reason"].get<std::string>().find("the API server refuses: "), std::string::npos)
+      << j.dump();
+  EXPECT_NE(j["reason"].get<std::string>().find("HTTP 403"), std::string::npos) << j.dump();
+  EXPECT_LT(stop.slept(), 300) << "given up at once, not after --give-up-seconds";
   EXPECT_FALSE(std::filesystem::exists(o.dir + "/openb_pod_list.csv"));
   EXPECT_FALSE(std::filesystem::exists(o.dir + "/openb_node_list.csv"));
   EXPECT_TRUE(std::filesystem::exists(o.dir + "/openb_pod_list.partial.csv"));
