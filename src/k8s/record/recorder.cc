@@ -148,6 +148,7 @@ Status Recorder::UpsertPod(const Pod& pod) {
   }
   if (p.deletion_time < 0 && Terminal(pod.phase) && !p.before_start) {
     p.deletion_time = std::max(now, p.scheduled_time);
+    p.ended_unseen = known && in_list_;  // it ended while no watch ran: found by this list
   }
   if (known && it->second == p) return {};
   state_.pods[p.uid] = p;

@@ -55,7 +55,8 @@ struct RecordCounts {
 ///    pod is first seen bound;
 ///  - deletion_time: the clock when the pod is first seen Succeeded or Failed, or deleted; a pod
 ///    a list no longer contains (deleted while no watch ran) ends at that list's time and is
-///    marked ended_unseen; a pod already Succeeded/Failed when first seen keeps no end time;
+///    marked ended_unseen (so is a recorded pod a list finds Succeeded/Failed); a pod already
+///    Succeeded/Failed when first seen keeps no end time;
 ///  - a node is recorded with NodeToSpec's capacity when first seen and on every change.
 /// Each change is one journal line written at once. A Recorder opened on a folder with a
 /// journal resumes it: what the journal holds is the starting state, so a pod is never written

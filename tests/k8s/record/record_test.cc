@@ -217,12 +217,27 @@ TEST(Recorder, ReadsRequestsAsServeDoesAndTimesFromTheObjectOrTheClock) {
   EXPECT_EQ(r->pod("uid-bad")->num_gpu, 2);
   EXPECT_EQ(r->pod("uid-bad")->gpu_milli, 1000);
 
+  // A running pod a list finds Succeeded ended while no watch ran: found by that list.
+  Json run = testing::PodObject("run", testing::Shape(1, 1000, "n1"));
+  ASSERT_TRUE(r->UpsertPod(Decoded(run)).ok());
+  EXPECT_FALSE(r->pod("uid-run")->ended_unseen);
+  clock.Set(static_cast<double>(kBase + 200));
+  r->BeginPodList();
+  run["status"]["phase"] = "Succeeded";
+  ASSERT_TRUE(r->UpsertPod(Decoded(run)).ok());
+  r->EndPodList({"uid-run", "uid-be", "uid-bad"}, "1");
+  EXPECT_EQ(r->pod("uid-run")->deletion_time, kBase + 200);
+  EXPECT_TRUE(r->pod("uid-run")->ended_unseen);
+  EXPECT_FALSE(r->pod("uid-run")->gone);
+  EXPECT_FALSE(r->pod("uid-bad")->gone);
+
   // The journal replays to the same state.
   Result<JournalState> j = ParseJournal(ReadFile(dir + "/record.journal").value(), "j");
   ASSERT_TRUE(j.ok()) << j.error().message;
   EXPECT_EQ(j->pods.at("uid-hami"), *r->pod("uid-hami"));
   EXPECT_EQ(j->pods.at("uid-be"), *r->pod("uid-be"));
-  EXPECT_EQ(j->pods.size(), 3u);
+  EXPECT_EQ(j->pods.at("uid-run"), *r->pod("uid-run"));
+  EXPECT_EQ(j->pods.size(), 4u);
 }
 
 // --- A recorded history, replayed ----------------------------------------------------------
