@@ -157,6 +157,22 @@ Pod Decoded(const Json& j) {
   return p.ok() ? *p : Pod{};
 }
 
+TEST(Recorder, ScheduledTimestampIsTheTruePodScheduledConditionAndBadShapesAreIgnored) {
+  Json pod = testing::PodObject("a", testing::Shape(1));
+  pod["status"]["conditions"] = {
+      "not an object",
+      {{"type", "PodScheduled"}, {"status", "False"}, {"lastTransitionTime", Time(1)}},
+      {{"type", "Ready"}, {"status", "True"}, {"lastTransitionTime", Time(2)}},
+      {{"type", "PodScheduled"}, {"status", "True"}, {"lastTransitionTime", 7}},
+      {{"type", "PodScheduled"}, {"status", "True"}, {"lastTransitionTime", Time(3)}}};
+  EXPECT_EQ(Decoded(pod).scheduled_timestamp, Time(3));
+  pod["status"]["conditions"] = "not a list";
+  EXPECT_EQ(Decoded(pod).scheduled_timestamp, "");
+  pod["status"]["conditions"] = {
+      {{"type", "PodScheduled"}, {"status", "False"}, {"lastTransitionTime", Time(1)}}};
+  EXPECT_EQ(Decoded(pod).scheduled_timestamp, "");
+}
+
 TEST(Recorder, ReadsRequestsAsServeDoesAndTimesFromTheObjectOrTheClock) {
   const std::string dir = TempDir("sink");
   ManualClock clock(static_cast<double>(kBase + 50));
