@@ -9,6 +9,7 @@
 #include "cli/cli_util.h"
 #include "cli/frag_command.h"
 #include "cli/plan_command.h"
+#include "cli/record_command.h"
 #include "cli/replay_command.h"
 #include "cli/serve_command.h"
 
@@ -27,6 +28,8 @@ int main(int argc, char** argv) {
   tessera::ReplayCliOptions replay;
   replay.command_line = frag.command_line;
   tessera::AddReplayCommand(app, replay, exit_code);
+  tessera::RecordCliOptions record;
+  tessera::AddRecordCommand(app, record, exit_code);
   tessera::ServeOptions serve;
   tessera::AddServeCommand(app, serve, exit_code);
   tessera::PlanCliOptions plan;

@@ -31,8 +31,8 @@ expect frag-unknown-option 2 "tessera frag: error: The following arguments were 
 expect replay-member 2 "tessera replay: error: --headroom-mode: x not in" replay --headroom-mode x
 expect replay-range 2 "tessera replay: error: --time-scale" replay --time-scale 0
 expect serve-range 2 "tessera serve: error: --spin-us" serve --spin-us -1
-expect unknown-command 2 "tessera: error: unknown command 'fragment' (commands: frag, replay, serve" fragment
-expect no-command 2 "tessera: error: no command given (commands: frag, replay, serve" 
+expect unknown-command 2 "tessera: error: unknown command 'fragment' (commands: frag, replay, record, serve" fragment
+expect no-command 2 "tessera: error: no command given (commands: frag, replay, record, serve" 
 expect top-level-option 2 "tessera: error: unknown option '--bogus' (options go after the command" --bogus
 
 # --help and --version still succeed.

@@ -182,6 +182,19 @@ void FakeApiServer::DropWatches() {
   changed_.notify_all();
 }
 
+void FakeApiServer::SendBookmarks() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  ++rv_;
+  for (const char* resource : {"nodes", "pods"}) {
+    const Json object = {{"kind", resource == std::string("nodes") ? "Node" : "Pod"},
+                         {"apiVersion", "v1"},
+                         {"metadata", {{"resourceVersion", std::to_string(rv_)}}}};
+    events_.push_back(
+        {rv_, resource, Json{{"type", "BOOKMARK"}, {"object", object}}.dump() + "\n"});
+  }
+  changed_.notify_all();
+}
+
 void FakeApiServer::Compact() {
   std::lock_guard<std::mutex> lock(mutex_);
   compacted_rv_ = rv_;

@@ -74,6 +74,9 @@ class FakeApiServer {
   void HoldLists(bool hold);
   /// Cuts every open watch stream mid-way (no terminating chunk).
   void DropWatches();
+  /// Sends every watcher of nodes and pods a BOOKMARK event at a new resourceVersion (no object
+  /// changes), as the API server does for watches with allowWatchBookmarks.
+  void SendBookmarks();
   /// Forgets the history: a watch from an older resourceVersion gets 410 Gone.
   void Compact();
   /// 410 as an HTTP status (default) or as a watch ERROR event with code 410.

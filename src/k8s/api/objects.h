@@ -76,6 +76,10 @@ struct Pod {
   /// metadata.creationTimestamp as given (RFC 3339, "2026-01-02T03:04:05Z"; "" when absent or
   /// not a string); CreationSeconds reads it.
   std::string creation_timestamp;
+  /// status.conditions[type=PodScheduled, status=True].lastTransitionTime as given (RFC 3339;
+  /// "" when absent or not a string): when the pod was bound. Read leniently, as
+  /// creation_timestamp (for `tessera record`).
+  std::string scheduled_timestamp;
   /// status.qosClass when present, else computed as Kubernetes does: Guaranteed, Burstable or
   /// BestEffort.
   std::string qos_class;
