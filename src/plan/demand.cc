@@ -80,30 +80,6 @@ Timeline BusiestWindow(const Timeline& timeline, double hours) {
   return out;
 }
 
-double ConcurrentGpuQuantile(const Timeline& timeline, double quantile) {
-  if (timeline.pods.empty()) return 0;
-  const double from = timeline.pods.front().arrival_s, to = timeline.pods.back().arrival_s;
-  if (to <= from) return 0;
-  // Time spent at each level of demand, over [from, to].
-  std::map<double, double> time_at;
-  double level = 0, prev = from;
-  for (const auto& [t, d] : Steps(timeline)) {
-    const double c = std::clamp(t, from, to);
-    if (c > prev) time_at[level] += c - prev;
-    prev = std::max(prev, c);
-    level += d;
-    if (level < 1e-9) level = 0;
-  }
-  if (to > prev) time_at[level] += to - prev;
-  const double want = quantile * (to - from);
-  double acc = 0;
-  for (const auto& [l, dt] : time_at) {
-    acc += dt;
-    if (acc >= want) return l;
-  }
-  return time_at.empty() ? 0 : time_at.rbegin()->first;
-}
-
 std::vector<int> PodsAtPeak(const Timeline& timeline) {
   double level = 0, best = -1, at = 0;
   for (const auto& [t, d] : Steps(timeline)) {

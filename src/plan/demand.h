@@ -23,12 +23,8 @@ Timeline GrowDemand(const Timeline& timeline, double growth, uint64_t seed, doub
 /// requested, shifted to start at 0; the whole timeline when it is shorter than the window.
 Timeline BusiestWindow(const Timeline& timeline, double hours);
 
-/// Concurrent GPU demand if every pod ran from its arrival for its duration (no waiting):
-/// the `quantile` (0..1) over time of the GPUs in use (milli / 1000, time-weighted over
-/// [first arrival, last arrival]).
-double ConcurrentGpuQuantile(const Timeline& timeline, double quantile);
-
-/// The instant of the highest concurrent GPU demand (as above) and the pods running then.
+/// The instant of the highest concurrent GPU demand (every pod running from its arrival for
+/// its duration) and the pods running then.
 std::vector<int> PodsAtPeak(const Timeline& timeline);
 
 /// Per qos class (PodSpec::qos, "" as is), the offered load in GPUs over the run [first

@@ -513,13 +513,24 @@ Result<PlanResult> FinishPlan(const PlanSpec& spec, const DemandDraws& demand,
     baseline("quota " + std::to_string(spec.quota_gpus) + " GPUs",
              MixForGpus(spec.catalog, spec.quota_gpus));
   }
-  {
-    const double p95 = ConcurrentGpuQuantile(base, 0.95);
-    const int64_t want = static_cast<int64_t>(std::ceil(p95 / spec.target_util - 1e-9));
-    char buf[96];
-    std::snprintf(buf, sizeof buf, "p95 %.1f GPUs / %.0f %% utilization", p95,
-                  spec.target_util * 100);
-    baseline(buf, MixForGpus(spec.catalog, want));
+  ForecastOptions fo;
+  fo.classes = spec.replay.qos;
+  Result<DemandForecast> forecast = BuildDemandForecast(base, fo, ForecastSpec{});
+  if (forecast) {
+    plan.forecast = std::move(forecast).value();
+    Result<int64_t> want = BaselineGpus(plan.forecast.forecast, spec.target_util);
+    if (want) {
+      double p95 = 0;
+      for (const ClassForecast& c : plan.forecast.forecast.classes) p95 += c.gpus.p95;
+      char buf[96];
+      std::snprintf(buf, sizeof buf, "forecast p95 %.1f GPUs / %.0f %% utilization", p95,
+                    spec.target_util * 100);
+      baseline(buf, MixForGpus(spec.catalog, *want));
+    } else {
+      plan.forecast_error = want.error().message;
+    }
+  } else {
+    plan.forecast_error = forecast.error().message;
   }
   baseline("cluster-autoscaler FFD at the peak", FirstFitDecreasing(spec.catalog, base));
   // Fill the rows that need replays, in order.

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "plan/catalog.h"
+#include "plan/forecast.h"
 #include "plan/slo.h"
 #include "replay/replay.h"
 #include "replay/replay_policy.h"
@@ -139,6 +140,12 @@ struct PlanResult {
   std::string headroom_yaml;  ///< a tessera.yaml `headroom:` snippet for the chosen plan
   /// Per policy, the GPUs of its cheapest plan (-1: none).
   std::vector<int64_t> policy_gpus;
+  /// The forecast of the demand the plan is sized for (the first seed's draw, growth
+  /// applied): per class concurrent GPUs, rates, durations, backtest (plan/forecast.h). The
+  /// "p95 / utilization" baseline is sized from it. `forecast_error` says why there is none
+  /// (a history shorter than two buckets); that baseline is then left out.
+  DemandForecast forecast;
+  std::string forecast_error;
 };
 
 /// The plan from every unit's result (in any order): each policy's cheapest mix, the chosen

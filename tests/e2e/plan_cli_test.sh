@@ -79,7 +79,13 @@ python3 - "$tmp/single/plan.json" <<'PY' || fail "plan.json: wrong shape"
 import json, sys
 j = json.load(open(sys.argv[1]))
 assert j["format"] == "tessera-plan/1"
-assert j["forecast"] is None
+f = j["forecast"]
+assert set(f) == {"history", "forecast", "backtest"}, f.keys()
+assert [c["class"] for c in f["forecast"]["classes"]] == ["LS", "Guaranteed", "Burstable", "BE"], f
+assert any(c["gpus"]["p95"] > 0 for c in f["forecast"]["classes"]), f["forecast"]
+assert 0 <= f["backtest"]["exceeded_pct"] <= 100, f["backtest"]
+util = [r for r in j["rows"] if r["kind"] == "baseline" and "forecast p95" in r["label"]]
+assert len(util) == 1, [r["label"] for r in j["rows"]]
 c = j["chosen"]
 assert c["gpus"] > 0 and c["cost_per_hour"] > 0, c
 plans = [r for r in j["rows"] if r["kind"] == "plan" and r["chosen"]]
