@@ -2,7 +2,8 @@
 # tessera analyze from the command line: a small snapshot (three 8-GPU nodes at 7/6/7 GPUs used
 # and a pending 4-GPU pod) gives the table, analyze.json and report.html with a plan that places
 # the pod; bad input (malformed or truncated JSON, unknown kinds, objects missing fields) exits 2
-# naming the file and JSON path and writes nothing; an API server that cannot be reached exits 4.
+# naming the file and JSON path and writes nothing; an API server that cannot be reached exits 4,
+# one that answers 403 exits 3.
 set -euo pipefail
 : "${TESSERA:?}"
 tmp=$(mktemp -d)
@@ -96,6 +97,33 @@ users: [{name: u, user: {token: t}}]
 contexts: [{name: c, context: {cluster: k, user: u}}]
 EOF
 expect unreachable 4 "the API server could not be reached" --kubeconfig "$tmp/kubeconfig"
+
+# An API server that refuses the token (403 with a Status, as kube-apiserver answers): exit 3,
+# the API's message, nothing written.
+python3 - "$tmp/port" <<'PY' &
+import http.server, json, sys
+class Refuse(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        body = json.dumps({"kind": "Status", "apiVersion": "v1", "status": "Failure",
+                           "message": "nodes is forbidden: User \"u\" cannot list resource",
+                           "reason": "Forbidden", "code": 403}).encode()
+        self.send_response(403)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *args):
+        pass
+server = http.server.HTTPServer(("127.0.0.1", 0), Refuse)
+open(sys.argv[1] + ".tmp", "w").write(str(server.server_address[1]))
+import os; os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+server.serve_forever()
+PY
+refuser=$!
+for _ in $(seq 100); do [ -s "$tmp/port" ] && break; sleep 0.05; done
+sed "s|http://127.0.0.1:1|http://127.0.0.1:$(cat "$tmp/port")|" "$tmp/kubeconfig" >"$tmp/kubeconfig-403"
+expect forbidden 3 "forbidden" --kubeconfig "$tmp/kubeconfig-403"
+kill "$refuser" 2>/dev/null || true
 
 if [ "$fails" -gt 0 ]; then echo "$fails failure(s)"; exit 1; fi
 echo "all analyze CLI checks passed"
