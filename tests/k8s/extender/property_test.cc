@@ -124,6 +124,8 @@ TEST_P(Property, NoGpuIsEverGivenTwiceAndRelistsRebuildTheFreshModel) {
       return live->extender->ready() && live->extender->assumed_pods() == 0 &&
              ModelOf(*live) == want;
     })) << when
+        << "\nlive ready: " << live->extender->ready() << " (" << live->extender->not_ready_reason()
+        << "), assumed pods: " << live->extender->assumed_pods()
         << "\nlive:  " << ModelOf(*live).dump() << "\nfresh: " << want.dump();
   };
 
