@@ -262,6 +262,20 @@ Result<Pod> DecodePod(const Json& j, std::string_view path) {
         ReadString(FindField(*status, "phase"), PathKey(stpath, "phase"), &pod.phase));
     TESSERA_RETURN_IF_ERROR(
         ReadString(FindField(*status, "qosClass"), PathKey(stpath, "qosClass"), &pod.qos_class));
+    TESSERA_RETURN_IF_ERROR(ReadString(FindField(*status, "nominatedNodeName"),
+                                       PathKey(stpath, "nominatedNodeName"),
+                                       &pod.nominated_node_name));
+    const Json* conditions = nullptr;
+    TESSERA_ASSIGN_OR_RETURN(conditions, ArrayField(*status, "conditions", stpath));
+    if (conditions != nullptr) {
+      for (const Json& c : *conditions) {
+        const Json* type = c.is_object() ? FindField(c, "type") : nullptr;
+        const Json* value = c.is_object() ? FindField(c, "status") : nullptr;
+        pod.disruption_target =
+            pod.disruption_target || (type != nullptr && value != nullptr &&
+                                      *type == "DisruptionTarget" && *value == "True");
+      }
+    }
   }
   if (pod.qos_class.empty()) pod.qos_class = ComputeQosClass(pod.containers);
   TESSERA_ASSIGN_OR_RETURN(pod.requests,
