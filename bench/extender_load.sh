@@ -23,7 +23,9 @@
 # OUT (/tmp/tessera-load: generated JSON and raw outputs; never committed),
 # TESSERA_DATA_DIR (../shared/data/alibaba-gpu-v2023/csv), SERVER_CPUS and CLIENT_CPUS (CPU
 # lists for `taskset -c`, e.g. 0 and 1: the server and wrk pinned apart; default: unpinned),
-# SPIN_US (the server's --spin-us; default: the server's default).
+# SPIN_US (the server's --spin-us; default: the server's default), CONFIG (a tessera.yaml for
+# the server's --config, e.g. bench/headroom.yaml: classes and a static LS headroom, which holds
+# the load's pods (priority 0: BE) to it; default: none).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$root/build}
@@ -42,6 +44,7 @@ server_pin=()
 client_pin=()
 spin_flag=()
 [ -n "${SPIN_US:-}" ] && spin_flag=(--spin-us "$SPIN_US")
+[ -n "${CONFIG:-}" ] && spin_flag+=(--config "$CONFIG")
 [ -n "${SERVER_CPUS:-}" ] && server_pin=(taskset -c "$SERVER_CPUS")
 [ -n "${CLIENT_CPUS:-}" ] && client_pin=(taskset -c "$CLIENT_CPUS")
 

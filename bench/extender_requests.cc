@@ -2,8 +2,10 @@
 // answer it) on the inputs of bench/extender_load.sh, without HTTP, for instruction counts:
 //
 //   valgrind --tool=callgrind --toggle-collect='*RunRequests*'
-//       build/bench/tessera_extender_requests /tmp/tessera-load 5000 filter 25 [fgd]
+//       build/bench/tessera_extender_requests /tmp/tessera-load 5000 filter 25 [fgd [H]]
 //
+// H > 0 keeps a static headroom of H GPUs for LS (the default classes): the bodies' pods carry
+// no class and priority 0, so they are BE, held to it, and filter checks each node against it.
 // Loads nodes-N.json and pods-N.json, answers WARMUP requests (the pod shapes in turn) to fill
 // the caches, then COUNT requests inside RunRequests (the only function callgrind collects).
 // Divide the Ir of RunRequests by COUNT. Prints the answer bytes, so that runs can be checked
@@ -49,7 +51,8 @@ NodeNamesMemo memo;
 
 int Main(int argc, char** argv) {
   if (argc < 5) {
-    std::fprintf(stderr, "usage: %s DIR NODES filter|prioritize COUNT [POLICY]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s DIR NODES filter|prioritize COUNT [POLICY [HEADROOM_GPUS]]\n",
+                 argv[0]);
     return 2;
   }
   const std::string dir = argv[1];
@@ -58,6 +61,10 @@ int Main(int argc, char** argv) {
   const int count = std::atoi(argv[4]);
   ExtenderOptions options;
   if (argc > 5) options.policy = argv[5];
+  if (argc > 6 && std::atoi(argv[6]) > 0) {
+    options.headroom.mode = HeadroomOptions::Mode::kStatic;
+    options.headroom.gpus = std::atoi(argv[6]);
+  }
   Result<std::string> nodes = ReadFile(dir + "/nodes-" + tag + ".json");
   Result<std::string> pods = ReadFile(dir + "/pods-" + tag + ".json");
   if (!nodes.ok() || !pods.ok()) {

@@ -109,8 +109,6 @@ class Replay {
         num_classes_(static_cast<int>(options.qos.classes.size())) {
     TESSERA_CHECK(num_classes_ > 0 && options.qos.fallback >= 0 &&
                   options.qos.fallback < num_classes_);
-    // A placer's GPUs are known only once it binds: the headroom cannot judge its choice.
-    TESSERA_CHECK(placer_ == nullptr || !headroom_.active());
     rank_.resize(nodes.size());
     for (int n = 0; n < cluster_.size(); ++n) rank_[n] = engine_->rank(n);
     on_node_.resize(nodes.size());
@@ -220,6 +218,7 @@ class Replay {
     }
     clock_.AdvanceTo(t);
     now_ = clock_.NowSeconds();
+    if (placer_ != nullptr) placer_->SetTime(now_);
     bool shrank = false;
     if (headroom_.Update(&shrank)) {
       if (shrank) UnblockHeadroom();
@@ -278,7 +277,8 @@ class Replay {
       case EventKind::kFinish:
         if ((p.state != State::kRunning && p.state != State::kTerminating) || p.run != e.run) break;
         Record(ReplayEvent::Kind::kFinish, e.pod, p.node);
-        Stop(e.pod, /*preempted=*/false);
+        // A victim that ends within its grace period leaves its GPUs to its preemptor.
+        Stop(e.pod, /*preempted=*/false, /*victim=*/p.state == State::kTerminating);
         if (placer_ != nullptr) placer_->Deleted(e.pod);
         p.state = State::kFinished;
         break;
@@ -309,25 +309,31 @@ class Replay {
     pending_by_class_[p.cls]--;
   }
 
-  // Whether placing `d` keeps the headroom for a pod below the protected priority (pods of
-  // non-preemptible classes are not held back unless hold_non_preemptible).
-  bool KeepsHeadroom(const Pod& p, const Decision& d) const {
-    if (!headroom_.Holds(p.priority, options_.qos.classes[p.cls].preemptible)) return true;
-    int consumed = 0;
-    const NodeState& s = cluster_.state(d.node);
-    for (GpuSet g = d.gpus; g != 0; g &= g - 1) {
-      consumed += s.gpu_free[std::countr_zero(g)] == kMilliPerGpu;
-    }
-    return headroom_.Keeps(idle_gpus_, consumed);
+  // Whether pod `p` is held to the headroom (below the protected priority; pods of
+  // non-preemptible classes only with hold_non_preemptible).
+  bool Held(const Pod& p) const {
+    return headroom_.Holds(p.priority, options_.qos.classes[p.cls].preemptible);
   }
 
-  // For a sharing pod held back by the headroom: the best-scored node (ties: node order) with
-  // an already used GPU that has room, and the tightest such GPU — so the pod takes no idle
-  // GPU. Returns a failed Decision if there is none.
-  Decision ShareUsedGpu(const PodRequest& req) {
+  // For a held pod at the policy's choice `d`: the GPUs the shared rule (PlaceHeld) gives it
+  // there. Returns whether it may go there.
+  bool KeepsHeadroom(const Pod& p, Decision* d) const {
+    if (!Held(p)) return true;
+    return PlaceHeld(headroom_, idle_gpus_, cluster_.state(d->node),
+                     cluster_.spec(d->node).gpu_count, p.req, &d->gpus);
+  }
+
+  // For a held share whose best node would eat the headroom: the best-scored node (ties:
+  // node order) among those that keep it (HeldMayUse), with the GPUs PlaceHeld gives it there
+  // — what serve's filter, prioritize and bind do. Returns a failed Decision if there is none.
+  Decision ShareUsedGpu(const Pod& p) {
+    const PodRequest& req = p.req;
     candidates_.clear();
     for (int n = 0; n < cluster_.size(); ++n) {
-      if (UsedGpuWithRoom(n, req) >= 0) candidates_.push_back(n);
+      if (cluster_.Check(n, req) == FitReason::kFits &&
+          HeldMayUse(headroom_, idle_gpus_, cluster_.state(n), cluster_.spec(n).gpu_count, req)) {
+        candidates_.push_back(n);
+      }
     }
     Decision best;
     int best_rank = 0;
@@ -338,14 +344,19 @@ class Replay {
         best_rank = rank_[node];
       }
     }
-    if (best.ok()) best.gpus = GpuSet{1} << UsedGpuWithRoom(best.node, req);
+    if (best.ok()) {
+      best.gpus = scheduler_.ChooseGpus(best.node, req);
+      if (!KeepsHeadroom(p, &best)) best = Decision{};
+    }
     return best;
   }
 
-  // The tightest GPU of `node` that is partly used and has room for `req`, or -1.
-  int UsedGpuWithRoom(int node, const PodRequest& req) const {
-    if (cluster_.Check(node, req) != FitReason::kFits) return -1;
-    return TightestUsedGpuWithRoom(cluster_.state(node), cluster_.spec(node).gpu_count, req);
+  // Whether pending pod `p` fits some node of the cluster now (the headroom aside).
+  bool FitsSomewhere(const Pod& p) const {
+    for (int n = 0; n < cluster_.size(); ++n) {
+      if (cluster_.Check(n, p.req) == FitReason::kFits) return true;
+    }
+    return false;
   }
 
   // Tries to place pending pod `id`; on failure marks its key blocked and may preempt.
@@ -353,19 +364,29 @@ class Replay {
   bool TryPod(int id) {
     Pod& p = pods_[id];
     if (blocked_[p.key] == kFree) {
+      // A held pod refused for the headroom waits for idle GPUs (kNoHeadroom); a held share
+      // also for a used GPU with room, which any departure from a node that fits it may make
+      // (kNoFit).
       Decision d;
-      if (placer_ != nullptr) {
+      bool fits = false;
+      if (placer_ != nullptr) {  // it keeps the headroom itself
         d.node = placer_->ChooseNode(id, rank_);
+        fits =
+            d.ok() || (Held(p) && headroom_.target() > 0 && !p.req.IsSharing() && FitsSomewhere(p));
       } else {
         d = scheduler_.Decide(p.req);
+        fits = d.ok();
+        if (d.ok() && !KeepsHeadroom(p, &d)) {
+          d = p.req.IsSharing() ? ShareUsedGpu(p) : Decision{};
+          fits = !p.req.IsSharing();
+        }
       }
-      if (d.ok() && !KeepsHeadroom(p, d) && p.req.IsSharing()) d = ShareUsedGpu(p.req);
-      if (d.ok() && KeepsHeadroom(p, d)) {
+      if (d.ok()) {
         Dequeue(id);
         Start(id, d.node, d.gpus);
         return true;
       }
-      blocked_[p.key] = d.ok() ? kNoHeadroom : kNoFit;
+      blocked_[p.key] = fits ? kNoHeadroom : kNoFit;
     }
     if (blocked_[p.key] == kNoFit || PreemptsForHeadroom(p)) return MaybePreempt(id);
     return false;
@@ -455,6 +476,7 @@ class Replay {
     std::vector<int> best_victims;
     for (const std::string& v : answers[chosen].victims.ids) best_victims.push_back(by_id_.at(v));
     Dequeue(id);
+    if (placer_ != nullptr) placer_->Nominated(id, best_node);
     p.state = State::kNominated;
     p.node = best_node;
     p.victims = best_victims;
@@ -490,7 +512,7 @@ class Replay {
     for (int v : p.victims) {
       Pod& q = pods_[v];
       if (q.state != State::kTerminating) continue;  // it finished on its own meanwhile
-      Stop(v, /*preempted=*/true);
+      Stop(v, /*preempted=*/true, /*victim=*/true);
       if (placer_ != nullptr) {
         placer_->Deleted(v);
         placer_->Created(v);
@@ -499,12 +521,14 @@ class Replay {
     }
     p.victims.clear();
     p.node = -1;
+    // The preemptor takes its victims' GPUs: no headroom check (sched/headroom.h).
     if (placer_ != nullptr ? placer_->FitsOn(id, node)
                            : cluster_.Check(node, p.req) == FitReason::kFits) {
       Start(id, node, placer_ != nullptr ? 0 : scheduler_.ChooseGpus(node, p.req));
     } else {
       Enqueue(id);  // someone else took the room: back to the queue
     }
+    if (placer_ != nullptr) placer_->Nominated(id, -1);
     dirty_ = true;
   }
 
@@ -538,14 +562,18 @@ class Replay {
   }
 
   // Ends the current run of `id` and frees its resources; unblocks what may now fit.
-  void Stop(int id, bool preempted) {
+  // `preempted`: the run was cut short (lost GPU-hours); `victim`: a preemption victim, whose
+  // GPUs go to its preemptor.
+  void Stop(int id, bool preempted, bool victim) {
     Pod& p = pods_[id];
     const int node = p.node;
     const int idle_before = IdleGpus(node);
     scheduler_.Unbind(node, p.req, p.gpus);
     const int idle_after = IdleGpus(node);
     idle_gpus_ += idle_after - idle_before;
-    if (!preempted) headroom_.NoteRelease(idle_after - idle_before);
+    // A victim's GPUs go to its preemptor: no refill (serve knows a victim by its
+    // DisruptionTarget condition).
+    if (!victim) headroom_.NoteRelease(idle_after - idle_before);
     auto& list = on_node_[node];
     list.erase(std::find(list.begin(), list.end(), id));
     class_alloc_milli_[p.cls] -= p.req.TotalGpuMilli();

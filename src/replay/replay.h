@@ -31,7 +31,9 @@ struct ReplayOptions {
   std::function<void(double now_s, double horizon_s)> progress;
   int64_t progress_every = 1024;
   /// Who decides and carries out placements and victims; null: the engine in-process (the
-  /// `placement` policy of RunReplay). Must outlive the run; needs headroom mode kNone.
+  /// `placement` policy of RunReplay). Must outlive the run. With a headroom the placer keeps
+  /// it (serve's own); the replay feeds a copy of the same component with the same starts and
+  /// departures only to know when a pod held back may be tried again.
   ReplayPlacer* placer = nullptr;
 };
 
@@ -55,9 +57,17 @@ struct PlacerVictims {
 class ReplayPlacer {
  public:
   virtual ~ReplayPlacer() = default;
+  /// The virtual clock moved to `now_s` (seconds since the trace's start); every question
+  /// after it is asked at that time.
+  virtual void SetTime(double now_s) = 0;
   /// Pod `pod` now exists and waits for a node: it arrived, or a victim was re-created.
   virtual void Created(int pod) = 0;
-  /// The node for pending pod `pod` (among equal scores, the smallest `rank`), or -1.
+  /// Preemptor `pod` is nominated to `node` (status.nominatedNodeName, as kube-scheduler
+  /// writes it) while its victims terminate; -1: the nomination is cleared (it was placed, or
+  /// went back to the queue).
+  virtual void Nominated(int pod, int node) = 0;
+  /// The node for pending pod `pod` (among equal scores, the smallest `rank`), or -1 (no node
+  /// fits it, or, for a pod held to the headroom, none keeps the headroom).
   virtual int ChooseNode(int pod, const std::vector<int>& rank) = 0;
   /// Whether `pod` fits on `node` now (a preemptor once its victims are gone).
   virtual bool FitsOn(int pod, int node) = 0;

@@ -1,9 +1,11 @@
 #include "sched/headroom.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <vector>
 
+#include "model/fit.h"
 #include "model/resources.h"
 
 namespace tessera {
@@ -36,9 +38,9 @@ bool Headroom::Set(int64_t gpus) {
 }
 
 // kBacklog: ceil(factor · the highest backlog of the last window), at least the floor.
-int64_t Headroom::BacklogTarget() {
+int64_t Headroom::BacklogTarget(double t) {
   const HeadroomOptions& h = options_;
-  while (!peaks_.empty() && peaks_.front().first < now() - h.window_s) peaks_.pop_front();
+  while (!peaks_.empty() && peaks_.front().first < t - h.window_s) peaks_.pop_front();
   const double peak = peaks_.empty() ? 0.0 : peaks_.front().second;
   return std::max<int64_t>(h.gpus,
                            static_cast<int64_t>(std::ceil(h.factor * peak / kMilliPerGpu - 1e-9)));
@@ -54,7 +56,9 @@ bool Headroom::Update(bool* shrank) {
   if (bucket == bucket_) return false;
   bucket_ = bucket;
   if (h.mode == HeadroomOptions::Mode::kBacklog) {
-    *shrank = Set(BacklogTarget());
+    // Peaks age out as of the bucket's boundary, so that H is the same whether the clock is
+    // read at the boundary (the replay's ticks) or later (serve reads it per request).
+    *shrank = Set(BacklogTarget(static_cast<double>(bucket) * h.bucket_s));
     next_tick_ = peaks_.empty() ? -1 : (bucket + 1) * h.bucket_s;
     return true;
   }
@@ -88,20 +92,50 @@ bool Headroom::NoteDemand(int priority, int64_t gpu_milli) {
       releases_.pop_front();
     }
     const double rate = std::max(0.0, released_milli_) / h.window_s;  // milli-GPU per second
+    while (!arrivals_.empty() && arrivals_.front().first <= t - h.window_s) {
+      arrived_milli_ -= arrivals_.front().second;
+      arrivals_.pop_front();
+    }
+    if (gpu_milli > 0) {
+      arrivals_.emplace_back(t, static_cast<double>(gpu_milli));
+      arrived_milli_ += static_cast<double>(gpu_milli);
+    }
     backlog_ = std::max(0.0, backlog_ - rate * (t - backlog_t_)) + static_cast<double>(gpu_milli);
+    backlog_ = std::min(backlog_, std::max(0.0, arrived_milli_));
     if (capacity_gpus_ != INT64_MAX) {
       backlog_ = std::min(backlog_, static_cast<double>(capacity_gpus_) * kMilliPerGpu);
     }
     backlog_t_ = t;
     while (!peaks_.empty() && peaks_.back().second <= backlog_) peaks_.pop_back();
     peaks_.emplace_back(t, backlog_);
-    return Set(BacklogTarget());
+    return Set(BacklogTarget(t));
   }
   if (h.mode != HeadroomOptions::Mode::kForecast) return false;
   const int64_t bucket = static_cast<int64_t>(std::floor(t / h.bucket_s));
   if (demand_.empty() || demand_.back().first != bucket) demand_.emplace_back(bucket, 0.0);
   demand_.back().second += static_cast<double>(gpu_milli);
   return false;
+}
+
+bool HeldMayUse(const Headroom& headroom, int64_t idle_gpus, const NodeState& state, int gpu_count,
+                const PodRequest& request) {
+  if (request.gpu_count == 0) return true;
+  if (!request.IsSharing()) return headroom.Keeps(idle_gpus, request.gpu_count);
+  return TightestUsedGpuWithRoom(state, gpu_count, request) >= 0 || headroom.Keeps(idle_gpus, 1);
+}
+
+bool PlaceHeld(const Headroom& headroom, int64_t idle_gpus, const NodeState& state, int gpu_count,
+               const PodRequest& request, GpuSet* gpus) {
+  int taken = 0;
+  for (GpuSet g = *gpus; g != 0; g &= g - 1) {
+    taken += state.gpu_free[std::countr_zero(g)] == kMilliPerGpu;
+  }
+  if (headroom.Keeps(idle_gpus, taken)) return true;
+  if (!request.IsSharing()) return false;
+  const int used = TightestUsedGpuWithRoom(state, gpu_count, request);
+  if (used < 0) return false;
+  *gpus = GpuSet{1} << used;
+  return true;
 }
 
 }  // namespace tessera

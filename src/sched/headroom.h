@@ -10,6 +10,8 @@
 #include <deque>
 #include <utility>
 
+#include "model/node.h"
+#include "model/pod.h"
 #include "util/clock.h"
 
 namespace tessera {
@@ -43,8 +45,11 @@ struct HeadroomOptions {
   /// at each protected arrival and drained at r, the rate of whole GPUs made idle by
   /// departures over the last window_s seconds (observed so far; divided by window_s, so r
   /// starts low); its backlog B is the GPUs a burst takes from the headroom before departures
-  /// have refilled it. H = ceil(factor · the highest B of the last window_s seconds),
-  /// growing at the arrival that raised B, shrinking at bucket_s boundaries as peaks age out.
+  /// have refilled it. B never exceeds the protected demand of the last window_s seconds
+  /// (demand older than the window counts as refilled, as the drain rate forgets departures
+  /// older than it), so that it decays once protected pods stop taking idle GPUs.
+  /// H = ceil(factor · the highest B of the last window_s seconds), growing at the arrival that
+  /// raised B, shrinking at bucket_s boundaries as peaks age out.
 };
 
 /// The headroom H of one run, fed with protected demand and releases as they happen.
@@ -72,7 +77,8 @@ class Headroom {
   /// forecast (kForecast) or the backlog (kBacklog, which may raise H at once). Returns
   /// whether H shrank.
   bool NoteDemand(int priority, int64_t gpu_milli);
-  /// `gpus` whole GPUs became idle now by a departure (kBacklog's drain rate).
+  /// `gpus` whole GPUs became idle now by a departure (kBacklog's drain rate). Not for a
+  /// preemption victim: its GPUs go to its preemptor, they refill nothing.
   void NoteRelease(int gpus);
   /// The clock moved: at a bucket boundary H is recomputed (forecast quantiles, backlog peaks
   /// that aged out). Returns whether it was recomputed; *shrank tells whether H went down.
@@ -82,8 +88,8 @@ class Headroom {
   double NextTick() const { return next_tick_; }
 
  private:
-  bool Set(int64_t gpus);  // true if H shrank
-  int64_t BacklogTarget();
+  bool Set(int64_t gpus);           // true if H shrank
+  int64_t BacklogTarget(double t);  // peaks older than t - window_s have aged out
   double now() const { return clock_->NowSeconds(); }
 
   HeadroomOptions options_;
@@ -96,7 +102,26 @@ class Headroom {
   std::deque<std::pair<double, double>> releases_;  // kBacklog: (time, milli-GPU made idle)
   double released_milli_ = 0;                       // their sum
   double backlog_ = 0, backlog_t_ = 0;              // kBacklog: B and when it was last updated
+  std::deque<std::pair<double, double>> arrivals_;  // kBacklog: (time, milli-GPU demanded)
+  double arrived_milli_ = 0;                        // their sum over the last window_s
   std::deque<std::pair<double, double>> peaks_;     // (time, B), B decreasing: a sliding max
 };
+
+/// The headroom rule of a held pod's placement, one for every front door (the replay's
+/// in-process placement, serve's filter and bind). `idle_gpus`: the cluster's idle GPUs now;
+/// `state`, `gpu_count`: the node's. A pod that preempted is placed on its node without these
+/// checks (it takes its victims' GPUs): the replay when the grace period ends, serve on the
+/// pod's status.nominatedNodeName.
+///
+/// Whether some GPU choice on the node keeps the headroom for a held pod that fits there: a
+/// share takes no idle GPU where a used GPU has room, else one; a whole-GPU pod takes its
+/// count.
+bool HeldMayUse(const Headroom& headroom, int64_t idle_gpus, const NodeState& state, int gpu_count,
+                const PodRequest& request);
+/// The GPUs a held pod takes on a node where the policy chose `*gpus` (which fit): the choice
+/// when it keeps the headroom; else, for a share, the node's tightest used GPU with room,
+/// which takes no idle GPU. False when neither keeps it (the pod must not go there).
+bool PlaceHeld(const Headroom& headroom, int64_t idle_gpus, const NodeState& state, int gpu_count,
+               const PodRequest& request, GpuSet* gpus);
 
 }  // namespace tessera

@@ -58,15 +58,15 @@ class KubeScheduler {
 };
 
 /// `tessera serve` in API mode over `fake` (which must hold the nodes already), with `policy`
-/// and `seed`, its clock standing still (filter passes stay fresh for the binds), and
-/// kube-scheduler's client connected once /readyz answers 200.
+/// and `seed` (and the rest of `eo`), its clock standing still unless the test moves it (filter
+/// passes stay fresh for the binds), and kube-scheduler's client connected once /readyz
+/// answers 200.
 struct Serve {
-  Serve(FakeApiServer& fake, const std::string& policy, uint64_t seed) {
+  Serve(FakeApiServer& fake, const std::string& policy, uint64_t seed, ExtenderOptions eo = {}) {
     KubeApiConfig kc;
     kc.server = fake.url();
     kc.source = "test";
     api = std::move(HttpKubeApi::Create(kc).value());
-    ExtenderOptions eo;
     eo.policy = policy;
     eo.seed = seed;
     eo.clock = &clock;

@@ -262,16 +262,24 @@ Result<Pod> DecodePod(const Json& j, std::string_view path) {
         ReadString(FindField(*status, "phase"), PathKey(stpath, "phase"), &pod.phase));
     TESSERA_RETURN_IF_ERROR(
         ReadString(FindField(*status, "qosClass"), PathKey(stpath, "qosClass"), &pod.qos_class));
-    // Only for `tessera record`: conditions of the wrong shape are ignored, not an error.
+    TESSERA_RETURN_IF_ERROR(ReadString(FindField(*status, "nominatedNodeName"),
+                                       PathKey(stpath, "nominatedNodeName"),
+                                       &pod.nominated_node_name));
+    // Conditions of the wrong shape are ignored, not an error: only `tessera record` (the
+    // PodScheduled time) and the headroom (DisruptionTarget: a preemption victim) read them.
     const Json* conditions = FindField(*status, "conditions");
     if (conditions != nullptr && conditions->is_array()) {
       for (const Json& c : *conditions) {
         if (!c.is_object()) continue;
         const Json* type = FindField(c, "type");
         const Json* value = FindField(c, "status");
+        if (type == nullptr || !type->is_string() || value == nullptr || !value->is_string() ||
+            *value != "True") {
+          continue;
+        }
+        if (*type == "DisruptionTarget") pod.disruption_target = true;
         const Json* at = FindField(c, "lastTransitionTime");
-        if (type != nullptr && type->is_string() && *type == "PodScheduled" && value != nullptr &&
-            value->is_string() && *value == "True" && at != nullptr && at->is_string()) {
+        if (*type == "PodScheduled" && at != nullptr && at->is_string()) {
           pod.scheduled_timestamp = at->get<std::string>();
         }
       }

@@ -72,7 +72,12 @@ struct Pod {
   std::string scheduler_name;  ///< spec.schedulerName
   int32_t priority = 0;        ///< spec.priority (0 when absent)
   std::string phase;           ///< status.phase: Pending, Running, Succeeded, Failed, Unknown
-  bool deleting = false;       ///< metadata.deletionTimestamp is set
+  /// status.nominatedNodeName: where kube-scheduler's preemption made room for the pod.
+  std::string nominated_node_name;
+  /// status.conditions holds DisruptionTarget=True: kube-scheduler marks a preemption victim
+  /// so before deleting it.
+  bool disruption_target = false;
+  bool deleting = false;  ///< metadata.deletionTimestamp is set
   /// metadata.creationTimestamp as given (RFC 3339, "2026-01-02T03:04:05Z"; "" when absent or
   /// not a string); CreationSeconds reads it.
   std::string creation_timestamp;

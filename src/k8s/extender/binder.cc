@@ -48,24 +48,21 @@ std::string Extender::AssumeLocked(const std::string& uid, int node, GpuSet* gpu
   const FitReason fit = cluster_->Check(node, request);
   if (fit != FitReason::kFits) return "does not fit: " + FitExplanation(fit);
   *gpus = scheduler_->ChooseGpus(node, request);
-  // The headroom: the idle GPUs the choice takes; a held share goes on the tightest used GPU
-  // with room rather than an idle one, and a held pod that would still eat the headroom is
-  // refused (kube-scheduler tries again).
+  // The headroom (sched/headroom.h, PlaceHeld): a held pod keeps the policy's GPUs where they
+  // leave the headroom whole; a held share that would eat it goes on the tightest used GPU
+  // with room; else it is refused (kube-scheduler tries again). On the node its preemption
+  // made room on, it takes its victims' GPUs unchecked.
   UpdateHeadroomLocked();
   const int cls = ClassOfRecord(*r);
   const NodeState& s = cluster_->state(node);
+  const std::string name = cluster_->spec(node).name;
+  if (HeldLocked(cls) && name != r->meta.nominated_node &&
+      !PlaceHeld(*headroom_, IdleGpusLocked(), s, cluster_->spec(node).gpu_count, request, gpus)) {
+    return "refused: " + ReasonText(kReasonHeadroom);
+  }
   int taken = 0;
   for (GpuSet g = *gpus; g != 0; g &= g - 1)
     taken += s.gpu_free[std::countr_zero(g)] == kMilliPerGpu;
-  if (HeldLocked(cls)) {
-    if (taken > 0 && request.IsSharing()) {
-      const int used = TightestUsedGpuWithRoom(s, cluster_->spec(node).gpu_count, request);
-      if (used >= 0) *gpus = GpuSet{1} << used, taken = 0;
-    }
-    if (!headroom_->Keeps(IdleGpusLocked(), taken))
-      return "refused: " + ReasonText(kReasonHeadroom);
-  }
-  const std::string name = cluster_->spec(node).name;
   pods_.Assume(uid, name, *gpus);
   PlaceNode(name);
   if (cls >= 0) {

@@ -194,15 +194,6 @@ int64_t Extender::IdleGpusLocked() const {
   return idle;
 }
 
-int Extender::IdleTakenLocked(int node, const PodRequest& request) const {
-  if (request.gpu_count == 0) return 0;
-  if (!request.IsSharing()) return request.gpu_count;
-  return TightestUsedGpuWithRoom(cluster_->state(node), cluster_->spec(node).gpu_count, request) >=
-                 0
-             ? 0
-             : 1;
-}
-
 void Extender::UpdateHeadroomLocked() {
   bool shrank = false;
   headroom_->Update(&shrank);
@@ -417,12 +408,13 @@ std::string Extender::FilterCandidatesLocked(const Pod& pod, const Result<PodSpe
             memo.reason = kReasonGpuMemoryCapacity;
           }
         }
+        // The headroom depends on the node's state too: once per group as well.
+        memo.keeps_headroom = !held || memo.reason != kReasonFit ||
+                              HeldMayUse(*headroom_, idle, cluster_->state(node),
+                                         cluster_->spec(node).gpu_count, request);
       }
       reason = memo.reason;
-    }
-    if (reason == kReasonFit && held) {
-      const int taken = IdleTakenLocked(node, request);
-      if (!headroom_->Keeps(idle, taken)) reason = kReasonHeadroom;
+      if (!memo.keeps_headroom && name != pod.nominated_node_name) reason = kReasonHeadroom;
     }
     if (reason == kReasonFit) {  // kReasonFit + FitReason::kFits
       if (passed != nullptr) (*passed)[node >> 6] |= uint64_t{1} << (node & 63);

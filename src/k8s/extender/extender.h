@@ -85,7 +85,9 @@ struct ExtenderOptions {
   /// min_priority is set from those classes). A pod of a preemptible class without
   /// use_headroom is held to it: filter refuses a node where placing it would leave fewer idle
   /// GPUs than the target (reason "headroom: ..."), and bind puts a held share on a used GPU
-  /// when one has room. kStatic keeps `gpus`; kForecast and kBacklog size the target from the
+  /// when its GPUs would eat the headroom (HeldMayUse, PlaceHeld: the replay's rule). On its
+  /// status.nominatedNodeName a held pod is not checked: its preemption freed the GPUs it
+  /// takes there. kStatic keeps `gpus`; kForecast and kBacklog size the target from the
   /// idle GPUs protected pods take when this extender binds them, and from the GPUs departures
   /// make idle, on this extender's clock. kNone: nothing is kept.
   HeadroomOptions headroom;
@@ -317,9 +319,6 @@ class Extender final : public ClusterEventSink {
   bool HeldLocked(int cls) const;
   /// The whole idle GPUs of the cluster.
   int64_t IdleGpusLocked() const;
-  /// The idle GPUs `request` takes on `node` (which fits it): a share none when a used GPU of
-  /// the node has room for it, else one; whole GPUs their count.
-  int IdleTakenLocked(int node, const PodRequest& request) const;
   /// Moves the headroom to the clock's now (forecast buckets, backlog peaks that aged out).
   void UpdateHeadroomLocked();
   /// Feeds a release: the idle GPUs before and after a change of the model (kBacklog).
@@ -409,7 +408,8 @@ class Extender final : public ClusterEventSink {
   /// the current request: valid where `stamp` is the request's group_fit_stamp_.
   struct GroupFit {
     uint32_t stamp = 0;
-    int reason = kReasonFit;  ///< kReasonFit + FitReason, or a refined kReason*
+    int reason = kReasonFit;     ///< kReasonFit + FitReason, or a refined kReason*
+    bool keeps_headroom = true;  ///< a held pod that fits keeps the headroom there (HeldMayUse)
     int score = 0;
   };
   std::vector<GroupFit> group_fit_;                // GUARDED_BY(mutex_), by group id

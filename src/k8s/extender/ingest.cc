@@ -87,7 +87,9 @@ PodRecord Extender::RecordOf(const Pod& pod, const Result<PodSpec>& spec, std::s
       it != pod.annotations.end()) {
     r.hami_allocated = it->second;
   }
-  r.meta = PodMeta{pod.namespace_name, pod.name, pod.priority, pod.labels};
+  r.meta =
+      PodMeta{pod.namespace_name,   pod.name, pod.priority, pod.labels, pod.nominated_node_name,
+              pod.disruption_target};
   r.gpu_families = PodGpuFamilies(pod);
   r.layout = HamiLayout(pod);
   r.resource_version = NumericVersion(pod.resource_version);
@@ -413,7 +415,7 @@ void Extender::UndecodablePod(const PodIdentity& pod, const std::string& error) 
   record.key = KeyOf(pod.namespace_name, pod.name);
   record.node = pod.node_name;
   record.opaque = error;
-  record.meta = PodMeta{pod.namespace_name, pod.name, 0, {}};
+  record.meta = PodMeta{pod.namespace_name, pod.name, 0, {}, {}, false};
   record.resource_version = NumericVersion(pod.resource_version);
   PlaceNodes(pods_.Observe(pod.uid, std::move(record)));
 }
@@ -426,8 +428,10 @@ void Extender::DeletePod(const std::string& uid) {
 }
 
 void Extender::RemovePodLocked(const std::string& uid) {
-  const bool backlog =
-      headroom_->options().mode == HeadroomOptions::Mode::kBacklog && cluster_ != nullptr;
+  // A preemption victim's GPUs go to its preemptor: they refill no headroom (as in the replay).
+  const PodRecord* known = pods_.Find(uid);
+  const bool backlog = headroom_->options().mode == HeadroomOptions::Mode::kBacklog &&
+                       cluster_ != nullptr && (known == nullptr || !known->meta.victim);
   const int64_t idle_before = backlog ? IdleGpusLocked() : 0;
   PlaceNodes(pods_.Remove(uid));
   if (backlog) NoteIdleChangeLocked(idle_before);

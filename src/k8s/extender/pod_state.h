@@ -53,6 +53,12 @@ struct PodMeta {
   std::string name;
   int32_t priority = 0;  ///< spec.priority
   std::map<std::string, std::string> labels;
+  /// status.nominatedNodeName: the node its preemption made room on (the headroom lets it
+  /// take its victims' GPUs there).
+  std::string nominated_node;
+  /// status.conditions DisruptionTarget=True: a preemption victim (its departure refills no
+  /// headroom).
+  bool victim = false;
 };
 
 /// One pod as the extender knows it.

@@ -1,6 +1,7 @@
 // The Extender's preempt: kube-scheduler's candidate nodes, the pods of the model on each, and
-// the shared victim search (sched/victims.h); the PodDisruptionBudgets of the cluster become the
-// budget indices the search counts. See extender.h.
+// the shared victim search (sched/victims.h) among the pods of preemptible classes; the
+// PodDisruptionBudgets of the cluster become the budget indices the search counts. See
+// extender.h.
 
 #include <algorithm>
 #include <map>
@@ -57,8 +58,9 @@ ExtenderPreemptionResult Extender::Preempt(const ExtenderPreemptionArgs& args) {
         VictimCandidate c;
         c.id = PodUid(pod);
         c.priority = pod.priority;
-        list.emplace_back(std::move(c),
-                          PodMeta{pod.namespace_name, pod.name, pod.priority, pod.labels});
+        list.emplace_back(
+            std::move(c),
+            PodMeta{pod.namespace_name, pod.name, pod.priority, pod.labels, {}, false});
       }
     }
   }
@@ -91,9 +93,19 @@ ExtenderPreemptionResult Extender::Preempt(const ExtenderPreemptionArgs& args) {
     c.gpus = a.gpus;
     return c;
   };
+  // A pod of a class that may not be preempted (ExtenderOptions::classes) is no candidate, as
+  // in the replay: it stays, and what it holds stays taken.
+  const auto preemptible = [&](const std::string& uid) {
+    const PodRecord* r = pods_.Find(uid);
+    if (r == nullptr) return true;
+    const int cls = ClassOfRecord(*r);
+    return cls < 0 || options_.classes.classes[static_cast<size_t>(cls)].preemptible;
+  };
   for (const auto& [uid, a] : assignments_) {
     auto it = nodes.find(a.node);
-    if (it != nodes.end() && uid != preemptor_uid) it->second.pods.push_back(candidate(uid, a));
+    if (it != nodes.end() && uid != preemptor_uid && preemptible(uid)) {
+      it->second.pods.push_back(candidate(uid, a));
+    }
   }
   // The exhaustive search shares one budget per request, so that a long candidate list stays
   // well inside kube-scheduler's httpTimeout (about a microsecond per victim set checked).

@@ -16,20 +16,27 @@
 //   proposed: the extender chooses them), and the node is chosen among the answers with
 //   kube-scheduler's rule (ChoosePreemptionNode);
 // - a pod that finishes, or a victim at the end of its grace period, is deleted from the API
-//   server, and the next question waits until the extender's watch has seen it.
+//   server, and the next question waits until the extender's watch has seen it;
+// - a preemptor gets status.nominatedNodeName while its victims terminate, and its victims the
+//   condition DisruptionTarget=True, as kube-scheduler writes them;
+// - the extender's clock is the replay's virtual clock (plus a fixed epoch).
+// With a headroom, both keep it with the one component (sched/headroom): the in-process
+// replay on its own decisions; the server in its filter and bind, fed by its own binds and by
+// the deletions it watches.
 // The extender's model comes from the API server alone (its watch and its own binds).
 //
 // What the two share by construction is the kube-scheduler model; what is compared is every
 // decision: the server's node and GPU choice (policy, model built from Pod and Node objects),
 // its victim search, and the GPUs it records in the API. Classes: LS (not preemptible, the
-// highest priority), Burstable and BE (preemptible). The extender takes any lower-priority pod
-// as a possible victim; with classes whose non-preemptible members outrank every preemptor the
-// two rules agree (classes the extender can read are a separate feature).
+// highest priority, may use the headroom), Burstable and BE (preemptible); the server has the
+// same classes in its options and reads a pod's class from spec.priority.
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -42,8 +49,15 @@
 #include "k8s/fake_apiserver.h"
 #include "k8s/kube_scheduler.h"
 #include "k8s/live.h"
+#include "replay/node_subset.h"
 #include "replay/replay.h"
+#include "replay/replay_policy.h"
+#include "replay/scenario_timeline.h"
+#include "report/replay_report.h"
 #include "sched/engine.h"
+#include "trace/csv_reader.h"
+#include "trace/scenario.h"
+#include "util/file.h"
 #include "util/rng.h"
 
 namespace tessera::k8s {
@@ -57,6 +71,9 @@ using testing::Serve;
 using testing::WaitFor;
 
 constexpr uint64_t kSeed = 20261202;
+// The extender's clock at the trace's time 0: a whole number of hours, so that its headroom
+// buckets begin where the replay's do.
+constexpr double kEpoch = 1699999200;
 
 std::vector<NodeSpec> MakeNodes() {
   struct Kind {
@@ -87,10 +104,12 @@ std::vector<NodeSpec> MakeNodes() {
   return nodes;
 }
 
+// LS may use the headroom (serve reads use_headroom; the replay protects priority >= 1000).
 QosClasses Classes() {
   QosClasses q;
-  q.classes = {
-      {"LS", 1000, 1.0, false, 20}, {"Burstable", 500, 60.0, true, 30}, {"BE", 0, -1, true, 10}};
+  q.classes = {{"LS", 1000, 1.0, false, 20, true},
+               {"Burstable", 500, 60.0, true, 30},
+               {"BE", 0, -1, true, 10}};
   q.fallback = 2;
   return q;
 }
@@ -145,6 +164,31 @@ class ServePlacer final : public ReplayPlacer {
       : fake_(fake), serve_(serve), nodes_(nodes), timeline_(timeline), classes_(classes) {
     for (const NodeSpec& n : nodes) names_.push_back(n.name);
     incarnation_.assign(timeline.pods.size(), -1);
+  }
+
+  void SetTime(double now_s) override { serve_->clock.Set(kEpoch + now_s); }
+
+  /// Off: kube-scheduler's marks (nominatedNodeName, DisruptionTarget) are not written.
+  bool write_marks = true;
+
+  void Nominated(int pod, int node) override {
+    if (!write_marks) return;
+    Json stored = fake_->GetPod("ml", Name(pod));
+    if (node < 0 && !stored["status"].contains("nominatedNodeName")) return;
+    if (node < 0) {
+      stored["status"].erase("nominatedNodeName");
+    } else {
+      stored["status"]["nominatedNodeName"] = names_[node];
+      ++nominations_;
+      for (int v : last_victims_[node]) {
+        Json victim = fake_->GetPod("ml", Name(v));
+        victim["status"]["conditions"] = Json::array({{{"type", "DisruptionTarget"},
+                                                       {"status", "True"},
+                                                       {"reason", "PreemptionByScheduler"}}});
+        fake_->ModifyPod(std::move(victim));
+      }
+    }
+    fake_->ModifyPod(std::move(stored));
   }
 
   void Created(int pod) override {
@@ -218,6 +262,7 @@ class ServePlacer final : public ReplayPlacer {
     Result<ExtenderPreemptionResult> answer = DecodeExtenderPreemptionResult(body);
     EXPECT_TRUE(ok && answer.ok()) << body;
     std::vector<PlacerVictims> out;
+    last_victims_.clear();
     if (!answer.ok()) return out;
     ++preempt_calls_;
     for (const auto& [node, victims] : answer->node_name_to_meta_victims) {
@@ -225,6 +270,7 @@ class ServePlacer final : public ReplayPlacer {
       v.node = Index(node);
       v.pdb_violations = victims.num_pdb_violations;
       for (const std::string& uid : victims.pod_uids) v.pods.push_back(by_uid_.at(uid));
+      last_victims_[v.node] = v.pods;
       out.push_back(std::move(v));
     }
     return out;
@@ -232,6 +278,7 @@ class ServePlacer final : public ReplayPlacer {
 
   int binds() const { return binds_; }
   int preempt_calls() const { return preempt_calls_; }
+  int nominations() const { return nominations_; }
 
  private:
   std::string Name(int pod) const {
@@ -259,8 +306,10 @@ class ServePlacer final : public ReplayPlacer {
   std::vector<std::string> names_;
   std::vector<int> incarnation_;
   std::map<std::string, int> by_uid_;
+  std::map<int, std::vector<int>> last_victims_;  // the last /preempt answer, by node
   int binds_ = 0;
   int preempt_calls_ = 0;
+  int nominations_ = 0;
 };
 
 std::string Describe(const ReplayEvent& e) {
@@ -270,12 +319,28 @@ std::string Describe(const ReplayEvent& e) {
          " gpus " + std::to_string(e.gpus);
 }
 
-class ServeReplay : public ::testing::TestWithParam<std::string> {};
+// What a served run shows besides its events.
+struct Served {
+  ReplayResult result;
+  int preempt_calls = 0;
+  int binds = 0;
+  int nominations = 0;
+  int64_t headroom_rejections = 0;  ///< tessera_filter_rejections_total{reason="headroom"}
+};
 
-TEST_P(ServeReplay, SameStartsNodesGpusAndVictimsAsTheInProcessReplay) {
-  const std::string policy = GetParam();
-  const std::vector<NodeSpec> nodes = MakeNodes();
-  const Timeline timeline = MakeTimeline(160);
+// The metric's value in the exposition `text` (0 when absent).
+double MetricValue(const std::string& text, const std::string& series) {
+  const size_t at = text.find("\n" + series + " ");
+  return at == std::string::npos ? 0 : std::stod(text.substr(at + series.size() + 2));
+}
+
+// Runs `timeline` in-process and against `tessera serve` with the same policy and headroom,
+// and checks that every event agrees; returns the served run.
+// With `marks` off, the served run gets no nominatedNodeName or DisruptionTarget, and only the
+// first event that differs is looked for (in `first_difference`; the event count if none).
+Served ExpectSameEvents(const std::string& policy, const HeadroomOptions& headroom,
+                        const std::vector<NodeSpec>& nodes, const Timeline& timeline,
+                        bool marks = true, size_t* first_difference = nullptr) {
   ReplayOptions options;
   options.qos = Classes();
   options.preemption = true;
@@ -283,6 +348,8 @@ TEST_P(ServeReplay, SameStartsNodesGpusAndVictimsAsTheInProcessReplay) {
   options.record_events = true;
   options.samples = 0;
   options.horizon_s = timeline.pods.back().arrival_s + 1800;
+  options.headroom = headroom;
+  options.headroom.min_priority = 1000;
 
   // In-process: the engine as the extender assembles it (M of no bound pods: one whole GPU).
   std::unique_ptr<Engine> engine = std::move(Engine::Create(nodes, {}, policy, kSeed).value());
@@ -290,28 +357,53 @@ TEST_P(ServeReplay, SameStartsNodesGpusAndVictimsAsTheInProcessReplay) {
       RunReplay(nodes, timeline, engine->policy(), engine->workload(), options);
 
   // Against the server.
+  Served out;
   FakeApiServer fake;
-  ASSERT_TRUE(fake.Start());
+  EXPECT_TRUE(fake.Start());
   for (const NodeSpec& s : nodes) fake.AddNode(NodeObjectOf(s));
-  Serve serve(fake, policy, kSeed);
-  ASSERT_TRUE(serve.ready);
+  ExtenderOptions eo;
+  eo.classes = options.qos;
+  eo.headroom = headroom;
+  Serve serve(fake, policy, kSeed, eo);
+  EXPECT_TRUE(serve.ready);
+  if (!serve.ready) return out;
   ServePlacer placer(&fake, &serve, nodes, timeline, options.qos);
+  placer.write_marks = marks;
   options.placer = &placer;
-  const ReplayResult remote =
-      RunReplay(nodes, timeline, engine->policy(), engine->workload(), options);
+  out.result = RunReplay(nodes, timeline, engine->policy(), engine->workload(), options);
+  const ReplayResult& remote = out.result;
+  out.preempt_calls = placer.preempt_calls();
+  out.binds = placer.binds();
+  out.nominations = placer.nominations();
+  out.headroom_rejections = static_cast<int64_t>(MetricValue(
+      serve.extender->MetricsText(), "tessera_filter_rejections_total{reason=\"headroom\"}"));
 
   // Every start (time, pod, node, GPUs), finish, nomination and victim, in order.
-  ASSERT_FALSE(::testing::Test::HasFailure());
+  if (::testing::Test::HasFailure()) return out;
   const size_t n = std::min(local.events.size(), remote.events.size());
+  if (first_difference != nullptr) {
+    size_t i = 0;
+    while (i < n && local.events[i].t_s == remote.events[i].t_s &&
+           local.events[i].kind == remote.events[i].kind &&
+           local.events[i].pod == remote.events[i].pod &&
+           local.events[i].node == remote.events[i].node &&
+           local.events[i].gpus == remote.events[i].gpus) {
+      ++i;
+    }
+    *first_difference = i;
+    return out;
+  }
   for (size_t i = 0; i < n; ++i) {
     const ReplayEvent& a = local.events[i];
     const ReplayEvent& b = remote.events[i];
-    ASSERT_TRUE(a.t_s == b.t_s && a.kind == b.kind && a.pod == b.pod && a.node == b.node &&
+    EXPECT_TRUE(a.t_s == b.t_s && a.kind == b.kind && a.pod == b.pod && a.node == b.node &&
                 a.by == b.by && a.gpus == b.gpus)
         << "event " << i << ": in-process " << Describe(a) << ", served " << Describe(b);
+    if (::testing::Test::HasFailure()) return out;
   }
-  ASSERT_EQ(local.events.size(), remote.events.size());
-  ASSERT_EQ(local.pods.size(), remote.pods.size());
+  EXPECT_EQ(local.events.size(), remote.events.size());
+  EXPECT_EQ(local.pods.size(), remote.pods.size());
+  if (::testing::Test::HasFailure()) return out;
   for (size_t i = 0; i < local.pods.size(); ++i) {
     EXPECT_EQ(local.pods[i].status, remote.pods[i].status) << "pod " << i;
     EXPECT_EQ(local.pods[i].wait_s, remote.pods[i].wait_s) << "pod " << i;
@@ -320,6 +412,7 @@ TEST_P(ServeReplay, SameStartsNodesGpusAndVictimsAsTheInProcessReplay) {
   for (size_t c = 0; c < local.classes.size(); ++c) {
     EXPECT_EQ(local.classes[c].wait_p99_s, remote.classes[c].wait_p99_s) << c;
     EXPECT_EQ(local.classes[c].preempted, remote.classes[c].preempted) << c;
+    EXPECT_EQ(local.classes[c].gpu_hours, remote.classes[c].gpu_hours) << c;
   }
 
   // The API server holds what the replay says runs at the horizon, where it says.
@@ -342,22 +435,199 @@ TEST_P(ServeReplay, SameStartsNodesGpusAndVictimsAsTheInProcessReplay) {
           << name;
     }
   }
+  EXPECT_GT(still_running, 0);
+  return out;
+}
 
-  // The trace does what it claims: many placements, preemptions, restarts of victims.
+// The trace does what it claims: many placements, preemptions, restarts of victims.
+void ExpectBusy(const Served& s, const std::string& label) {
+  const ReplayResult& r = s.result;
   int starts = 0, restarts = 0;
-  for (const ReplayEvent& e : remote.events) {
+  for (const ReplayEvent& e : r.events) {
     starts += e.kind == ReplayEvent::Kind::kStart;
-    restarts += e.kind == ReplayEvent::Kind::kStart && remote.pods[e.pod].times_preempted > 0;
+    restarts += e.kind == ReplayEvent::Kind::kStart && r.pods[e.pod].times_preempted > 0;
   }
   EXPECT_GT(starts, 100);
-  EXPECT_GE(remote.preemptions, 5);
+  EXPECT_GE(r.preemptions, 5);
   EXPECT_GT(restarts, 0);
-  EXPECT_GT(still_running, 0);
-  EXPECT_GT(placer.preempt_calls(), 0);
-  std::cout << "[serve replay " << policy << "] events " << remote.events.size() << ", starts "
-            << starts << ", preemptions " << remote.preemptions << ", restarts " << restarts
-            << ", preempt calls " << placer.preempt_calls() << ", GPU binds " << placer.binds()
-            << ", running at the horizon " << still_running << "\n";
+  EXPECT_GT(s.preempt_calls, 0);
+  std::cout << "[serve replay " << label << "] events " << r.events.size() << ", starts " << starts
+            << ", preemptions " << r.preemptions << ", restarts " << restarts << ", preempt calls "
+            << s.preempt_calls << ", GPU binds " << s.binds << ", nominations " << s.nominations
+            << ", headroom refusals " << s.headroom_rejections << "\n";
+}
+
+class ServeReplay : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ServeReplay, SameStartsNodesGpusAndVictimsAsTheInProcessReplay) {
+  const Served s = ExpectSameEvents(GetParam(), HeadroomOptions{}, MakeNodes(), MakeTimeline(160));
+  ExpectBusy(s, GetParam());
+}
+
+// The same with LS headroom kept, static and sized from the LS backlog (the `tessera` replay
+// policy's mode, on a shorter window): Burstable and BE pods are refused where they would eat
+// it, held shares go on used GPUs, Burstable preempts instead of waiting and takes its victims'
+// GPUs on its nominated node, the backlog grows and shrinks on the same virtual clock.
+TEST_P(ServeReplay, SameEventsWithHeadroomKept) {
+  const std::vector<NodeSpec> nodes = MakeNodes();
+  const Timeline timeline = MakeTimeline(160);
+  HeadroomOptions fixed;
+  fixed.mode = HeadroomOptions::Mode::kStatic;
+  fixed.gpus = 6;
+  HeadroomOptions backlog;
+  backlog.mode = HeadroomOptions::Mode::kBacklog;
+  backlog.window_s = 900;
+  backlog.bucket_s = 60;
+  backlog.factor = 2.0;
+  for (const auto& [label, h] : {std::pair{"static", fixed}, std::pair{"backlog", backlog}}) {
+    SCOPED_TRACE(label);
+    const Served s = ExpectSameEvents(GetParam(), h, nodes, timeline);
+    ExpectBusy(s, GetParam() + " headroom " + label);
+    EXPECT_GT(s.headroom_rejections, 0);  // the headroom held pods back
+    EXPECT_GT(s.nominations, 0);
+  }
+}
+
+// The comparison can fail: without kube-scheduler's marks the server checks a preemptor
+// against the headroom on the node its victims freed, and counts their departures as refills,
+// and the runs part.
+TEST(ServeReplayHeadroom, WithoutNominationsTheServerDiffers) {
+  const std::vector<NodeSpec> nodes = MakeNodes();
+  const Timeline timeline = MakeTimeline(160);
+  HeadroomOptions fixed;
+  fixed.mode = HeadroomOptions::Mode::kStatic;
+  fixed.gpus = 6;
+  size_t first = 0;
+  const Served s = ExpectSameEvents("tessera", fixed, nodes, timeline, false, &first);
+  EXPECT_LT(first, s.result.events.size());
+  std::cout << "[serve replay without marks] first differing event " << first << " of "
+            << s.result.events.size() << "\n";
+}
+
+// At scale (bench/serve_replay.sh runs these; skipped unless TESSERA_SERVE_REPLAY_SCALE is
+// set, since each takes minutes): the `tessera` replay policy (tessera placement, backlog
+// headroom factor 2, window 1 h) in-process and against the server on the default trace at
+// the contention level of docs/REPLAY.md and on the notebooks scenario, beside k8s-default
+// (priority + preemption) in-process. Checked: the two tessera runs agree event for event;
+// each gives BE at least 90 % of k8s-default's GPU-hours, serves every class with an SLO at
+// least as well, and keeps the LS p99 wait within its 1 s SLO. The table is printed.
+void CompareAtScale(std::vector<NodeSpec> nodes, Timeline timeline, const QosClasses& classes,
+                    double horizon_s) {
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    char name[32];
+    std::snprintf(name, sizeof name, "node-%04zu", i);  // name order = index
+    nodes[i].name = name;
+  }
+  for (size_t i = 0; i < timeline.pods.size(); ++i) {
+    char name[32];
+    std::snprintf(name, sizeof name, "p-%05zu", i);
+    timeline.pods[i].spec.name = name;
+  }
+  const ReplayPolicy tessera = TesseraReplayPolicy();
+  ReplayOptions options;
+  options.qos = classes;
+  options.seed = kSeed;
+  options.samples = 0;
+  options.horizon_s = horizon_s;
+  options.record_events = true;
+  options.preemption = true;
+  options.headroom = tessera.headroom;
+  std::unique_ptr<Engine> engine =
+      std::move(Engine::Create(nodes, {}, tessera.placement, kSeed).value());
+  ReplayResult local = RunReplay(nodes, timeline, engine->policy(), engine->workload(), options);
+  local.policy = "tessera (replay)";
+
+  FakeApiServer fake;
+  ASSERT_TRUE(fake.Start());
+  for (const NodeSpec& s : nodes) fake.AddNode(NodeObjectOf(s));
+  ExtenderOptions eo;
+  eo.classes = classes;
+  eo.headroom = tessera.headroom;
+  Serve serve(fake, tessera.placement, kSeed, eo);
+  ASSERT_TRUE(serve.ready);
+  ServePlacer placer(&fake, &serve, nodes, timeline, classes);
+  ReplayOptions served_options = options;
+  served_options.placer = &placer;
+  ReplayResult remote =
+      RunReplay(nodes, timeline, engine->policy(), engine->workload(), served_options);
+  remote.policy = "tessera (serve)";
+
+  std::unique_ptr<Engine> k8s_engine =
+      std::move(Engine::Create(nodes, {}, "k8s-default", kSeed).value());
+  ReplayOptions k8s_options = options;
+  k8s_options.headroom = HeadroomOptions{};
+  ReplayResult k8s =
+      RunReplay(nodes, timeline, k8s_engine->policy(), k8s_engine->workload(), k8s_options);
+  k8s.policy = "k8s-default (replay)";
+  std::cout << ReplayTable({local, remote, k8s});
+
+  size_t same = 0;
+  const size_t n = std::min(local.events.size(), remote.events.size());
+  while (same < n && local.events[same].t_s == remote.events[same].t_s &&
+         local.events[same].kind == remote.events[same].kind &&
+         local.events[same].pod == remote.events[same].pod &&
+         local.events[same].node == remote.events[same].node &&
+         local.events[same].gpus == remote.events[same].gpus) {
+    ++same;
+  }
+  std::cout << "events: replay " << local.events.size() << ", serve " << remote.events.size()
+            << ", the same up to " << same << "; preempt calls " << placer.preempt_calls()
+            << ", nominations " << placer.nominations() << "\n";
+  EXPECT_EQ(same, local.events.size());
+  EXPECT_EQ(local.events.size(), remote.events.size());
+  for (const ReplayResult* r : {&local, &remote}) {
+    SCOPED_TRACE(r->policy);
+    double be = 0, be_k8s = 0;
+    for (size_t c = 0; c < r->classes.size(); ++c) {
+      const ClassStats& t = r->classes[c];
+      const ClassStats& k = k8s.classes[c];
+      EXPECT_EQ(t.wait_p99_s, local.classes[c].wait_p99_s) << t.name;
+      EXPECT_EQ(t.preempted, local.classes[c].preempted) << t.name;
+      if (t.slo_wait_s >= 0) {
+        EXPECT_GE(t.slo_pct, k.slo_pct) << t.name;
+      }
+      if (t.name == "LS") {
+        EXPECT_LE(t.wait_p99_s, t.slo_wait_s);
+      }
+      if (t.name == "BE") be = t.gpu_hours, be_k8s = k.gpu_hours;
+    }
+    EXPECT_GE(be, 0.9 * be_k8s);
+    std::cout << r->policy << ": BE GPU-h " << be << " = " << 100 * be / be_k8s
+              << " % of k8s-default's\n";
+  }
+}
+
+bool AtScale() { return std::getenv("TESSERA_SERVE_REPLAY_SCALE") != nullptr; }
+
+TEST(ServeReplayAtScale, DefaultTraceAtTheContentionLevel) {
+  const std::string dir = TESSERA_DATA_DIR;
+  if (!AtScale()) GTEST_SKIP() << "set TESSERA_SERVE_REPLAY_SCALE=1 (bench/serve_replay.sh)";
+  if (!std::filesystem::exists(dir + "/openb_pod_list_default.csv")) {
+    GTEST_SKIP() << "trace not found at " << dir;
+  }
+  Result<std::vector<NodeSpec>> nodes = ReadNodeCsv(
+      ReadFile(dir + "/openb_node_list_gpu_node.csv").value(), "openb_node_list_gpu_node.csv");
+  const std::string text = ReadFile(dir + "/openb_pod_list_default.csv").value();
+  Result<std::vector<PodSpec>> pods = ReadPodCsv(text, "openb_pod_list_default.csv");
+  ASSERT_TRUE(nodes.ok() && pods.ok());
+  // docs/REPLAY.md's contention level: arrivals compressed 50x, 84 nodes drawn with a seed.
+  const char* seed = std::getenv("TESSERA_SERVE_REPLAY_SEED");
+  const uint64_t draw = seed != nullptr ? std::strtoull(seed, nullptr, 10) : 42;
+  std::cout << "default trace x50, 84 nodes, draw " << draw << "\n";
+  const Timeline timeline =
+      TimelineFromTrace(*pods, "openb_pod_list_default.csv", CsvDataLines(text), 50);
+  CompareAtScale(SubsetNodes(*nodes, 84, draw), timeline, DefaultQosClasses(),
+                 timeline.pods.back().arrival_s);
+}
+
+TEST(ServeReplayAtScale, NotebooksScenario) {
+  if (!AtScale()) GTEST_SKIP() << "set TESSERA_SERVE_REPLAY_SCALE=1 (bench/serve_replay.sh)";
+  const std::string file =
+      std::string(TESSERA_SOURCE_DIR) + "/tests/replay/testdata/notebooks.yaml";
+  Result<Scenario> s = ParseScenario(ReadFile(file).value(), file);
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  CompareAtScale(ScenarioNodes(*s), ScenarioTimeline(*s, 1.0), DefaultQosClasses(),
+                 s->horizon_h * 3600);
 }
 
 INSTANTIATE_TEST_SUITE_P(Policies, ServeReplay, ::testing::Values("tessera", "fgd", "k8s-default"),
