@@ -2,8 +2,8 @@
 // durations on c one-GPU nodes are an M/M/c queue, whose waits Erlang C gives exactly. For c
 // from 5 to 200, loaded by square-root staffing (a = c − 0.75·√c, so that about 40 % of the pods
 // wait), the replay's probability of waiting, mean wait and p95 wait over ten draws fall within
-// the three-sigma confidence interval of their mean around Erlang C's values; and the sizing
-// search finds the GPU count that Erlang C says meets a p99 SLO, within one.
+// the three-sigma confidence interval of their mean around Erlang C's values; and `tessera plan`'s
+// search (plan/planner.h) finds the GPU count that Erlang C says meets a p99 SLO, within one.
 
 #include "plan/erlang.h"
 
@@ -16,7 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "plan/sizing.h"
+#include "plan/planner.h"
+#include "plan/slo.h"
 #include "replay/replay_policy.h"
 #include "replay/scenario_timeline.h"
 #include "trace/scenario.h"
@@ -129,44 +130,66 @@ TEST_P(ErlangC, ReplayWaitsMatchTheFormula) {
 
 INSTANTIATE_TEST_SUITE_P(Servers, ErlangC, ::testing::Values(5, 20, 50, 200));
 
-TEST(ErlangSizing, SearchFindsTheErlangCountWithinOne) {
+// `tessera plan`'s search (plan/planner.h) on one node type of single-GPU nodes: the least
+// count whose replays meet the class's wait SLO on every seed.
+PlanSpec OneGpuPlan(int min_count, int max_count, const std::string& slo, double hours) {
+  PlanSpec spec;
+  NodeType t;
+  t.name = "g1";
+  t.model = "T4";
+  t.gpus = 1;
+  t.cpu_milli = OneGpuNode().cpu_milli;
+  t.memory_mib = OneGpuNode().memory_mib;
+  t.cost_per_hour = 1;
+  t.min_count = min_count;
+  t.max_count = max_count;
+  spec.catalog.types = {t};
+  spec.slos = {ParseSlo(slo).value()};
+  spec.policies = {ReplayPolicyByName("k8s-default").value()};
+  spec.seeds = {1, 2, 3};
+  spec.check_seeds = {4};
+  spec.sensitivity = {};
+  spec.replay.horizon_s = hours * 3600;
+  return spec;
+}
+
+Result<PlanResult> RunPlan(const PlanSpec& spec, double arrival, double hours) {
+  DemandDraws demand([arrival, hours](uint64_t seed, double factor) {
+    return Demand(arrival * factor, hours, seed);
+  });
+  std::vector<int> all;
+  for (size_t i = 0; i < Units(spec).size(); ++i) all.push_back(static_cast<int>(i));
+  return FinishPlan(spec, demand, RunUnits(spec, demand, all, 2, nullptr), 2);
+}
+
+TEST(ErlangSizing, ThePlannersCountIsTheErlangCountWithinOne) {
   const double arrival = 0.4;  // 40 Erlangs of single-GPU pods
   const double slo = 30;       // p99 wait <= 30 s
   const int want = ErlangLeastServers(arrival, kServiceS, 0.99, slo);
-  SizingQuestion question;
-  question.node = OneGpuNode();
-  question.min_count = 41;
-  question.max_count = 80;
-  question.qos_class = "BE";
-  question.quantile = 99;
-  question.slo_wait_s = slo;
-  question.seeds = {1, 2, 3};
   const double hours = 40000 / arrival / 3600;
-  question.replay.horizon_s = hours * 3600;
-  Result<SizingAnswer> a =
-      SizeByReplay(question, [&](uint64_t seed) { return Demand(arrival, hours, seed); });
-  ASSERT_TRUE(a.ok()) << a.error().message;
-  std::cout << "[sizing] Erlang C " << want << " GPUs, the replays' search " << a->count
-            << " (tried";
-  for (const SizingPoint& p : a->tried) std::cout << " " << p.count << ":" << p.worst_wait_s << "s";
+  const PlanSpec spec = OneGpuPlan(41, 80, "BE: p99 wait <= 30s", hours);
+  Result<PlanResult> plan = RunPlan(spec, arrival, hours);
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  ASSERT_EQ(plan->chosen_counts.size(), 1u);
+  const int got = plan->chosen_counts[0];
+  std::cout << "[sizing] Erlang C " << want << " GPUs, tessera plan's search " << got
+            << " (replayed";
+  for (const Evaluation& e : plan->units[0].evaluated) {
+    std::cout << " " << e.counts[0] << (e.meets ? ":meets" : ":misses");
+  }
   std::cout << ")\n";
-  EXPECT_LE(std::abs(a->count - want), 1);
+  EXPECT_LE(std::abs(got - want), 1);
 }
 
 TEST(ErlangSizing, AnSloNoCountMeetsNamesTheClassTheBestWaitAndWhere) {
-  SizingQuestion question;
-  question.node = OneGpuNode();
-  question.min_count = 10;
-  question.max_count = 30;  // 40 Erlangs: never enough
-  question.qos_class = "BE";
-  question.slo_wait_s = 1;
-  question.seeds = {1};
-  Result<SizingAnswer> a =
-      SizeByReplay(question, [&](uint64_t seed) { return Demand(0.4, 2, seed); });
-  ASSERT_FALSE(a.ok());
-  EXPECT_NE(a.error().message.find("class BE: p99 wait"), std::string::npos) << a.error().message;
-  EXPECT_NE(a.error().message.find("at 30 nodes (the most allowed), SLO 1 s"), std::string::npos)
-      << a.error().message;
+  const PlanSpec spec = OneGpuPlan(10, 30, "BE: p99 wait <= 1s", 2);  // 40 Erlangs: never enough
+  Result<PlanResult> plan = RunPlan(spec, 0.4, 2);
+  ASSERT_FALSE(plan.ok());
+  EXPECT_NE(plan.error().message.find("class BE: no mix up to the catalog's maximum meets"),
+            std::string::npos)
+      << plan.error().message;
+  EXPECT_NE(plan.error().message.find("by k8s-default on 30*g1 (30 GPUs)"), std::string::npos)
+      << plan.error().message;
 }
 
 TEST(ErlangFormula, KnownValues) {
