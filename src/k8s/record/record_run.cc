@@ -80,7 +80,7 @@ int RunRecord(KubeApi* api, const RecordRunOptions& options, std::ostream& err) 
   double out_of_sync_since = start;
   bool was_synced = false;
   bool ever_synced = false;
-  std::string failure;
+  std::string failure, out_of_sync_reason;
   for (;;) {
     double step = options.flush_seconds;
     const double now = clock->NowSeconds();
@@ -98,6 +98,7 @@ int RunRecord(KubeApi* api, const RecordRunOptions& options, std::ostream& err) 
         err << me << "out of sync: " << sync.reason << "\n";
       }
       was_synced = false;
+      out_of_sync_reason = sync.reason;
     }
     Status flushed = recorder.Flush();
     if (!flushed.ok()) {
@@ -123,6 +124,12 @@ int RunRecord(KubeApi* api, const RecordRunOptions& options, std::ostream& err) 
   cache.Stop();
   if (failure.empty() && !ever_synced) {
     failure = "stopped before the first complete list of pods and nodes";
+  }
+  // Pods created or ended while out of sync are unknown: such an end is not a clean one.
+  if (failure.empty() && !was_synced) {
+    failure = "ended out of sync with the API server (for " +
+              std::to_string(static_cast<int64_t>(clock->NowSeconds() - out_of_sync_since)) +
+              " s: " + out_of_sync_reason + ")";
   }
   if (!failure.empty()) {
     Status s = recorder.Fail(failure);

@@ -786,6 +786,67 @@ class SyncedSleeper final : public Sleeper {
   std::pair<int, int> base_{0, 0};
 };
 
+// In sync first; then the watches are dropped and every request for pods fails (500), and the
+// run's time ends while the pod watch is broken.
+class OutOfSyncAtTheEnd final : public Sleeper {
+ public:
+  OutOfSyncAtTheEnd(FakeApiServer* fake, ManualClock* clock) : fake_(fake), clock_(clock) {}
+  bool Sleep(double seconds) override {
+    WaitFor(
+        [&] { return Count("GET /api/v1/pods?watch") > 0 && Count("GET /api/v1/nodes?watch"); });
+    if (++sleeps_ == 2) {  // the first check finds the run in sync
+      const int watches = Count("GET /api/v1/pods?watch");
+      fake_->FailNext("GET", "/api/v1/pods", 1000000, 500);
+      fake_->DropWatches();
+      WaitFor([&] { return Count("GET /api/v1/pods?watch") >= watches + 2; });
+    }
+    clock_->Advance(seconds);
+    return true;
+  }
+  void Wake() override {}
+
+ private:
+  int Count(const std::string& line) const {
+    int n = 0;
+    for (const std::string& r : fake_->requests()) n += r == line;
+    return n;
+  }
+  FakeApiServer* fake_;
+  ManualClock* clock_;
+  int sleeps_ = 0;
+};
+
+TEST(RecordRun, AnEndWhileOutOfSyncIsAFailedRecording) {
+  FakeApiServer fake;
+  ASSERT_TRUE(fake.Start());
+  fake.AddNode(testing::NodeObject("n1", 4));
+  KubeApiConfig c;
+  c.server = fake.url();
+  c.source = "test";
+  std::unique_ptr<HttpKubeApi> api = std::move(HttpKubeApi::Create(c).value());
+  ManualClock clock(static_cast<double>(kBase));
+  OutOfSyncAtTheEnd stop(&fake, &clock);
+  RecordingSleeper backoff;
+  RecordRunOptions o;
+  o.dir = TempDir("outofsync");
+  o.stop = &stop;
+  o.clock = &clock;
+  o.duration_seconds = 20;
+  o.flush_seconds = 10;
+  o.cache.sleeper = &backoff;
+  o.cache.log = [](std::string_view, std::string_view, const Json&) {};
+  std::ostringstream err;
+  EXPECT_EQ(RunRecord(api.get(), o, err), 1) << err.str();
+  EXPECT_NE(err.str().find("ended out of sync with the API server"), std::string::npos)
+      << err.str();
+  Result<std::string> status = ReadFile(o.dir + "/record.json");
+  ASSERT_TRUE(status.ok());
+  const Json j = Json::parse(*status);
+  EXPECT_EQ(j["state"], "failed") << j.dump();
+  EXPECT_EQ(j["complete"], false);
+  EXPECT_FALSE(std::filesystem::exists(o.dir + "/openb_pod_list.csv"));
+}
+
 TEST(RecordRun, DurationEndsCleanlyWithTheFinalListsAndAResumeAddsNoDuplicate) {
   FakeApiServer fake;
   ASSERT_TRUE(fake.Start());
