@@ -116,6 +116,13 @@ Result<std::unique_ptr<Loaded>> Load(const PlanCliOptions& o) {
   PlanSpec& spec = in->spec;
   std::string inputs_text;  // for the fingerprint
   if (o.catalog_file.empty()) return Error{"--catalog FILE is required (docs/PLAN.md)"};
+  // CLI11's range checks let NaN through (every comparison with it is false).
+  for (const auto& [name, value] : {std::pair<const char*, double>{"--time-scale", o.time_scale},
+                                    {"--growth", o.growth},
+                                    {"--peak-window", o.peak_window_h},
+                                    {"--target-util", o.target_util}}) {
+    if (!std::isfinite(value)) return Error{std::string(name) + " must be a finite number"};
+  }
   if (o.growth <= 0) return Error{"--growth must be positive"};
   // Policies and seeds first: they are cheap to check.
   for (const std::string& name : SplitCommaList(o.policies)) {

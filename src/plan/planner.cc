@@ -131,6 +131,13 @@ Evaluation Evaluate(const PlanSpec& spec, const DemandDraws& demand, int policy,
         if (c < 0 || static_cast<size_t>(c) >= r.classes.size()) continue;
         const ClassStats& s = r.classes[static_cast<size_t>(c)];
         char buf[160];
+        // Pods that fit no node of the mix are left out of the waits: they miss the SLO.
+        if (s.rejected > 0) {
+          std::snprintf(buf, sizeof buf, "%s: %d pods fit no node of the mix (seed %llu)",
+                        slo.qos_class.c_str(), s.rejected, static_cast<unsigned long long>(seed));
+          e.missed = buf;
+          break;
+        }
         if (slo.kind == ClassSlo::Kind::kWait && Quantile(s, slo.quantile) > slo.wait_s) {
           std::snprintf(buf, sizeof buf, "%s p%d wait %s > %s (seed %llu)", slo.qos_class.c_str(),
                         slo.quantile, FormatSeconds(Quantile(s, slo.quantile)).c_str(),

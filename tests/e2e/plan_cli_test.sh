@@ -63,6 +63,8 @@ expect bad-shard 2 "--shard '5/4': K must be 1..N" plan --catalog "$data/small-c
 expect bad-seeds 2 "--seeds: bad part 'x'" plan --catalog "$data/small-catalog.yaml" --seeds 1,x "${small[@]}"
 expect seeds-overlap 2 "--check-seeds: seed 2 is also in --seeds" plan --catalog "$data/small-catalog.yaml" --seeds 1,2 --check-seeds 2 "${small[@]}"
 expect no-catalog 2 "--catalog FILE is required" plan "${small[@]}"
+expect nan-time-scale 2 "--time-scale must be a finite number" plan --catalog "$data/small-catalog.yaml" --time-scale nan "${small[@]}"
+expect nan-growth 2 "--growth must be a finite number" plan --catalog "$data/small-catalog.yaml" --growth nan "${small[@]}"
 
 # A plan, and its outputs.
 plan=(plan --catalog "$data/small-catalog.yaml" --policy tessera,k8s-default --seeds 1,2 --check-seeds 3 --quota 24 "${small[@]}")
