@@ -53,7 +53,7 @@ for r in rows:
     if b["meets"]:
         check(b["cost_per_hour"] >= cost, f"baseline '{r['label']}' meets at {b['cost_per_hour']:.2f}/h >= {cost:.2f}/h")
     else:
-        check(True, f"baseline '{r['label']}' misses ({b['missed']}) at {b['cost_per_hour']:.2f}/h")
+        print(f"note {name}: baseline '{r['label']}' misses ({b['missed']}) at {b['cost_per_hour']:.2f}/h")
     if b["cost_per_hour"] < cost:
         check(not b["meets"], f"baseline '{r['label']}' is cheaper and misses")
 g = j["gpus_needed_by_policy"]

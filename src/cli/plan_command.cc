@@ -280,19 +280,22 @@ Result<std::unique_ptr<Loaded>> Load(const PlanCliOptions& o) {
   in->info.peak_window_h = o.peak_window_h;
   in->info.pods = static_cast<int>(first.pods.size());
   in->info.load = OfferedLoad(first, spec.replay.horizon_s);
-  for (const ClassSlo& slo : spec.slos) {
-    if (slo.kind != ClassSlo::Kind::kWait) continue;
-    for (const ClassLoad& l : in->info.load) {
-      if (spec.replay.qos.Find(l.qos) != spec.replay.qos.Find(slo.qos_class)) {
+  // Per class with a wait SLO (several SLOs of one class count once: its largest guess).
+  for (const ClassLoad& l : in->info.load) {
+    int64_t guess = -1;
+    for (const ClassSlo& slo : spec.slos) {
+      if (slo.kind != ClassSlo::Kind::kWait ||
+          spec.replay.qos.Find(l.qos) != spec.replay.qos.Find(slo.qos_class)) {
         continue;
       }
       const int servers =
           ErlangLeastServers(l.arrival_per_s, l.mean_duration_s, slo.quantile / 100.0, slo.wait_s);
-      const int64_t gpus = static_cast<int64_t>(std::ceil(servers * l.mean_gpus_per_pod));
-      in->info.erlang_gpus.push_back({l.qos.empty() ? "(none)" : l.qos, gpus});
-      spec.first_guess_gpus += static_cast<double>(gpus);
-      spec.lower_bound_gpus += 0.9 * l.gpus;
+      guess = std::max(guess, static_cast<int64_t>(std::ceil(servers * l.mean_gpus_per_pod)));
     }
+    if (guess < 0) continue;
+    in->info.erlang_gpus.push_back({l.qos.empty() ? "(none)" : l.qos, guess});
+    spec.first_guess_gpus += static_cast<double>(guess);
+    spec.lower_bound_gpus += 0.9 * l.gpus;
   }
   const Json options = OptionsJson(o);
   in->options_json = options.dump();

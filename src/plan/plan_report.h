@@ -26,8 +26,8 @@ struct PlanInfo {
 };
 
 /// plan.json: inputs, the chosen plan and its headroom snippet, every row of the table, the
-/// GPUs each policy needs, every mix the search replayed, and a `forecast` section (null
-/// until the forecast library fills it). Byte-identical for equal inputs.
+/// GPUs each policy needs, every mix the search replayed, and the `forecast` (plan/forecast.h;
+/// `{"error": …}` when the history is too short for one). Byte-identical for equal inputs.
 std::string PlanJson(const PlanInfo& info, const PlanSpec& spec, const PlanResult& plan);
 /// plan.csv: one line per table row and class.
 std::string PlanCsv(const PlanSpec& spec, const PlanResult& plan);

@@ -97,6 +97,11 @@ assert all(u["evaluated"] for u in j["search"])
 PY
 grep -q 'data-policy="tessera"' "$tmp/single/report.html" || fail "report.html: no tessera line"
 
+# Three SLOs of one class count its load once: the same plan as the loosest alone.
+one=$("$TESSERA" plan --catalog "$data/small-catalog.yaml" --policy k8s-default --slo 'LS: p50 wait <= 1h' "${small[@]}" --out "$tmp/slo1" | grep '^\*  *plan')
+three=$("$TESSERA" plan --catalog "$data/small-catalog.yaml" --policy k8s-default --slo 'LS: p50 wait <= 1h' --slo 'LS: p95 wait <= 1h' --slo 'LS: p99 wait <= 1h' "${small[@]}" --out "$tmp/slo3" | grep '^\*  *plan')
+[ "$(echo "$one" | awk '{print $4, $5, $6}')" = "$(echo "$three" | awk '{print $4, $5, $6}')" ] || fail "three SLOs of one class: '$three', one: '$one'"
+
 # Growth, a peak window and a GPU-hours SLO reach the plan.
 "$TESSERA" plan --catalog "$data/small-catalog.yaml" --policy tessera --seeds 1 --check-seeds 2 \
   --growth 1.5 --peak-window 2 --slo 'LS: p95 wait <= 500ms' --slo 'BE: gpu-hours >= 3' \
