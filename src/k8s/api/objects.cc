@@ -277,7 +277,13 @@ Result<Pod> DecodePod(const Json& j, std::string_view path) {
             *value != "True") {
           continue;
         }
-        if (*type == "DisruptionTarget") pod.disruption_target = true;
+        // kube-scheduler's mark on a preemption victim; drains, the taint manager, pod GC and
+        // the kubelet set the same condition with other reasons.
+        const Json* reason = FindField(c, "reason");
+        if (*type == "DisruptionTarget" && reason != nullptr && reason->is_string() &&
+            *reason == "PreemptionByScheduler") {
+          pod.disruption_target = true;
+        }
         const Json* at = FindField(c, "lastTransitionTime");
         if (*type == "PodScheduled" && at != nullptr && at->is_string()) {
           pod.scheduled_timestamp = at->get<std::string>();

@@ -74,8 +74,9 @@ struct Pod {
   std::string phase;           ///< status.phase: Pending, Running, Succeeded, Failed, Unknown
   /// status.nominatedNodeName: where kube-scheduler's preemption made room for the pod.
   std::string nominated_node_name;
-  /// status.conditions holds DisruptionTarget=True: kube-scheduler marks a preemption victim
-  /// so before deleting it.
+  /// status.conditions holds DisruptionTarget=True with reason PreemptionByScheduler:
+  /// kube-scheduler marks a preemption victim so before deleting it (an eviction by a drain,
+  /// the taint manager or the kubelet has another reason and is not a victim).
   bool disruption_target = false;
   bool deleting = false;  ///< metadata.deletionTimestamp is set
   /// metadata.creationTimestamp as given (RFC 3339, "2026-01-02T03:04:05Z"; "" when absent or

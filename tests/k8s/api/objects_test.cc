@@ -143,6 +143,25 @@ TEST(K8sObjects, RunningPodBeingDeleted) {
   EXPECT_EQ(spec.qos, "Guaranteed");
 }
 
+TEST(K8sObjects, OnlyTheSchedulersDisruptionTargetMarksAPreemptionVictim) {
+  const auto victim = [](const std::string& conditions) {
+    return MustParsePod(R"({"apiVersion": "v1", "kind": "Pod",
+      "metadata": {"name": "p", "namespace": "ml", "uid": "u1"},
+      "spec": {"containers": [{"name": "c"}]},
+      "status": {"phase": "Running", "conditions": )" +
+                        conditions + "}}")
+        .disruption_target;
+  };
+  EXPECT_TRUE(victim(R"([{"type": "DisruptionTarget", "status": "True",
+                          "reason": "PreemptionByScheduler"}])"));
+  EXPECT_FALSE(victim(R"([{"type": "DisruptionTarget", "status": "True",
+                           "reason": "EvictionByEvictionAPI"}])"));
+  EXPECT_FALSE(victim(R"([{"type": "DisruptionTarget", "status": "False",
+                           "reason": "PreemptionByScheduler"}])"));
+  EXPECT_FALSE(victim(R"([{"type": "DisruptionTarget", "status": "True"}])"));
+  EXPECT_FALSE(victim(R"("not a list")"));
+}
+
 TEST(K8sObjects, DeploymentTemplatesFromKubectl) {
   const nlohmann::json web = nlohmann::json::parse(ReadTestdata("deployment_web.json"));
   Result<Pod> pod = DecodePod(web["spec"]["template"], "Deployment.spec.template");
