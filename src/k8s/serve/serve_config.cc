@@ -4,6 +4,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <set>
 
@@ -147,6 +148,8 @@ Status ReadStrings(const std::string& file, const YAML::Node& v, const std::stri
   return {};
 }
 
+constexpr int kMaxHeadroomBuckets = 100000;
+
 /// headroom: {mode, gpus, windowSeconds, bucketSeconds, quantile, factor}.
 Status ReadHeadroom(const std::string& file, const YAML::Node& v, HeadroomOptions* out) {
   if (!v.IsMap()) return At(file, v, "headroom", "expected a mapping, got " + Describe(v));
@@ -188,6 +191,15 @@ Status ReadHeadroom(const std::string& file, const YAML::Node& v, HeadroomOption
                 "unknown key (known: mode, gpus, windowSeconds, bucketSeconds, quantile, "
                 "factor)");
     }
+  }
+  // The forecast keeps one figure per bucket of the window and sorts them at each bucket.
+  if (h.window_s / h.bucket_s > kMaxHeadroomBuckets) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf,
+                  "windowSeconds / bucketSeconds is %.0f buckets; at most %d (raise "
+                  "bucketSeconds)",
+                  h.window_s / h.bucket_s, kMaxHeadroomBuckets);
+    return At(file, v, "headroom", buf);
   }
   *out = h;
   return {};

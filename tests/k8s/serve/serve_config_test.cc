@@ -209,6 +209,9 @@ TEST(ServeConfig, ReadsHeadroom) {
   EXPECT_EQ(error("headroom:\n  quantile: 2\n"),
             "tessera.yaml:2: headroom.quantile: expected 0..1, got 2");
   EXPECT_EQ(error("headroom: 4\n"), "tessera.yaml:1: headroom: expected a mapping, got \"4\"");
+  EXPECT_EQ(error("headroom:\n  mode: forecast\n  windowSeconds: 1000000000\n  bucketSeconds: 1\n"),
+            "tessera.yaml:2: headroom: windowSeconds / bucketSeconds is 1000000000 buckets; at "
+            "most 100000 (raise bucketSeconds)");
 }
 
 }  // namespace tessera::k8s
