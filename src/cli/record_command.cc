@@ -15,6 +15,7 @@
 #include "k8s/api/kube_api.h"
 #include "k8s/api/objects.h"
 #include "k8s/record/record_run.h"
+#include "util/clock.h"
 
 namespace tessera {
 
@@ -125,6 +126,12 @@ int RunRecordCommand(const RecordCliOptions& o) {
     Result<double> t = ParseUntil(o.until);
     if (!t.ok()) {
       std::cerr << me << "error: " << t.error().message << "\n";
+      return 2;
+    }
+    const double now = SystemClock().NowSeconds();
+    if (*t <= now) {
+      std::cerr << me << "error: --until \"" << o.until << "\" is not in the future (now is "
+                << static_cast<int64_t>(now) << " Unix seconds)\n";
       return 2;
     }
     ro.until_unix_seconds = *t;

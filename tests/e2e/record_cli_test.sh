@@ -46,6 +46,13 @@ if [ $code -eq 2 ] && grep -q -- '--duration "5x"' "$tmp/err"; then
 else
   fail "bad --duration: exit $code: $(cat "$tmp/err")"
 fi
+"$TESSERA" record --kubeconfig "$tmp/kubeconfig" --out "$tmp/r0" --until 2020-01-01T00:00:00Z >/dev/null 2>"$tmp/err"
+code=$?
+if [ $code -eq 2 ] && grep -q -- 'is not in the future' "$tmp/err" && [ ! -e "$tmp/r0" ]; then
+  ok "--until in the past: exit 2, nothing written"
+else
+  fail "--until in the past: exit $code: $(cat "$tmp/err")"
+fi
 
 # Unreachable: exit 1, a message naming the server, nothing written.
 "$TESSERA" record --kubeconfig "$tmp/kubeconfig" --out "$tmp/r1" --duration 5s >/dev/null 2>"$tmp/err"
