@@ -13,6 +13,8 @@
 namespace tessera {
 namespace {
 
+constexpr double kMaxMixes = 1e6;
+
 constexpr int64_t kMaxCount = 100000;
 constexpr int64_t kMaxGpus = 64;
 
@@ -85,6 +87,7 @@ class CatalogParser {
       return Fail(v, p, "not a number: '" + s + "'");
     }
     if (x < 0) return Fail(v, p, "must not be negative, got " + s);
+    if (x > 1e9) return Fail(v, p, "at most 1e9, got " + s);
     *out = x;
     return true;
   }
@@ -178,6 +181,24 @@ Result<NodeCatalog> ParseNodeCatalog(std::string_view yaml, std::string_view fil
     t.count_today = static_cast<int>(today);
     if (t.gpu_memory_mib == 0) t.gpu_memory_mib = KnownGpuMemoryMib(t.model);
     catalog.types.push_back(std::move(t));
+  }
+  // The search may replay any mix of the types' counts: their product bounds its work.
+  double mixes = 1;
+  int64_t most_gpus = 0;
+  for (const NodeType& t : catalog.types) {
+    mixes *= static_cast<double>(CountsOf(t).size());
+    most_gpus += static_cast<int64_t>(t.gpus) * t.max_count;
+  }
+  if (mixes > kMaxMixes) {
+    char buf[128];
+    std::snprintf(buf, sizeof buf, "%.3g mixes of the types' counts, at most %.0f (raise step)",
+                  mixes, kMaxMixes);
+    p.Fail(list, "node_types", buf);
+    return *p.error;
+  }
+  if (most_gpus == 0) {
+    p.Fail(list, "node_types", "every max_count is 0: no mix has a GPU");
+    return *p.error;
   }
   return catalog;
 }

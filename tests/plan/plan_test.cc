@@ -65,6 +65,22 @@ TEST(PlanCatalog, ErrorsNameFileLineAndField) {
             "memory_mib, gpu_memory_mib, cost_per_hour, min_count, max_count, count_today, step)");
   EXPECT_NE(CatalogError("{name: a, model: A100}").find("node_types[0].gpus: missing"),
             std::string::npos);
+  EXPECT_EQ(CatalogError("{name: a, model: A100, gpus: 8, cpu_milli: 1, memory_mib: 1, "
+                         "cost_per_hour: 1e300, max_count: 3}"),
+            "c.yaml:2: node_types[0].cost_per_hour: at most 1e9, got 1e300");
+  EXPECT_EQ(CatalogError("{name: a, model: A100, gpus: 8, cpu_milli: 1, memory_mib: 1, "
+                         "cost_per_hour: 1, max_count: 0}"),
+            "c.yaml:2: node_types: every max_count is 0: no mix has a GPU");
+  Result<NodeCatalog> huge = ParseNodeCatalog(
+      "node_types:\n"
+      "  - {name: a, model: A100, gpus: 8, cpu_milli: 1, memory_mib: 1, cost_per_hour: 1,"
+      " max_count: 100000}\n"
+      "  - {name: b, model: T4, gpus: 2, cpu_milli: 1, memory_mib: 1, cost_per_hour: 1,"
+      " max_count: 100000}\n",
+      "c.yaml", kModels);
+  ASSERT_FALSE(huge.ok());
+  EXPECT_EQ(huge.error().message,
+            "c.yaml:2: node_types: 1e+10 mixes of the types' counts, at most 1000000 (raise step)");
 }
 
 TEST(PlanSlo, ParsesWaitsAndGpuHours) {
