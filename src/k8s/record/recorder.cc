@@ -159,9 +159,9 @@ Status Recorder::UpsertPod(const Pod& pod) {
   return {};
 }
 
-void Recorder::UndecodablePod(const PodIdentity&, const std::string&) {
+void Recorder::UndecodablePod(const PodIdentity& pod, const std::string&) {
   std::lock_guard<std::mutex> lock(mutex_);
-  ++undecodable_;
+  undecodable_.insert(pod.uid);
 }
 
 void Recorder::DeletePod(const std::string& uid) {
@@ -220,6 +220,8 @@ Status Recorder::WriteStatus(const std::string& state, const std::string& reason
   j["pods"] = state_.pods.size();
   j["nodes"] = state_.nodes.size();
   j["pods_ended_unseen"] = ended_unseen;
+  // Pod objects that did not decode are not in the lists: said, so a reader knows.
+  j["pods_undecodable"] = undecodable_.size();
   j["journal"] = files_.journal;
   if (state == "complete") {
     j["node_list"] = files_.node_list;
@@ -293,7 +295,7 @@ RecordCounts Recorder::counts() const {
     }
   }
   c.nodes = static_cast<int>(state_.nodes.size());
-  c.undecodable = undecodable_;
+  c.undecodable = static_cast<int>(undecodable_.size());
   return c;
 }
 

@@ -44,7 +44,7 @@ struct RecordCounts {
   int ended = 0;         ///< with a deletion time
   int ended_unseen = 0;  ///< of those, found missing by a list (time = that list's)
   int nodes = 0;
-  int undecodable = 0;  ///< pod objects that did not decode (not recorded)
+  int undecodable = 0;  ///< pods (UIDs) whose objects did not decode (not recorded)
 };
 
 /// Records pods and nodes:
@@ -125,7 +125,7 @@ class Recorder final : public ClusterEventSink {
   std::unique_ptr<JournalWriter> writer_;  // GUARDED_BY(mutex_)
   std::string write_error_;                // GUARDED_BY(mutex_)
   SyncStatus sync_;                        // GUARDED_BY(mutex_)
-  int undecodable_ = 0;                    // GUARDED_BY(mutex_)
+  std::set<std::string> undecodable_;      // pod UIDs; GUARDED_BY(mutex_)
   bool in_list_ = false;  // between BeginPodList and EndPodList; GUARDED_BY(mutex_)
 };
 

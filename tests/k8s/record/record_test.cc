@@ -173,6 +173,26 @@ TEST(Recorder, ScheduledTimestampIsTheTruePodScheduledConditionAndBadShapesAreIg
   EXPECT_EQ(Decoded(pod).scheduled_timestamp, "");
 }
 
+TEST(Recorder, PodsThatDoNotDecodeAreCountedOnceEachInRecordJson) {
+  const std::string dir = TempDir("undecodable");
+  ManualClock clock(static_cast<double>(kBase));
+  RecorderOptions ro;
+  ro.dir = dir;
+  ro.clock = &clock;
+  std::unique_ptr<Recorder> r = std::move(Recorder::Open(ro).value());
+  PodIdentity a, b;
+  a.uid = "uid-a";
+  b.uid = "uid-b";
+  r->UndecodablePod(a, "bad");
+  r->UndecodablePod(a, "bad again");  // the same pod, updated
+  r->UndecodablePod(b, "bad");
+  EXPECT_EQ(r->counts().undecodable, 2);
+  ASSERT_TRUE(r->Flush().ok());
+  Result<std::string> status = ReadFile(dir + "/record.json");
+  ASSERT_TRUE(status.ok());
+  EXPECT_EQ(Json::parse(*status)["pods_undecodable"], 2) << *status;
+}
+
 TEST(Recorder, ReadsRequestsAsServeDoesAndTimesFromTheObjectOrTheClock) {
   const std::string dir = TempDir("sink");
   ManualClock clock(static_cast<double>(kBase + 50));
