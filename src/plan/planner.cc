@@ -587,30 +587,29 @@ Result<PlanResult> FinishPlan(const PlanSpec& spec, const DemandDraws& demand,
     const std::string& m = spec.catalog.types[t].model;
     if (models.find(m) == std::string::npos) models += (models.empty() ? "" : ", ") + m;
   }
-  char buf[1024];
+  // Names (of any length) are joined as strings; only the numbers go through snprintf.
   using Mode = HeadroomOptions::Mode;
   const HeadroomOptions& h = chosen.headroom;
+  const std::string head =
+      "# tessera plan: " + MixName(spec.catalog, ce.counts) + " with policy " + chosen.name;
   if (h.mode == Mode::kNone) {
-    std::snprintf(buf, sizeof buf,
-                  "# tessera plan: %s with policy %s met every SLO keeping no headroom.\n"
-                  "headroom:\n  mode: none\n",
-                  MixName(spec.catalog, ce.counts).c_str(), chosen.name.c_str());
+    plan.headroom_yaml = head + " met every SLO keeping no headroom.\nheadroom:\n  mode: none\n";
   } else {
     const char* mode = h.mode == Mode::kStatic     ? "static"
                        : h.mode == Mode::kForecast ? "forecast"
                                                    : "backlog";
+    char buf[512];
     std::snprintf(buf, sizeof buf,
-                  "# tessera plan: %s with policy %s. The replays kept for %s idle GPUs (%s):\n"
                   "# p50 %.0f, p95 %.0f, at most %.0f. The settings replayed:\n"
                   "headroom:\n  mode: %s\n  gpus: %lld\n  windowSeconds: %g\n"
                   "  bucketSeconds: %g\n  quantile: %g\n  factor: %g\n"
                   "# A fixed alternative: mode: static, gpus: %.0f (the p95 above).\n",
-                  MixName(spec.catalog, ce.counts).c_str(), chosen.name.c_str(),
-                  protected_classes.c_str(), models.c_str(), ce.headroom_p50, ce.headroom_p95,
-                  ce.headroom_max, mode, static_cast<long long>(h.gpus), h.window_s, h.bucket_s,
-                  h.quantile, h.factor, ce.headroom_p95);
+                  ce.headroom_p50, ce.headroom_p95, ce.headroom_max, mode,
+                  static_cast<long long>(h.gpus), h.window_s, h.bucket_s, h.quantile, h.factor,
+                  ce.headroom_p95);
+    plan.headroom_yaml = head + ". The replays kept for " + protected_classes + " idle GPUs (" +
+                         models + "):\n" + buf;
   }
-  plan.headroom_yaml = buf;
   plan.units = std::move(units);
   return plan;
 }
