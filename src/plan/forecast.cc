@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "model/resources.h"
+#include "util/percentile.h"
 
 namespace tessera {
 namespace {
@@ -17,14 +18,6 @@ namespace {
 constexpr double kDayS = 86400;
 constexpr double kHourS = 3600;
 constexpr int64_t kMaxBuckets = 100'000'000;  // 8 bytes each and class: a bucket_s typo
-
-// Nearest-rank percentile of sorted values (as the replay's wait quantiles).
-double Percentile(const std::vector<double>& sorted, double p) {
-  if (sorted.empty()) return 0;
-  size_t k = static_cast<size_t>(std::ceil(p / 100.0 * static_cast<double>(sorted.size())));
-  k = std::clamp<size_t>(k, 1, sorted.size());
-  return sorted[k - 1];
-}
 
 DemandQuantiles Summarize(std::vector<double> v) {
   DemandQuantiles q;

@@ -17,6 +17,7 @@
 #include "sched/victims.h"
 #include "util/check.h"
 #include "util/clock.h"
+#include "util/percentile.h"
 #include "util/rng.h"
 
 namespace tessera {
@@ -83,14 +84,6 @@ struct RequestHash {
 };
 
 enum Blocked : uint8_t { kFree = 0, kNoFit = 1, kNoHeadroom = 2 };
-
-// Nearest-rank percentile of sorted values.
-double Percentile(const std::vector<double>& sorted, double p) {
-  if (sorted.empty()) return 0;
-  size_t k = static_cast<size_t>(std::ceil(p / 100.0 * static_cast<double>(sorted.size())));
-  k = std::clamp<size_t>(k, 1, sorted.size());
-  return sorted[k - 1];
-}
 
 // One run; not thread-safe, used once.
 class Replay {

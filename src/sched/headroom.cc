@@ -7,19 +7,9 @@
 
 #include "model/fit.h"
 #include "model/resources.h"
+#include "util/percentile.h"
 
 namespace tessera {
-namespace {
-
-// Nearest-rank percentile of sorted values.
-double Percentile(const std::vector<double>& sorted, double p) {
-  if (sorted.empty()) return 0;
-  size_t k = static_cast<size_t>(std::ceil(p / 100.0 * static_cast<double>(sorted.size())));
-  k = std::clamp<size_t>(k, 1, sorted.size());
-  return sorted[k - 1];
-}
-
-}  // namespace
 
 Headroom::Headroom(const HeadroomOptions& options, const Clock* clock)
     : options_(options), clock_(clock) {
