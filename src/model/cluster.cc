@@ -57,6 +57,7 @@ PodRequest Cluster::MakeRequest(const PodSpec& pod) const {
   r.gpu_milli = pod.gpu_count == 0 ? 0 : pod.gpu_milli;
   r.gpu_memory_mib = pod.gpu_memory_mib;
   r.models = ResolveModels(pod.gpu_spec);
+  r.topology = pod.topology;
   if (pod.gpu_memory_mib == 0 && pod.gpu_memory_percent > 0 && r.gpu_count > 0) {
     // A share of "the GPU's memory": of the largest GPU among the models the pod allows, so
     // that it never takes less than its share of any GPU (it takes its share exactly where

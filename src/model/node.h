@@ -5,6 +5,7 @@
 #include <string>
 
 #include "model/resources.h"
+#include "model/topology.h"
 
 namespace tessera {
 
@@ -16,6 +17,7 @@ struct NodeSpec {
   int gpu_count = 0;
   std::string gpu_model;       ///< empty when gpu_count == 0
   int64_t gpu_memory_mib = 0;  ///< per GPU; 0 = unknown (GPU memory is then not enforced)
+  TopologyPtr topology{};      ///< null = no topology known (every GPU alike)
 };
 
 /// The kinds of pod the `clustering` policy tells apart (its "type tags").

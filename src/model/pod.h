@@ -24,6 +24,7 @@ struct PodSpec {
   /// Per GPU, a percentage (1..100) of the GPU's memory, when gpu_memory_mib is 0 (HAMi's
   /// nvidia.com/gpumem-percentage); 0 = none. Cluster::MakeRequest turns it into MiB.
   int32_t gpu_memory_percent = 0;
+  TopologyRequest topology{};  ///< `tessera.io/topology`; kNone = topology-blind
 
   int64_t TotalGpuMilli() const { return int64_t{gpu_count} * gpu_milli; }
 };
@@ -37,6 +38,7 @@ struct PodRequest {
   int32_t gpu_milli = 0;
   int64_t gpu_memory_mib = 0;
   ModelMask models = kAnyModel;
+  TopologyRequest topology{};
 
   bool IsCpuOnly() const { return gpu_count == 0 || gpu_milli == 0; }
   bool IsSharing() const { return gpu_count == 1 && gpu_milli > 0 && gpu_milli < kMilliPerGpu; }
