@@ -18,6 +18,7 @@ std::unique_ptr<Policy> MakeK8sDefaultPolicy(const PolicyContext& context);
 std::unique_ptr<Policy> MakeMemBestFitPolicy(const PolicyContext& context);
 std::unique_ptr<Policy> MakeHamiBinpackPolicy(const PolicyContext& context);
 std::unique_ptr<Policy> MakeHamiSpreadPolicy(const PolicyContext& context);
+std::unique_ptr<Policy> MakeHamiTopologyPolicy(const PolicyContext& context);
 
 /// The normalisation machine of the published policies: 128 cores, 8 GPUs.
 inline constexpr double kSpecCpuMilli = 128000.0;

@@ -21,7 +21,7 @@ const std::vector<std::pair<std::string, Factory>>& Registry() {
       {"clustering", &MakeClusteringPolicy},  {"dotprod", &MakeDotProdPolicy},
       {"random", &MakeRandomPolicy},          {"k8s-default", &MakeK8sDefaultPolicy},
       {"mem-bestfit", &MakeMemBestFitPolicy}, {"hami-binpack", &MakeHamiBinpackPolicy},
-      {"hami-spread", &MakeHamiSpreadPolicy},
+      {"hami-spread", &MakeHamiSpreadPolicy}, {"hami-topology", &MakeHamiTopologyPolicy},
   };
   return registry;
 }
@@ -47,8 +47,12 @@ const std::vector<std::string>& PolicyNames() {
 const std::vector<std::string>& DefaultPolicyNames() {
   static const std::vector<std::string> names = [] {
     std::vector<std::string> v;
+    // Not the comparison policies: mem-bestfit, hami-binpack, hami-spread (GPU memory,
+    // docs/GPU_MEMORY.md) and hami-topology (docs/TOPOLOGY.md).
     for (const std::string& n : PolicyNames()) {
-      if (n != "mem-bestfit" && n != "hami-binpack" && n != "hami-spread") v.push_back(n);
+      if (n != "mem-bestfit" && n != "hami-binpack" && n != "hami-spread" && n != "hami-topology") {
+        v.push_back(n);
+      }
     }
     return v;
   }();

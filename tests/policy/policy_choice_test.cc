@@ -136,7 +136,7 @@ TEST(PolicyRegistry, KnowsEveryPolicy) {
   TargetWorkload w;
   PolicyContext ctx;
   ctx.workload = &w;
-  EXPECT_EQ(PolicyNames().size(), 11u);
+  EXPECT_EQ(PolicyNames().size(), 12u);
   EXPECT_EQ(DefaultPolicyNames().size(), 8u);
   for (const std::string& name : PolicyNames()) {
     std::unique_ptr<Policy> p = MakePolicy(name, ctx);
