@@ -171,7 +171,8 @@ void AddFragCommand(CLI::App& app, FragOptions& o, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--policy", o.policies,
                   "Comma-separated policies: tessera,fgd,bestfit,packing,clustering,dotprod,random,"
-                  "k8s-default, or all (those); also mem-bestfit,hami-binpack,hami-spread")
+                  "k8s-default, or all (those); also mem-bestfit,hami-binpack,hami-spread,"
+                  "hami-topology")
       ->capture_default_str();
   cmd->add_option("--seeds", o.seeds, "Seeds: N, N-M or a comma list (the paper uses 42-51)")
       ->capture_default_str();
