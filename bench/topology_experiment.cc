@@ -291,6 +291,9 @@ int Main(int argc, char** argv) {
   std::vector<uint64_t> seeds;
   for (uint64_t s = seed_lo; s <= seed_hi; ++s) seeds.push_back(s);
 
+  // The summary of every list (docs/TOPOLOGY.md's tables), printed after the last one.
+  std::vector<std::string> summary, summary_seeds;
+  char row[512];
   for (const std::string& list : lists) {
     const std::string file = dir + "/openb_pod_list_" + list + ".csv";
     Result<std::string> text = ReadFile(file);
@@ -387,6 +390,13 @@ int Main(int argc, char** argv) {
           columns[c].name.c_str(), placed.mean, placed.sd, aligned.mean, aligned.sd, open.mean,
           open.sd, open_aligned.mean, open_aligned.sd, refused.mean, refused.sd, unalloc.mean,
           unalloc.sd, rejected.mean, rejected.sd, after.mean, after.sd);
+      std::snprintf(row, sizeof(row),
+                    "| %s | %s | %.2f ± %.2f | %.2f ± %.2f | %.1f ± %.1f | %.2f ± %.2f | %.1f ± "
+                    "%.1f | %.2f ± %.2f |",
+                    list.c_str(), columns[c].name.c_str(), aligned.mean, aligned.sd,
+                    open_aligned.mean, open_aligned.sd, refused.mean, refused.sd, unalloc.mean,
+                    unalloc.sd, rejected.mean, rejected.sd, after.mean, after.sd);
+      summary.push_back(row);
     }
     // Seed by seed: the first column against each other one.
     if (columns.size() > 1) {
@@ -411,6 +421,9 @@ int Main(int argc, char** argv) {
         }
         std::printf("| %s | %d / %d | %d / %d | %d / %d | %d / %d |\n", columns[c].name.c_str(), ah,
                     ae, ul, ue, rl, re, fl, fe);
+        std::snprintf(row, sizeof(row), "| %s | %s | %d / %d | %d / %d | %d / %d | %d / %d |",
+                      list.c_str(), columns[c].name.c_str(), ah, ae, ul, ue, rl, re, fl, fe);
+        summary_seeds.push_back(row);
       }
     }
     // The bar: tessera (with topology) places ≥ 99 % of the required pods in one domain and
@@ -432,6 +445,23 @@ int Main(int argc, char** argv) {
     }
     std::printf("\n");
     std::fflush(stdout);
+  }
+  if (lists.size() > 1) {
+    std::printf(
+        "All lists, at 100 %% arrival (mean ± s.d. over seeds %llu-%llu):\n\n"
+        "| pod list | column | multi-GPU aligned %% | where a split was possible: aligned %% | "
+        "multi-GPU pods refused | unallocated GPU %% | rejected by `restricted` | unallocated "
+        "after rejections %% |\n|---|---|---|---|---|---|---|---|\n",
+        static_cast<unsigned long long>(seed_lo), static_cast<unsigned long long>(seed_hi));
+    for (const std::string& r : summary) std::printf("%s\n", r.c_str());
+    if (!summary_seeds.empty()) {
+      std::printf(
+          "\n%s against each column, seed by seed:\n\n| pod list | against | aligned higher / "
+          "equal | unallocated lower / equal | rejected fewer / equal | unallocated after "
+          "rejections lower / equal |\n|---|---|---|---|---|---|\n",
+          columns[0].name.c_str());
+      for (const std::string& r : summary_seeds) std::printf("%s\n", r.c_str());
+    }
   }
   return 0;
 }
