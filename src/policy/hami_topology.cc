@@ -4,16 +4,21 @@
 // comparison policy of docs/TOPOLOGY.md; not in `--policy all`.
 //
 // Node choice: HAMi's binpack node score, as hami-binpack (src/policy/hami.cc).
-// GPU choice: the candidates are the node's GPUs with room for the pod, in HAMi's binpack GPU
-// order (hami.cc). With exactly as many candidates as the pod asks for, it takes them all.
-// With more:
+// GPU choice: the candidates are the node's GPUs with room for the pod, in the order HAMi's
+// Fit meets them under topology-aware: HAMi sorts a node's GPUs with its spread rule for every
+// GPU policy but binpack (by NUMA node, then by GPU score) and Fit walks that list from its
+// end, so the highest NUMA node first and, inside one, the lowest GPU score (hami.cc's spread
+// order; the lower index among equals, where Go's unstable sort leaves the order open). With
+// exactly as many candidates as the pod asks for, it takes them all. With more:
 //  - a multi-GPU pod takes the combination of candidates with the highest sum of pairwise
 //    link scores (HAMi's computeBestCombination); among equal sums the first combination in
 //    the candidate order (HAMi replaces its best only on a strictly higher sum);
 //  - a single GPU or a share takes the candidate with the lowest sum of link scores to the
 //    other candidates, the "worst single card" (HAMi's computeWorstSingleCard), so that the
 //    well-linked GPUs stay free; the first in the candidate order among equals.
-// Without a topology (or one for another GPU count) it is hami-binpack. Where HAMi would
+// So among GPUs that are linked alike (a PCIe node, or the GPUs of one island), a share goes
+// to the least used one: the spread order decides. Without a topology (or one for another GPU
+// count) it is hami-binpack, GPU choice included. Where HAMi would
 // return no combination at all (every sum 0: HAMi starts from a best sum of 0 and needs a
 // strictly higher one), this takes the first combination, i.e. binpack's choice.
 // The policy knows no `required`: on today's engine it may split a pod across domains when
@@ -89,13 +94,18 @@ class HamiTopologyPolicy final : public Policy {
   NodeScore Score(const NodeView& node, const PodRequest& pod) const override {
     const int64_t score = HamiNodeScore(node, /*binpack=*/true);
     if (pod.IsCpuOnly()) return {static_cast<double>(score), 0};
+    const GpuTopology* t = node.spec.topology.get();
+    const bool topology = t != nullptr && t->gpu_count == node.spec.gpu_count;
     std::array<int, kMaxGpusPerNode> cand{};
-    const int n = HamiGpuOrder(node, pod, /*binpack=*/true, cand);
+    const int n = HamiGpuOrder(node, pod, /*binpack=*/!topology, cand);
     const int k = pod.gpu_count;
     if (n < k) return {static_cast<double>(score), 0};  // not expected: the pod fits
-    const GpuTopology* t = node.spec.topology.get();
     GpuSet gpus = 0;
-    if (t == nullptr || t->gpu_count != node.spec.gpu_count || n == k) {
+    if (topology) {
+      std::stable_sort(cand.begin(), cand.begin() + n,
+                       [t](int a, int b) { return t->numa[a] > t->numa[b]; });
+    }
+    if (!topology || n == k) {
       for (int i = 0; i < k; ++i) gpus |= GpuSet{1} << cand[i];
     } else if (k == 1) {
       gpus = GpuSet{1} << WorstSingleCard(*t, cand, n);

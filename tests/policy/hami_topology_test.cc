@@ -83,10 +83,12 @@ TEST(HamiTopology, FourGpuPodGetsOneIsland) {
   EXPECT_EQ(b.gpus, Gpus({0, 2, 3, 4}));
 }
 
-TEST(HamiTopology, FourGpuPodOnAnIdleNodeTakesTheFirstIsland) {
+// Both islands are free: HAMi's Fit meets the highest NUMA node's GPUs first and keeps the
+// first best combination.
+TEST(HamiTopology, FourGpuPodOnAnIdleNodeTakesTheLastNumaNodesIsland) {
   const Decision d = DecideAfter("hami-topology", TwoIslands(), 0, Pod(4));
   ASSERT_TRUE(d.ok());
-  EXPECT_EQ(d.gpus, Gpus({0, 1, 2, 3}));
+  EXPECT_EQ(d.gpus, Gpus({4, 5, 6, 7}));
 }
 
 TEST(HamiTopology, TwoGpuPodGetsAnNvlinkPair) {
@@ -114,6 +116,31 @@ TEST(HamiTopology, ShareTakesTheWorstLinkedCard) {
   const Decision d = DecideAfter("hami-topology", TwoIslands(), Gpus({5, 6, 7}), Pod(1, 300));
   ASSERT_TRUE(d.ok());
   EXPECT_EQ(d.gpus, Gpus({4}));
+}
+
+// On a node whose GPUs are linked alike every share candidate is equally "worst", and HAMi's
+// spread order (the least used GPU first) decides: the second share opens an idle GPU, where
+// hami-binpack stacks it on the first.
+TEST(HamiTopology, SharesAmongAlikeGpusSpread) {
+  auto pcie = std::make_shared<GpuTopology>();
+  pcie->gpu_count = 8;
+  for (int i = 0; i < 8; ++i) {
+    for (int j = 0; j < 8; ++j) pcie->link[i][j] = i == j ? 0 : 20;
+  }
+  for (const char* name : {"hami-topology", "hami-binpack"}) {
+    Cluster cluster({Node("n0", pcie)});
+    TargetWorkload workload = TargetWorkload::FromPods({Pod(1, 300)});
+    workload.Resolve(cluster);
+    PolicyContext ctx;
+    ctx.workload = &workload;
+    std::unique_ptr<Policy> policy = MakePolicy(name, ctx);
+    Scheduler s(&cluster, policy.get(), {0}, 1);
+    const PodRequest share = cluster.MakeRequest(Pod(1, 300));
+    s.Bind(0, share, Gpus({0}));
+    const Decision d = s.Decide(share);
+    ASSERT_TRUE(d.ok());
+    EXPECT_EQ(d.gpus, std::string(name) == "hami-topology" ? Gpus({1}) : Gpus({0})) << name;
+  }
 }
 
 TEST(HamiTopology, TakesAllWhenExactlyEnoughAreFree) {
