@@ -18,11 +18,11 @@
 //    well-linked GPUs stay free; the first in the candidate order among equals.
 // So among GPUs that are linked alike (a PCIe node, or the GPUs of one island), a share goes
 // to the least used one: the spread order decides. Without a topology (or one for another GPU
-// count) it is hami-binpack, GPU choice included. Where HAMi would
-// return no combination at all (every sum 0: HAMi starts from a best sum of 0 and needs a
-// strictly higher one), this takes the first combination, i.e. binpack's choice.
-// The policy knows no `required`: on today's engine it may split a pod across domains when
-// no domain has room; the engine's filter decides where a `required` pod may go.
+// count) it is hami-binpack, GPU choice included. Where HAMi would return no combination at
+// all (every sum 0: HAMi starts from a best sum of 0 and needs a strictly higher one), this
+// takes the first combination in the candidate order.
+// The policy knows no `required`: it may split a pod across domains when no domain has room;
+// the engine decides where a `required` pod may go.
 #include <algorithm>
 #include <array>
 #include <bit>
