@@ -3,9 +3,10 @@
 // marked `required` (one NVLink domain), and the inflation experiment of `tessera frag`
 // (sim/inflation.h, RunInflation: the same arrival loop, to 130 %, read at 100 %) runs each
 // column for each seed. Every placement of the pods that arrived by 100 % is then judged
-// against the true topology. Prints one Markdown table per pod list, mean ± s.d. over the
-// seeds, and then, seed by seed, how often `tessera` beats each other column. Measures
-// placement quality, not time (the wall time per list is printed for the record only).
+// against the true topology. Prints, per pod list, a Markdown table (mean ± s.d. over the
+// seeds), how often, seed by seed, `tessera` beats each other column, and whether the bar of
+// docs/TOPOLOGY.md is met; then both tables for all lists together. Measures placement
+// quality, not time (the wall time per list is printed for the record only).
 //
 // Topology per node type (GpuTopology, link scores on HAMi's scale):
 //  - 8-GPU nodes: two 4-GPU NVLink islands (GPUs 0-3, 4-7), each on its own NUMA node;
@@ -32,6 +33,9 @@
 //
 // Usage: tessera_topology_experiment [--data DIR] [--lists default,multigpu50,...]
 //                                    [--seeds LO-HI] [--threads N] [--columns a,b,...]
+// Defaults: the trace beside the repository, lists default,multigpu50, seeds 42-51, all
+// cores, columns tessera,tessera-blind,fgd,fgd-blind,hami-topology (bench/topology.sh passes
+// default and multigpu20 ... multigpu50).
 #include <algorithm>
 #include <bit>
 #include <chrono>
@@ -325,12 +329,14 @@ int Main(int argc, char** argv) {
 
     // Every (column, seed), on `threads` threads.
     const auto start = std::chrono::steady_clock::now();
-    std::vector<std::unique_ptr<Policy>> policies;
-    for (const Column& c : columns) {
+    // One policy object per run (Policy: one thread per instance).
+    auto make = [&](const Column& c) {
       PolicyContext ctx;
       ctx.workload = c.blind ? &w_blind : &w_truth;
-      policies.push_back(MakePolicy(c.policy, ctx));
-      if (!policies.back()) {
+      return MakePolicy(c.policy, ctx);
+    };
+    for (const Column& c : columns) {
+      if (!make(c)) {
         std::fprintf(stderr, "unknown policy '%s'\n", c.policy.c_str());
         return 2;
       }
@@ -344,9 +350,10 @@ int Main(int argc, char** argv) {
         options.record_placements = true;
         for (size_t k = static_cast<size_t>(t); k < runs; k += static_cast<size_t>(threads)) {
           const Column& c = columns[k / seeds.size()];
+          const std::unique_ptr<Policy> policy = make(c);
           const RunResult r =
-              RunInflation(c.blind ? *blind : truth, pods, c.blind ? w_blind : w_truth,
-                           *policies[k / seeds.size()], seeds[k % seeds.size()], options);
+              RunInflation(c.blind ? *blind : truth, pods, c.blind ? w_blind : w_truth, *policy,
+                           seeds[k % seeds.size()], options);
           judged[k] = Judge(r, truth, pods);
         }
       });
