@@ -5,13 +5,14 @@
 # inflation experiment of `tessera frag` (to 130 %, read at 100 % arrival) for tessera with
 # and without topology, fgd with and without, and hami-topology, seeds 42-51. Prints one
 # Markdown table per pod list (mean ± s.d. over the seeds), the seed-by-seed comparison of
-# tessera with each other column, and whether the bar is met. About 1-2 minutes per list on
-# 2 cores.
+# tessera with each other column, and whether the bar is met; then both tables for all lists.
+# 13 s for the five lists on 2 cores (docs/TOPOLOGY.md).
 #
 # Usage: bench/topology.sh [BUILD_DIR]            (default: build)
-# Environment: LISTS (default,multigpu20,multigpu30,multigpu40,multigpu50: pod lists by their openb_pod_list_ suffix), SEEDS
-# (42-51), THREADS (nproc), COLUMNS (tessera,tessera-blind,fgd,fgd-blind,hami-topology),
-# DATA (../shared/data/alibaba-gpu-v2023/csv).
+# Environment: LISTS (default,multigpu20,multigpu30,multigpu40,multigpu50: pod lists by
+# their openb_pod_list_ suffix), SEEDS (42-51), THREADS (nproc), COLUMNS
+# (tessera,tessera-blind,fgd,fgd-blind,hami-topology), DATA
+# (../shared/data/alibaba-gpu-v2023/csv).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$root/build}
