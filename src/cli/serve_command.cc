@@ -185,6 +185,7 @@ Result<ServeOptions> Resolve(const ServeOptions& flags) {
     c.classes = file.classes;  // no flags: the file's classes, headroom and scheduler names
     c.headroom = file.headroom;
     c.scheduler_names = file.scheduler_names;
+    c.topology_pools = file.topology_pools;
     // A mode given on the command line replaces the file's mode.
     const bool flag_mode = flags.given.count("--in-cluster") || flags.given.count("--kubeconfig") ||
                            flags.given.count("--nodes");
@@ -266,6 +267,7 @@ int RunServe(const ServeOptions& flags) {
   eo.classes = c.classes;
   eo.headroom = c.headroom;
   eo.scheduler_names = c.scheduler_names;
+  eo.topology_pools = c.topology_pools;
 
   std::unique_ptr<k8s::HttpKubeApi> api;
   std::unique_ptr<k8s::Extender> extender;

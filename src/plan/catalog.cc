@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "model/gpu_catalog.h"
+#include "trace/topology_yaml.h"
 
 namespace tessera {
 namespace {
@@ -138,7 +139,7 @@ Result<NodeCatalog> ParseNodeCatalog(std::string_view yaml, std::string_view fil
     int64_t gpus = 0, min_count = 0, max_count = 0, step = 1, today = 0;
     if (!p.Keys(e, path,
                 {"name", "model", "gpus", "cpu_milli", "memory_mib", "gpu_memory_mib",
-                 "cost_per_hour", "min_count", "max_count", "count_today", "step"}) ||
+                 "cost_per_hour", "min_count", "max_count", "count_today", "step", "topology"}) ||
         !p.String(e, path, "name", &t.name) || !p.String(e, path, "model", &t.model) ||
         !p.Int(e, path, "gpus", true, 1, kMaxGpus, &gpus) ||
         !p.Int(e, path, "cpu_milli", true, 1, int64_t{1} << 40, &t.cpu_milli) ||
@@ -175,6 +176,13 @@ Result<NodeCatalog> ParseNodeCatalog(std::string_view yaml, std::string_view fil
       return *p.error;
     }
     t.gpus = static_cast<int>(gpus);
+    if (const YAML::Node topology = e["topology"]; topology.IsDefined() && !topology.IsNull()) {
+      TopologyYamlError te;
+      if (!ReadTopologyYaml(topology, path + ".topology", t.gpus, &t.topology, &te)) {
+        return Error{std::string(file) + ":" + std::to_string(te.line) + ": " + te.field + ": " +
+                     te.what};
+      }
+    }
     t.min_count = static_cast<int>(min_count);
     t.max_count = static_cast<int>(max_count);
     t.step = static_cast<int>(step);
@@ -224,6 +232,7 @@ std::vector<NodeSpec> MixNodes(const NodeCatalog& catalog, const std::vector<int
       n.gpu_count = type.gpus;
       n.gpu_model = type.model;
       n.gpu_memory_mib = type.gpu_memory_mib;
+      n.topology = type.topology;  // one shared object per type
       nodes.push_back(std::move(n));
     }
   }

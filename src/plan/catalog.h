@@ -5,7 +5,9 @@
 //   node_types:
 //     - {name: a100x8, model: A100, gpus: 8, cpu_milli: 96000, memory_mib: 786432,
 //        gpu_memory_mib: 81920, cost_per_hour: 32.77, min_count: 0, max_count: 80,
-//        count_today: 40, step: 4}
+//        count_today: 40, step: 4,
+//        topology: {nvlink: [[0,1,2,3],[4,5,6,7]], numa: [[0,1,2,3],[4,5,6,7]]}}
+//   (topology optional: the block of a scenario's node pool, trace/topology_yaml.h)
 // Pure (parses text; no I/O); thread-safe.
 
 #include <cstdint>
@@ -15,6 +17,7 @@
 #include <vector>
 
 #include "model/node.h"
+#include "model/topology.h"
 #include "util/result.h"
 
 namespace tessera {
@@ -31,8 +34,9 @@ struct NodeType {
   int min_count = 0;           ///< the plan's range of counts, min..max by `step`
   int max_count = 0;
   int step = 1;
-  int count_today = 0;  ///< the cluster today (the "today" baseline), 0..max_count
-  int line = 0;         ///< of its entry in the catalog file
+  int count_today = 0;   ///< the cluster today (the "today" baseline), 0..max_count
+  int line = 0;          ///< of its entry in the catalog file
+  TopologyPtr topology;  ///< GPU topology of each node (`topology:`, as in a scenario); null = none
 };
 
 struct NodeCatalog {

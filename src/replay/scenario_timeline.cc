@@ -73,6 +73,7 @@ Timeline ScenarioTimeline(const Scenario& scenario, double time_scale) {
       p.spec.gpu_memory_mib = c.gpu_memory_mib;
       p.spec.gpu_spec = c.gpu_spec;
       p.spec.qos = c.qos;
+      p.spec.topology = c.topology;
       p.arrival_s = t_h * 3600.0 / time_scale;
       p.duration_s = Duration(c.duration, rng);
       t.pods.push_back(std::move(p));

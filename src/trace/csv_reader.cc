@@ -2,6 +2,8 @@
 
 #include <charconv>
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -10,6 +12,7 @@
 #include <vector>
 
 #include "model/resources.h"
+#include "trace/topology_text.h"
 
 namespace tessera {
 namespace {
@@ -272,10 +275,12 @@ Result<std::vector<NodeSpec>> ReadNodeCsv(std::string_view text, std::string_vie
   TESSERA_ASSIGN_OR_RETURN(mem, t.Required("memory_mib"));
   TESSERA_ASSIGN_OR_RETURN(gpu, t.Required("gpu"));
   TESSERA_ASSIGN_OR_RETURN(model, t.Required("model"));
+  const int topology = t.Optional("gpu_topology");
 
   std::vector<NodeSpec> nodes;
   nodes.reserve(t.records().size());
   std::unordered_map<std::string, int> seen;
+  std::map<std::pair<std::string, int>, TopologyPtr> topologies;  // nodes alike share one
   for (const CsvRecord& r : t.records()) {
     if (auto e = CheckName(t, r, sn, "node", &seen)) return *e;
     NodeSpec n;
@@ -289,6 +294,18 @@ Result<std::vector<NodeSpec>> ReadNodeCsv(std::string_view text, std::string_vie
         return t.Fail(r, model, "empty, but the node has " + std::to_string(n.gpu_count) + " GPUs");
       }
       n.gpu_memory_mib = KnownGpuMemoryMib(n.gpu_model);
+    }
+    if (const std::string_view text = Trim(CsvTable::Str(r, topology)); !text.empty()) {
+      if (n.gpu_count == 0) return t.Fail(r, topology, "set, but the node has no GPUs");
+      TopologyPtr& shared = topologies[{std::string(text), n.gpu_count}];
+      if (shared == nullptr) {
+        Result<TopologyGroups> groups = ParseCompactTopology(text);
+        if (!groups.ok()) return t.Fail(r, topology, groups.error().message);
+        Result<GpuTopology> built = BuildTopology(n.gpu_count, *groups);
+        if (!built.ok()) return t.Fail(r, topology, built.error().message);
+        shared = std::make_shared<const GpuTopology>(*built);
+      }
+      n.topology = shared;
     }
     nodes.push_back(std::move(n));
   }
@@ -310,6 +327,7 @@ Result<std::vector<PodSpec>> ReadPodCsv(std::string_view text, std::string_view 
   const int creation = t.Optional("creation_time");
   const int deletion = t.Optional("deletion_time");
   const int scheduled = t.Optional("scheduled_time");
+  const int topology = t.Optional("topology");
   constexpr int64_t kMaxTime = int64_t{1} << 62;
 
   std::vector<PodSpec> pods;
@@ -335,6 +353,11 @@ Result<std::vector<PodSpec>> ReadPodCsv(std::string_view text, std::string_view 
     }
     p.gpu_spec = NormalizeGpuSpec(CsvTable::Str(r, gpu_spec));
     p.qos = std::string(CsvTable::Str(r, qos));
+    if (topology >= 0) {
+      Result<TopologyRequest> intent = ParseTopologyRequest(CsvTable::Str(r, topology));
+      if (!intent.ok()) return t.Fail(r, topology, intent.error().message);
+      p.topology = *intent;
+    }
     TESSERA_ASSIGN_OR_RETURN(p.creation_time, t.Int(r, creation, kMaxTime, -1));
     TESSERA_ASSIGN_OR_RETURN(p.deletion_time, t.Int(r, deletion, kMaxTime, -1));
     TESSERA_ASSIGN_OR_RETURN(p.scheduled_time, t.Int(r, scheduled, kMaxTime, -1));

@@ -18,7 +18,10 @@ namespace tessera {
 /// kMaxGpusPerNode GPUs, a GPU node without a model, duplicate node names, and a file with no
 /// rows. Fields may be double-quoted ("" for a quote); CRLF line ends, a UTF-8 byte order mark
 /// and blank lines are tolerated. The model of a node without GPUs is dropped; gpu_memory_mib
-/// comes from KnownGpuMemoryMib. Pure function of its arguments; thread-safe.
+/// comes from KnownGpuMemoryMib. Optional column gpu_topology: the node's GPU topology in the
+/// compact form of ParseCompactTopology ("nvlink=0-3/4-7;numa=0-3/4-7;kubelet=restricted";
+/// empty = none), validated by BuildTopology; rows with the same text and GPU count share one
+/// TopologyPtr. Pure function of its arguments; thread-safe.
 Result<std::vector<NodeSpec>> ReadNodeCsv(std::string_view text, std::string_view file);
 
 /// Reads an openb pod list: required name,cpu_milli,memory_mib,num_gpu,gpu_milli; optional
@@ -26,7 +29,8 @@ Result<std::vector<NodeSpec>> ReadNodeCsv(std::string_view text, std::string_vie
 /// only the required five). Validates as ReadNodeCsv does; gpu_milli must be 1..1000 for GPU
 /// pods and 1000 for multi-GPU pods (a pod with num_gpu 0 is CPU-only and its gpu_milli is
 /// set to 0). Empty or absent times are -1; gpu_spec keeps its non-empty '|'-separated models
-/// ("A||B" -> "A|B"); pod_phase is not kept.
+/// ("A||B" -> "A|B"); pod_phase is not kept. Optional column topology: the pod's intent as
+/// ParseTopologyRequest reads it (required|preferred[:nvlink|:numa]; empty = none).
 Result<std::vector<PodSpec>> ReadPodCsv(std::string_view text, std::string_view file);
 
 }  // namespace tessera

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <exception>
+#include <memory>
 #include <numeric>
 #include <optional>
 #include <string>
@@ -18,6 +19,8 @@
 
 #include "model/resources.h"
 #include "trace/csv_reader.h"
+#include "trace/topology_text.h"
+#include "trace/topology_yaml.h"
 #include "util/rng.h"
 
 namespace tessera {
@@ -239,7 +242,8 @@ class ScenarioParser {
   bool ReadPool(const YAML::Node& node, const std::string& path, NodePool* pool) {
     Map m;
     if (!ReadMap(node, path,
-                 {"name", "model", "gpus", "gpu_memory_mib", "cpu_milli", "memory_mib", "count"},
+                 {"name", "model", "gpus", "gpu_memory_mib", "cpu_milli", "memory_mib", "count",
+                  "topology"},
                  &m)) {
       return false;
     }
@@ -268,6 +272,14 @@ class ScenarioParser {
                   "set, but the pool has no GPUs (gpus is 0)");
     }
     if (!has_gpu_memory && gpus > 0) pool->gpu_memory_mib = KnownGpuMemoryMib(pool->model);
+    if (std::optional<YAML::Node> t = Value(m, "topology", false)) {
+      if (gpus == 0)
+        return Fail(*t, m.Path("topology"), "set, but the pool has no GPUs (gpus is 0)");
+      TopologyYamlError e;
+      if (!ReadTopologyYaml(*t, m.Path("topology"), pool->gpus, &pool->topology, &e)) {
+        return Fail(e.line, e.field, e.what);
+      }
+    }
     return true;
   }
 
@@ -275,7 +287,7 @@ class ScenarioParser {
     Map m;
     if (!ReadMap(node, path,
                  {"name", "cpu_milli", "memory_mib", "gpu_count", "gpu_milli", "gpu_memory_mib",
-                  "models", "qos", "share", "arrival", "duration"},
+                  "models", "qos", "share", "arrival", "duration", "topology"},
                  &m)) {
       return false;
     }
@@ -290,6 +302,14 @@ class ScenarioParser {
         !Int(m, "gpu_memory_mib", false, 0, kMaxGpuMemoryMib, &c->gpu_memory_mib) ||
         !String(m, "qos", false, &c->qos) || !Double(m, "share", true, &c->share)) {
       return false;
+    }
+    if (std::optional<YAML::Node> t = Value(m, "topology", false)) {
+      if (!t->IsScalar()) {
+        return Fail(*t, m.Path("topology"), "expected required|preferred[:nvlink|:numa]");
+      }
+      Result<TopologyRequest> r = ParseTopologyRequest(t->Scalar());
+      if (!r.ok()) return Fail(*t, m.Path("topology"), r.error().message);
+      c->topology = *r;
     }
     if (std::optional<YAML::Node> a = Value(m, "arrival", false)) {
       c->has_arrival = true;
@@ -538,6 +558,7 @@ std::vector<NodeSpec> ScenarioNodes(const Scenario& scenario) {
       if (pool.gpus > 0) {
         n.gpu_model = pool.model;
         n.gpu_memory_mib = pool.gpu_memory_mib;
+        n.topology = pool.topology;  // one shared object per pool
       }
       nodes.push_back(std::move(n));
     }
@@ -591,6 +612,7 @@ std::vector<PodSpec> ScenarioPods(const Scenario& scenario) {
       p.gpu_memory_mib = c.gpu_memory_mib;
       p.gpu_spec = c.gpu_spec;
       p.qos = c.qos;
+      p.topology = c.topology;
       pods.push_back(std::move(p));
     }
   }

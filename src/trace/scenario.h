@@ -7,6 +7,7 @@
 
 #include "model/node.h"
 #include "model/pod.h"
+#include "model/topology.h"
 #include "util/result.h"
 
 namespace tessera {
@@ -20,6 +21,7 @@ struct NodePool {
   int64_t cpu_milli = 0;
   int64_t memory_mib = 0;
   int count = 0;
+  TopologyPtr topology;  ///< GPU topology of each node (shared by the pool); null = none
 };
 
 /// Extra arrivals during one window of the run (e.g. a two-hour peak-sale spike).
@@ -59,6 +61,7 @@ struct PodClass {
   bool has_arrival = false;  ///< replay timeline: this class arrives by `arrival`
   ArrivalProcess arrival;
   DurationDist duration;
+  TopologyRequest topology;  ///< the class's topology intent (`topology: required[:numa]`)
 };
 
 /// A hand-written description of a cluster and a workload mix, from which nodes and pods
@@ -66,12 +69,17 @@ struct PodClass {
 ///   name: openb-like
 ///   pods: 8152            # how many pods to generate
 ///   seed: 1               # generation seed
-///   nodes:  [{name, model, gpus, gpu_memory_mib, cpu_milli, memory_mib, count}, ...]
+///   nodes:  [{name, model, gpus, gpu_memory_mib, cpu_milli, memory_mib, count, topology},
+///            ...]
 ///   classes: [{name, cpu_milli, memory_mib, gpu_count, gpu_milli, gpu_memory_mib,
-///              models: [A, B], qos, share, arrival, duration}, ...]
+///              models: [A, B], qos, share, arrival, duration, topology}, ...]
 ///   horizon_h: 24         # replay timeline length; required when a class has `arrival`
 /// arrival: {rate_per_h, profile: [24 numbers], bursts: [{start_h, duration_h, rate_per_h}]}
 /// duration: {dist: fixed|exponential|lognormal, mean_s, sigma}
+/// node topology: {nvlink: [[0,1,2,3],[4,5,6,7]], numa: [[...]], numa_cpu_milli: [..],
+///                 links: [[..]], kubelet_policy: restricted} (trace/topology_text.h), or the
+///                 compact text "nvlink=0-3/4-7;numa=0-3/4-7"
+/// class topology: required|preferred[:nvlink|:numa]
 struct Scenario {
   std::string name;
   std::string description;

@@ -47,6 +47,17 @@ expect_error yaml-negative "bad.yaml:7: field 'nodes[0].cpu_milli'" --scenario "
 printf 'name: x\npods: 10\n  nodes: [\n' >"$tmp/broken.yaml"
 expect_error yaml-syntax "broken.yaml:" --scenario "$tmp/broken.yaml"
 
+# GPU topology: the node-list column gpu_topology, the pod-list column topology, the scenario's
+# topology blocks.
+printf 'sn,cpu_milli,memory_mib,gpu,model,gpu_topology\nn0,64000,262144,4,T4,nvlink=0-1/2-3\nn1,64000,262144,4,T4,nvlink=0-1/1-3\n' >"$tmp/topo-nodes.csv"
+expect_error topology-node-column "topo-nodes.csv:3: field 'gpu_topology': nvlink[1][0]: GPU 1 is already in nvlink[0]" --nodes "$tmp/topo-nodes.csv" --pods "$tmp/ok.csv"
+printf 'name,cpu_milli,memory_mib,num_gpu,gpu_milli,topology\np0,1000,1024,2,1000,required:rack\n' >"$tmp/topo-pods.csv"
+expect_error topology-pod-column "topo-pods.csv:2: field 'topology': \"required:rack\": unknown scope" --nodes "$nodes" --pods "$tmp/topo-pods.csv"
+printf 'name: x\npods: 10\nnodes:\n  - name: a\n    gpus: 4\n    model: T4\n    cpu_milli: 64000\n    memory_mib: 1024\n    count: 1\n    topology:\n      nvlink: [[0, 1], [2, 5]]\nclasses:\n  - name: c\n    cpu_milli: 1000\n    gpu_count: 2\n    share: 1\n    topology: required\n' >"$tmp/topo.yaml"
+expect_error topology-yaml "topo.yaml:11: field 'nodes[0].topology.nvlink[1][1]': GPU 5 is out of range 0..3" --scenario "$tmp/topo.yaml"
+sed -i 's/\[2, 5\]/[2, 3]/; s/topology: required/topology: always/' "$tmp/topo.yaml"
+expect_error topology-yaml-class "topo.yaml:17: field 'classes[0].topology': \"always\" is not required|preferred" --scenario "$tmp/topo.yaml"
+
 expect_error missing-file "nope.csv: cannot open" --nodes "$nodes" --pods "$tmp/nope.csv"
 expect_error unknown-policy "unknown policy 'fdg'" --policy fdg
 expect_error bad-seeds "--seeds: bad part '9-1'" --seeds 9-1

@@ -31,6 +31,9 @@ expect_exit2 bad-type "$tmp/bad-type.yaml:3: kubernetes.inCluster: expected true
   --config "$tmp/bad-type.yaml"
 printf 'policy: fgd\nlisen: 127.0.0.1:0\n' >"$tmp/typo.yaml"
 expect_exit2 unknown-key "$tmp/typo.yaml:2: lisen: unknown key" --config "$tmp/typo.yaml"
+printf 'topology:\n  pools:\n    - selector: {matchLabels: {pool: a}}\n      kubeletPolicy: strict\n' >"$tmp/topology.yaml"
+expect_exit2 bad-kubelet-policy "$tmp/topology.yaml:4: topology.pools[0].kubeletPolicy: unknown kubelet topology policy" \
+  --config "$tmp/topology.yaml"
 expect_exit2 no-mode "no cluster source" --listen 127.0.0.1:0
 expect_exit2 two-modes "more than one cluster source" --in-cluster --kubeconfig "$tmp/k"
 expect_exit2 missing-kubeconfig "kubeconfig $tmp/nope" --kubeconfig "$tmp/nope"

@@ -41,6 +41,50 @@ TEST(PlanCatalog, ParsesTypesAndCounts) {
   EXPECT_EQ(MixNodes(*c, {1, 2})[2].name, "t-0001");
 }
 
+TEST(PlanCatalog, NodeTypeTopology) {
+  Result<NodeCatalog> c = ParseNodeCatalog(
+      "node_types:\n"
+      "  - name: a\n"
+      "    model: A100\n"
+      "    gpus: 8\n"
+      "    cpu_milli: 96000\n"
+      "    memory_mib: 1000\n"
+      "    cost_per_hour: 24\n"
+      "    max_count: 3\n"
+      "    topology:\n"
+      "      nvlink: [[0, 1, 2, 3], [4, 5, 6, 7]]\n"
+      "      kubelet_policy: single-numa-node\n"
+      "  - {name: t, model: T4, gpus: 2, cpu_milli: 32000, memory_mib: 1000, cost_per_hour: 5,"
+      " max_count: 4, topology: \"numa=0/1\"}\n",
+      "c.yaml", kModels);
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  const std::vector<NodeSpec> nodes = MixNodes(*c, {2, 1});
+  ASSERT_EQ(nodes.size(), 3u);
+  ASSERT_NE(nodes[0].topology, nullptr);
+  EXPECT_EQ(nodes[0].topology, nodes[1].topology);  // one object per type
+  EXPECT_EQ(nodes[0].topology->nvlink[3], 0);
+  EXPECT_EQ(nodes[0].topology->nvlink[4], 1);
+  EXPECT_EQ(nodes[0].topology->kubelet, KubeletTopologyPolicy::kSingleNumaNode);
+  ASSERT_NE(nodes[2].topology, nullptr);
+  EXPECT_EQ(nodes[2].topology->numa[1], 1);
+
+  Result<NodeCatalog> bad = ParseNodeCatalog(
+      "node_types:\n"
+      "  - name: a\n"
+      "    model: A100\n"
+      "    gpus: 8\n"
+      "    cpu_milli: 96000\n"
+      "    memory_mib: 1000\n"
+      "    cost_per_hour: 24\n"
+      "    max_count: 3\n"
+      "    topology:\n"
+      "      nvlink: [[0, 1, 2, 3], [4, 5, 6, 3]]\n",
+      "c.yaml", kModels);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().message,
+            "c.yaml:10: node_types[0].topology.nvlink[1][3]: GPU 3 is already in nvlink[0]");
+}
+
 std::string CatalogError(const std::string& entry) {
   Result<NodeCatalog> c = ParseNodeCatalog("node_types:\n  - " + entry + "\n", "c.yaml", kModels);
   return c.ok() ? "" : c.error().message;
@@ -62,7 +106,8 @@ TEST(PlanCatalog, ErrorsNameFileLineAndField) {
             "c.yaml:2: node_types[0].count_today: count_today 5 is above max_count 3");
   EXPECT_EQ(CatalogError("{" + ok + ", colour: red}"),
             "c.yaml:2: node_types[0].colour: unknown key (known: name, model, gpus, cpu_milli, "
-            "memory_mib, gpu_memory_mib, cost_per_hour, min_count, max_count, count_today, step)");
+            "memory_mib, gpu_memory_mib, cost_per_hour, min_count, max_count, count_today, step, "
+            "topology)");
   EXPECT_NE(CatalogError("{name: a, model: A100}").find("node_types[0].gpus: missing"),
             std::string::npos);
   EXPECT_EQ(CatalogError("{name: a, model: A100, gpus: 8, cpu_milli: 1, memory_mib: 1, "

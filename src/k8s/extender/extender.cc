@@ -18,6 +18,7 @@
 #include "k8s/extender/metrics.h"
 #include "k8s/extender/translate.h"
 #include "model/fit.h"
+#include "trace/topology_text.h"
 
 namespace tessera::k8s {
 namespace {
@@ -851,6 +852,15 @@ Extender::Metrics::Metrics(const QosClasses& classes) {
     rejections[r] = &rejected.Add({{"reason", name}});
   }
   bad_pods = &rejected.Add({{"reason", "bad-pod"}});
+  topology_annotation_errors =
+      &prometheus::BuildCounter()
+           .Name("tessera_topology_annotation_errors_total")
+           .Help(
+               "Malformed GPU topology annotations on nodes (tessera.io/gpu-topology, "
+               "hami.io/node-nvidia-score): each node's distinct error counted once; the node is "
+               "treated as having no topology.")
+           .Register(registry)
+           .Add({});
   preempt_nodes = &prometheus::BuildCounter()
                        .Name("tessera_preemption_nodes_total")
                        .Help("Candidate nodes offered to preemption (each with victims).")
@@ -1097,6 +1107,13 @@ std::string Extender::StateJson() const {
     nlohmann::ordered_json free = nlohmann::ordered_json::array();
     for (int g = 0; g < s.gpu_count; ++g) free.push_back(st.gpu_free[g]);
     node["gpu_free_milli"] = std::move(free);
+    if (s.topology != nullptr) {
+      node["topology"] = "nvlink=" + FormatGpuGroups(*s.topology, TopologyScope::kNvlink) +
+                         ";numa=" + FormatGpuGroups(*s.topology, TopologyScope::kNuma) +
+                         ";kubelet=" + std::string(KubeletPolicyName(s.topology->kubelet));
+    } else {
+      node["topology"] = nullptr;
+    }
     nodes.push_back(std::move(node));
     for (const auto& [uid, why] : unaccounted_[n]) {
       const PodRecord* r = pods_.Find(uid);
@@ -1191,6 +1208,12 @@ void Extender::WaitEndedLocked(const std::string& uid) {
   if (const std::optional<PendingQueue::Waited> w = queue_.Bound(uid, Now())) {
     metrics_->Waited(w->cls, w->wait_s);
   }
+}
+
+TopologyPtr Extender::node_topology(const std::string& name) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = nodes_.find(name);
+  return it == nodes_.end() ? TopologyPtr{} : it->second.spec.topology;
 }
 
 int Extender::bound_pods() const {

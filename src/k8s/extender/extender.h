@@ -26,12 +26,14 @@
 #include "k8s/extender/extender_protocol.h"
 #include "k8s/extender/filter_passes.h"
 #include "k8s/extender/node_name_index.h"
+#include "k8s/extender/node_topology.h"
 #include "k8s/extender/padded_strings.h"
 #include "k8s/extender/pending_queue.h"
 #include "k8s/extender/pod_state.h"
 #include "k8s/extender/translate.h"
 #include "k8s/hami/register.h"
 #include "model/cluster.h"
+#include "model/topology.h"
 #include "policy/policy.h"
 #include "sched/classes.h"
 #include "sched/engine.h"
@@ -91,6 +93,10 @@ struct ExtenderOptions {
   /// idle GPUs protected pods take when this extender binds them, and from the GPUs departures
   /// make idle, on this extender's clock. kNone: nothing is kept.
   HeadroomOptions headroom;
+  /// The kubelet policy per node pool: the first pool whose selector matches a node sets its
+  /// topology's `kubelet`; a matching node without a known topology keeps none, and that the
+  /// policy cannot be honoured there is logged.
+  std::vector<NodePoolTopology> topology_pools;
 };
 
 /// Upper bounds of the scheduling-wait histogram (creation → bound), in seconds (+Inf is
@@ -230,7 +236,8 @@ class Extender final : public ClusterEventSink {
 
   /// {"policy", "mode", "synced", "sync_reason", "gpu_capacity_milli", "gpu_allocated_milli",
   /// "nodes": [{"name", "gpu_model", "gpu_count", "unschedulable", "blocked" (reason or ""),
-  /// "cpu_left_milli", "memory_left_mib", "gpu_free_milli": [...]}],
+  /// "cpu_left_milli", "memory_left_mib", "gpu_free_milli": [...], "topology" (the compact
+  /// text "nvlink=0-3/4-7;numa=0-3/4-7;kubelet=none", or null: none)}],
   /// "assignments": [{"uid", "pod", "node", "gpus": [...], "gpu_milli", "state"
   /// ("assumed" | "confirmed"), "gpus_from" ("annotation" | "tessera" | "guess" |
   /// "estimate")}] (sorted by UID), "unaccounted": [{"uid", "pod", "node", "why"}] (pods
@@ -252,6 +259,8 @@ class Extender final : public ClusterEventSink {
   int64_t gpu_capacity_milli() const;
   /// Pods placed on nodes (assumed and bound).
   int bound_pods() const;
+  /// The topology the model holds for node `name` (null: none or unknown node), for tests.
+  TopologyPtr node_topology(const std::string& name) const;
   /// The GPU queue's depth by class index (ExtenderOptions::classes), for tests.
   std::vector<int> pending_gpu_pods() const;
 
@@ -272,6 +281,7 @@ class Extender final : public ClusterEventSink {
     std::vector<HamiDevice> gpus;  ///< HAMi devices by GPU index; empty when unknown
     uint8_t families = 0;          ///< GpuFamily bits it offers
     int64_t rank = 0;              ///< file mode: position in the node list (the tie order)
+    std::string topology_note;     ///< the last topology error or warning logged for it
   };
   struct Metrics;  // extender.cc: the prometheus-cpp families and cells
 
@@ -423,6 +433,7 @@ class Extender final : public ClusterEventSink {
   FilterPasses filter_passes_;               // GUARDED_BY(mutex_)
   std::vector<PodDisruptionBudget> pdbs_;    // GUARDED_BY(mutex_)
   std::map<std::string, NodeRecord> nodes_;  // GUARDED_BY(mutex_), by name
+  std::vector<TopologyPtr> topologies_;      // GUARDED_BY(mutex_), one per distinct topology
   std::vector<std::string> warnings_;        // GUARDED_BY(mutex_), file mode
   std::unique_ptr<Metrics> metrics_;         // cells are thread-safe themselves
   PendingQueue queue_;                       // GUARDED_BY(mutex_)

@@ -8,17 +8,23 @@
 #include <utility>
 
 #include "k8s/api/json_util.h"
+#include "k8s/api/log.h"
 #include "k8s/extender/extender.h"
 #include "k8s/extender/extender_internal.h"
+#include "k8s/extender/metrics.h"
 #include "k8s/hami/annotations.h"
+#include "trace/topology_text.h"
 
 namespace tessera::k8s {
 namespace {
 
 bool SameCapacity(const NodeSpec& a, const NodeSpec& b) {
+  const bool same_topology =
+      a.topology == b.topology ||
+      (a.topology != nullptr && b.topology != nullptr && *a.topology == *b.topology);
   return a.name == b.name && a.cpu_milli == b.cpu_milli && a.memory_mib == b.memory_mib &&
          a.gpu_count == b.gpu_count && a.gpu_model == b.gpu_model &&
-         a.gpu_memory_mib == b.gpu_memory_mib;
+         a.gpu_memory_mib == b.gpu_memory_mib && same_topology;
 }
 
 std::string KeyOf(const std::string& ns, const std::string& name) {
@@ -326,13 +332,55 @@ void Extender::PlaceNodes(const std::vector<std::string>& nodes) {
 }
 
 Status Extender::UpsertNode(const Node& node) {
-  Result<NodeSpec> spec = NodeToSpec(node);
+  std::string topology_error;
+  Result<NodeSpec> spec = NodeToSpec(node, &topology_error);
   if (!spec.ok()) return Error{"node " + QuoteForError(node.name) + ": " + spec.error().message};
   if (spec->name.empty()) return Error{"node without metadata.name"};
-  NodeRecord record{*spec, node.unschedulable, HamiGpus(node, spec->gpu_count),
-                    NodeGpuFamilies(node), 0};
+  // The node pool's kubelet policy (the first pool whose selector matches).
+  std::string note;
+  if (topology_error.rfind(node.json_path, 0) == 0) {
+    // Named from the node itself ("metadata.annotations[...]"): the same in every watch event,
+    // so that an error is logged and counted once, not on every heartbeat.
+    topology_error.erase(0, node.json_path.size());
+    if (!topology_error.empty() && topology_error[0] == '.') topology_error.erase(0, 1);
+  }
+  if (!topology_error.empty()) {
+    note = "node " + QuoteForError(node.name) +
+           ": topology annotation ignored, the node has no topology: " + topology_error;
+  }
+  for (const NodePoolTopology& pool : options_.topology_pools) {
+    bool match = true;
+    for (const auto& [key, value] : pool.match_labels) {
+      auto label = node.labels.find(key);
+      match = match && label != node.labels.end() && label->second == value;
+    }
+    if (!match) continue;
+    if (spec->topology != nullptr) {
+      spec->topology = WithKubeletPolicy(spec->topology, pool.kubelet);
+    } else if (pool.kubelet != KubeletTopologyPolicy::kNone && spec->gpu_count > 0 &&
+               topology_error.empty()) {
+      note = "node " + QuoteForError(node.name) + ": kubelet topology policy " +
+             std::string(KubeletPolicyName(pool.kubelet)) +
+             " cannot be honoured: the node's GPU topology is not known";
+    }
+    break;
+  }
+  NodeRecord record{
+      *spec, node.unschedulable, HamiGpus(node, spec->gpu_count), NodeGpuFamilies(node), 0, note};
   std::lock_guard<std::mutex> lock(mutex_);
+  if (record.spec.topology != nullptr) {
+    record.spec.topology = InternTopology(&topologies_, *record.spec.topology);
+  }
   auto it = nodes_.find(spec->name);
+  const std::string& last_note = it != nodes_.end() ? it->second.topology_note : std::string();
+  if (!note.empty() && note != last_note) {
+    // Logged (and an error counted) once per node and distinct message, not on every heartbeat.
+    if (!topology_error.empty()) metrics_->topology_annotation_errors->Increment();
+    std::string fields = "{\"node\":";
+    AppendJsonString(&fields, node.name);
+    fields += "}";
+    LogJson(topology_error.empty() ? "info" : "warn", note, fields);
+  }
   if (it != nodes_.end() && SameCapacity(it->second.spec, record.spec)) {
     // Status heartbeats and label changes that do not touch capacity: no rebuild.
     NodeRecord& known = it->second;
@@ -340,6 +388,7 @@ Status Extender::UpsertNode(const Node& node) {
     known.unschedulable = record.unschedulable;
     known.families = record.families;
     known.gpus = std::move(record.gpus);
+    known.topology_note = std::move(record.topology_note);
     const int index = node_names_.Find(spec->name);
     if (!dirty_ && index >= 0) {
       node_flags_[index] = FlagsOf(known) | (node_flags_[index] & static_cast<uint8_t>(kBlocked));

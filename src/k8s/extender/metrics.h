@@ -41,6 +41,8 @@ struct Extender::Metrics {
   /// Filter's rejected candidates by Extender reason code.
   std::array<prometheus::Counter*, kReasonFit + kNumFitReasons> rejections;
   prometheus::Counter* bad_pods;
+  /// Node topology annotations refused (each node's distinct error counted once).
+  prometheus::Counter* topology_annotation_errors;
   prometheus::Counter* preempt_nodes;
   prometheus::Counter* preempt_victims;
   /// By class index: the scheduling wait, and the pods bound within / beyond the class's SLO

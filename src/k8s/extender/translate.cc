@@ -10,9 +10,11 @@
 #include <vector>
 
 #include "k8s/api/json_util.h"
+#include "k8s/extender/node_topology.h"
 #include "k8s/hami/register.h"
 #include "model/gpu_catalog.h"
 #include "model/resources.h"
+#include "trace/topology_text.h"
 
 namespace tessera::k8s {
 namespace {
@@ -293,10 +295,20 @@ Result<PodSpec> PodToSpec(const Pod& pod) {
   } else {
     s.qos = pod.qos_class;
   }
+  if (auto it = pod.annotations.find(std::string(kPodTopologyAnnotation));
+      it != pod.annotations.end()) {
+    Result<TopologyRequest> t = ParseTopologyRequest(it->second);
+    if (!t.ok()) {
+      return At(PathKey(PathKey(PathKey(pod.json_path, "metadata"), "annotations"),
+                        kPodTopologyAnnotation),
+                t.error().message);
+    }
+    s.topology = *t;
+  }
   return s;
 }
 
-Result<NodeSpec> NodeToSpec(const Node& node) {
+Result<NodeSpec> NodeToSpec(const Node& node, std::string* topology_error) {
   NodeSpec s;
   s.name = node.name;
   const std::string alloc_path = PathKey(PathKey(node.json_path, "status"), "allocatable");
@@ -310,6 +322,7 @@ Result<NodeSpec> NodeToSpec(const Node& node) {
       v, NodeQuantity(node.allocatable, kResourceMemory, alloc_path, QuantityToMiB, kMaxMemoryMib));
   s.memory_mib = v.value_or(0);
 
+  if (topology_error != nullptr) topology_error->clear();
   std::vector<HamiDevice> healthy;
   bool has_hami = false;
   if (auto it = node.annotations.find(std::string(kHamiRegisterAnnotation));
@@ -372,6 +385,13 @@ Result<NodeSpec> NodeToSpec(const Node& node) {
                                                   QuantityToInt, kMaxGpuMemoryMib));
   }
   s.gpu_memory_mib = memory ? *memory : KnownGpuMemoryMib(s.gpu_model);
+
+  Result<TopologyPtr> topology = NodeTopology(node, s);
+  if (topology.ok()) {
+    s.topology = std::move(*topology);
+  } else if (topology_error != nullptr) {
+    *topology_error = topology.error().message;
+  }
   return s;
 }
 
@@ -439,6 +459,11 @@ PodSpec FailClosedSpec(const Pod& pod) {
     s.qos = it->second;
   } else {
     s.qos = pod.qos_class;
+  }
+  if (auto it = pod.annotations.find(std::string(kPodTopologyAnnotation));
+      it != pod.annotations.end()) {
+    Result<TopologyRequest> t = ParseTopologyRequest(it->second);
+    if (t.ok()) s.topology = *t;
   }
   return s;
 }

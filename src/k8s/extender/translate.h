@@ -5,6 +5,7 @@
 // (docs/EXTENDER.md, "Request resources"). Pure and thread-safe.
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 #include "k8s/api/objects.h"
@@ -13,6 +14,9 @@
 #include "util/result.h"
 
 namespace tessera::k8s {
+
+/// The pod annotation with the pod's topology intent ("required", "preferred:numa", ...).
+inline constexpr std::string_view kPodTopologyAnnotation = "tessera.io/topology";
 
 /// The device plugin families whose resources a pod asks for or a node offers, as bits: the
 /// kubelet drops extended resources a node does not advertise, so a pod of one family bound to
@@ -36,12 +40,14 @@ enum GpuFamily : uint8_t {
 ///    0 cores is a whole GPU. One GPU container gives the pod's request; several are allowed
 ///    only when all take whole GPUs (count by Kubernetes' effective-request rule);
 ///  - gpu_spec from annotation tessera.io/gpu-model ("A|B", blanks trimmed);
-///  - qos from label, else annotation, tessera.io/class, else the Kubernetes QoS class.
+///  - qos from label, else annotation, tessera.io/class, else the Kubernetes QoS class;
+///  - topology from annotation tessera.io/topology (ParseTopologyRequest:
+///    required|preferred[:nvlink|:numa], or none).
 /// Errors: CPU/memory beyond kMaxCpuMilli/kMaxMemoryMib, more than kMaxGpusPerNode GPUs,
 /// per-GPU milli outside 1..1000, gpucores outside 0..100, GPU memory beyond
 /// kMaxGpuMemoryMib (or not whole MiB as a bare number), gpumem-percentage outside 0..100, a
 /// fractional GPU on a multi-GPU pod, per-GPU resources with a zero count, several containers
-/// sharing GPUs.
+/// sharing GPUs, a tessera.io/topology value ParseTopologyRequest refuses.
 Result<PodSpec> PodToSpec(const Pod& pod);
 
 /// The engine's view of a node:
@@ -57,7 +63,11 @@ Result<PodSpec> PodToSpec(const Pod& pod);
 /// GPU index i of the NodeSpec is the i-th healthy HAMi device in annotation order. Errors:
 /// bad quantities or labels, values beyond the model's bounds, more than kMaxGpusPerNode GPUs,
 /// a malformed register annotation, mixed device types.
-Result<NodeSpec> NodeToSpec(const Node& node);
+///  - topology from NodeTopology (tessera.io/gpu-topology, else HAMi's score annotation); a
+///    malformed topology annotation is not an error of the node: the node gets no topology
+///    and the message (naming the node's field) goes to *topology_error when given ("" when
+///    the annotations are fine).
+Result<NodeSpec> NodeToSpec(const Node& node, std::string* topology_error = nullptr);
 
 /// The families of a pod's GPU resources (any container, requests or limits): tessera.io/* and
 /// nvidia.com/* names as GpuFamily bits; kNoGpuFamily for a pod without GPU resources.

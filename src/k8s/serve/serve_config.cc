@@ -9,6 +9,7 @@
 #include <set>
 
 #include "k8s/api/json_util.h"
+#include "trace/topology_text.h"
 
 namespace tessera::k8s {
 namespace {
@@ -205,6 +206,65 @@ Status ReadHeadroom(const std::string& file, const YAML::Node& v, HeadroomOption
   return {};
 }
 
+/// topology: {pools: [{selector: {matchLabels: {k: v}}, kubeletPolicy}, ...]}.
+Status ReadTopology(const std::string& file, const YAML::Node& v,
+                    std::vector<NodePoolTopology>* out) {
+  if (!v.IsMap()) return At(file, v, "topology", "expected a mapping, got " + Describe(v));
+  std::vector<NodePoolTopology> pools;
+  for (const auto& kv : v) {
+    const std::string sub = kv.first.Scalar();
+    if (sub != "pools") return At(file, kv.first, "topology." + sub, "unknown key (known: pools)");
+    const YAML::Node& list = kv.second;
+    if (!list.IsSequence()) {
+      return At(file, list, "topology.pools", "expected a list of pools, got " + Describe(list));
+    }
+    for (size_t i = 0; i < list.size(); ++i) {
+      const YAML::Node p = list[i];
+      const std::string path = "topology.pools[" + std::to_string(i) + "]";
+      if (!p.IsMap()) return At(file, p, path, "expected a mapping, got " + Describe(p));
+      NodePoolTopology pool;
+      bool has_policy = false;
+      for (const auto& e : p) {
+        const std::string k = e.first.Scalar();
+        const std::string key = path + "." + k;
+        const YAML::Node& x = e.second;
+        if (k == "kubeletPolicy") {
+          std::string name;
+          TESSERA_RETURN_IF_ERROR(ReadString(file, x, key, &name));
+          Result<KubeletTopologyPolicy> policy = ParseKubeletPolicy(name);
+          if (!policy.ok()) return At(file, x, key, policy.error().message);
+          pool.kubelet = *policy;
+          has_policy = true;
+        } else if (k == "selector") {
+          if (!x.IsMap()) return At(file, x, key, "expected a mapping, got " + Describe(x));
+          for (const auto& s : x) {
+            const std::string skey = key + "." + s.first.Scalar();
+            if (s.first.Scalar() != "matchLabels") {
+              return At(file, s.first, skey, "unknown key (known: matchLabels)");
+            }
+            if (!s.second.IsMap()) {
+              return At(file, s.second, skey,
+                        "expected a mapping of labels, got " + Describe(s.second));
+            }
+            for (const auto& label : s.second) {
+              std::string value;
+              TESSERA_RETURN_IF_ERROR(
+                  ReadString(file, label.second, skey + "." + label.first.Scalar(), &value));
+              pool.match_labels[label.first.Scalar()] = value;
+            }
+          }
+        } else {
+          return At(file, e.first, key, "unknown key (known: selector, kubeletPolicy)");
+        }
+      }
+      if (!has_policy) return At(file, p, path + ".kubeletPolicy", "missing (required)");
+      pools.push_back(std::move(pool));
+    }
+  }
+  *out = std::move(pools);
+  return {};
+}
+
 }  // namespace
 
 Status ParseServeConfig(std::string_view text, const std::string& file, ServeConfig* config) {
@@ -248,6 +308,8 @@ Status ParseServeConfig(std::string_view text, const std::string& file, ServeCon
       TESSERA_RETURN_IF_ERROR(ReadHeadroom(file, v, &config->headroom));
     } else if (key == "schedulerNames") {
       TESSERA_RETURN_IF_ERROR(ReadStrings(file, v, key, &config->scheduler_names));
+    } else if (key == "topology") {
+      TESSERA_RETURN_IF_ERROR(ReadTopology(file, v, &config->topology_pools));
     } else if (key == "tls") {
       if (v.IsNull()) continue;
       if (!v.IsMap()) return At(file, v, key, "expected a mapping, got " + Describe(v));
@@ -282,11 +344,10 @@ Status ParseServeConfig(std::string_view text, const std::string& file, ServeCon
         }
       }
     } else {
-      return At(
-          file, entry.first, key,
-          "unknown key (known: listen, probeListen, policy, seed, logRequests, "
-          "spinMicroseconds, bindRequiresFilterSeconds, classes, headroom, schedulerNames, tls, "
-          "kubernetes)");
+      return At(file, entry.first, key,
+                "unknown key (known: listen, probeListen, policy, seed, logRequests, "
+                "spinMicroseconds, bindRequiresFilterSeconds, classes, headroom, schedulerNames, "
+                "topology, tls, kubernetes)");
     }
   }
   return {};

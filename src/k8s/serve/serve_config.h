@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "k8s/extender/node_topology.h"
 #include "sched/classes.h"
 #include "sched/headroom.h"
 #include "util/result.h"
@@ -46,6 +47,8 @@ struct ServeConfig {
   /// schedulerNames: a pending pod whose spec.schedulerName is one of these counts in the GPU
   /// queue from the moment the watch shows it (pods this extender's filter saw count anyway).
   std::vector<std::string> scheduler_names = {"tessera-scheduler"};
+  /// topology.pools: the kubelet Topology Manager policy per node pool, first match wins.
+  std::vector<NodePoolTopology> topology_pools;
 };
 
 /// Reads tessera.yaml text into *config: each key present replaces the field, the others keep
@@ -58,7 +61,9 @@ struct ServeConfig {
 /// 0..1e9; absent = no SLO), preemptible (bool, default true), useHeadroom (bool, default
 /// false)), headroom (mapping: mode (none | static | forecast | backlog), gpus (unsigned,
 /// 0..1e7), windowSeconds, bucketSeconds (1..1e9), quantile (0..1), factor (0..1000)),
-/// schedulerNames (a list of strings). An empty file is valid. Unknown keys, wrong types
+/// schedulerNames (a list of strings), topology (mapping: pools (a list of mappings: selector
+/// (mapping: matchLabels (mapping of strings)), kubeletPolicy (none | best-effort |
+/// restricted | single-numa-node, required))). An empty file is valid. Unknown keys, wrong types
 /// and YAML syntax errors are errors naming the place: "tessera.yaml:4: kubernetes.inCluster:
 /// expected true or false, got \"maybe\"". Pure.
 Status ParseServeConfig(std::string_view text, const std::string& file_name, ServeConfig* config);

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <string>
 
 namespace tessera::k8s {
@@ -55,6 +56,39 @@ TEST(ServeConfig, AbsentKeysKeepTheirValue) {
   ASSERT_TRUE(ParseServeConfig("# only a comment\n", "f.yaml", &c).ok());
 }
 
+TEST(ServeConfig, TopologyPoolsSetTheKubeletPolicy) {
+  ServeConfig c;
+  ASSERT_TRUE(ParseServeConfig("topology:\n"
+                               "  pools:\n"
+                               "    - selector: {matchLabels: {pool: train, zone: a}}\n"
+                               "      kubeletPolicy: restricted\n"
+                               "    - kubeletPolicy: best-effort\n",
+                               "f.yaml", &c)
+                  .ok());
+  ASSERT_EQ(c.topology_pools.size(), 2u);
+  EXPECT_EQ(c.topology_pools[0].match_labels,
+            (std::map<std::string, std::string>{{"pool", "train"}, {"zone", "a"}}));
+  EXPECT_EQ(c.topology_pools[0].kubelet, KubeletTopologyPolicy::kRestricted);
+  EXPECT_TRUE(c.topology_pools[1].match_labels.empty());
+  EXPECT_EQ(c.topology_pools[1].kubelet, KubeletTopologyPolicy::kBestEffort);
+
+  const auto error = [](const std::string& text) {
+    ServeConfig c;
+    Status s = ParseServeConfig(text, "tessera.yaml", &c);
+    return s.ok() ? std::string("ok") : s.error().message;
+  };
+  EXPECT_EQ(error("topology:\n  pools:\n    - kubeletPolicy: strict\n"),
+            "tessera.yaml:3: topology.pools[0].kubeletPolicy: unknown kubelet topology policy "
+            "\"strict\" (known: none, best-effort, restricted, single-numa-node)");
+  EXPECT_EQ(error("topology:\n  pools:\n    - selector: {matchLabels: {a: b}}\n"),
+            "tessera.yaml:3: topology.pools[0].kubeletPolicy: missing (required)");
+  EXPECT_EQ(error("topology:\n  pools:\n    - selector: {labels: {a: b}}\n"
+                  "      kubeletPolicy: none\n"),
+            "tessera.yaml:3: topology.pools[0].selector.labels: unknown key (known: matchLabels)");
+  EXPECT_EQ(error("topology:\n  nodes: []\n"),
+            "tessera.yaml:2: topology.nodes: unknown key (known: pools)");
+}
+
 TEST(ServeConfig, ErrorsNameFileLineAndKey) {
   const auto error = [](const std::string& text) {
     ServeConfig c;
@@ -64,9 +98,7 @@ TEST(ServeConfig, ErrorsNameFileLineAndKey) {
   EXPECT_EQ(error("listen: a:1\nport: 80\n"),
             "tessera.yaml:2: port: unknown key (known: listen, probeListen, policy, seed, "
             "logRequests, spinMicroseconds, bindRequiresFilterSeconds, classes, headroom, "
-            "schedulerNames, "
-            "tls, "
-            "kubernetes)");
+            "schedulerNames, topology, tls, kubernetes)");
   EXPECT_EQ(error("tls:\n  cert: x\n"),
             "tessera.yaml:2: tls.cert: unknown key (known: certFile, keyFile, clientCAFile)");
   EXPECT_EQ(error("spinMicroseconds: 10001\n"),
