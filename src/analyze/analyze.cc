@@ -216,7 +216,10 @@ class Planner {
         best = n;
       }
     }
-    if (best >= 0) *gpus = DefaultGpuChoice(c_.spec(best).gpu_count, c_.state(best), pod.request);
+    if (best >= 0) {
+      *gpus =
+          DefaultGpuChoice(c_.spec(best).gpu_count, c_.state(best), pod.request, c_.topology(best));
+    }
     return best;
   }
 
@@ -314,7 +317,8 @@ class Planner {
       out->steps = steps;
       out->pending = q;
       out->node = t;
-      out->gpus = DefaultGpuChoice(c_.spec(t).gpu_count, c_.state(t), pod.target_request);
+      out->gpus =
+          DefaultGpuChoice(c_.spec(t).gpu_count, c_.state(t), pod.target_request, c_.topology(t));
       out->cost = CostOf(steps);
       out->benefit = Gain(steps) + static_cast<double>(pod.request.TotalGpuMilli()) / kMilliPerGpu;
       out->why = "make room for " + pod.key + " on " + m_.nodes[t].name;
@@ -432,7 +436,8 @@ Plan Planner::Run() {
             c_.Check(n, pod.target_request) != FitReason::kFits) {
           continue;
         }
-        const GpuSet gpus = DefaultGpuChoice(c_.spec(n).gpu_count, c_.state(n), pod.target_request);
+        const GpuSet gpus =
+            DefaultGpuChoice(c_.spec(n).gpu_count, c_.state(n), pod.target_request, c_.topology(n));
         Place(q, n, gpus, +1);
         done[q] = 1;
         protected_[n] = touched_[n] = 1;

@@ -106,7 +106,8 @@ std::vector<NeverFitGroup> FindNeverFit(const std::vector<NodeSpec>& nodes,
                                                                 "too little CPU",
                                                                 "too little memory",
                                                                 "too little GPU",
-                                                                "too little GPU memory"};
+                                                                "too little GPU memory",
+                                                                "no aligned free GPUs"};
           for (int k = 1; k < kNumFitReasons; ++k) {
             if (why[k] == 0) continue;
             v.why += (v.why.empty() ? "" : "; ") + std::to_string(why[k]) + " of " +

@@ -72,7 +72,8 @@ void TargetWorkload::Resolve(const Cluster& cluster) {
 }
 
 double TargetWorkload::NodeFragmentation(int model_id, int64_t cpu_left, const int32_t* gpu_free,
-                                         int gpu_count, const int32_t* gpu_mem_free) const {
+                                         int gpu_count, const int32_t* gpu_mem_free,
+                                         const GpuTopology* topology) const {
   int64_t idle = 0;
   for (int i = 0; i < gpu_count; ++i) idle += gpu_free[i];
   if (idle == 0) return 0;
@@ -101,6 +102,25 @@ double TargetWorkload::NodeFragmentation(int model_id, int64_t cpu_left, const i
         } else {
           too_small += gpu_free[i];
         }
+      }
+    }
+    if (topology != nullptr && c.gpu_count >= 2 && fitting >= c.gpu_count) {
+      // Only the GPUs of an aligned set that fits the class are usable to it.
+      GpuSet fits = 0;
+      for (int i = 0; i < gpu_count; ++i) {
+        if (gpu_free[i] >= c.gpu_milli && (gpu_mem_free == nullptr || c.gpu_memory_mib == 0 ||
+                                           gpu_mem_free[i] >= c.gpu_memory_mib)) {
+          fits |= GpuSet{1} << i;
+        }
+      }
+      const GpuSet usable = AlignedUsable(*topology, gpu_count, fits, c.gpu_count);
+      if (usable != fits) {
+        int64_t unusable = 0;
+        for (int i = 0; i < gpu_count; ++i) {
+          if (((usable >> i) & 1) == 0) unusable += gpu_free[i];
+        }
+        frag += c.probability * (usable == 0 ? r : static_cast<double>(unusable));
+        continue;
       }
     }
     frag += c.probability * (fitting >= c.gpu_count ? static_cast<double>(too_small) : r);

@@ -54,13 +54,23 @@ class TargetWorkload {
   /// `gpu_mem_free` (MiB free per GPU), a GPU can host a class only if both its free milli and
   /// its free memory fit the class; without it (the fgd and tessera policies' scores), only
   /// the milli. The same for classes without GPU memory.
+  ///
+  /// Topology: on a node with `topology`, a class of k ≥ 2 GPUs can use a free GPU only inside
+  /// a set of k GPUs that fit it and are aligned in the measure's scope (MeasureScope: the
+  /// NVLink domains, or the NUMA nodes where the node's kubelet policy is restricted or
+  /// single-numa-node; AlignedUsable): the free milli of every other GPU is fragment to that
+  /// class, all of it when no such set exists. A GPU in a broken island counts as fragment
+  /// for the classes that need the island whole. Classes of one GPU or a share, and nodes
+  /// without topology, are measured as without it. (The fgd policy's score passes no
+  /// topology: FGD as published.)
   double NodeFragmentation(int model_id, int64_t cpu_left, const int32_t* gpu_free, int gpu_count,
-                           const int32_t* gpu_mem_free = nullptr) const;
-  /// F_n(M) of a cluster's node, in both dimensions.
+                           const int32_t* gpu_mem_free = nullptr,
+                           const GpuTopology* topology = nullptr) const;
+  /// F_n(M) of a cluster's node, in both dimensions and with its topology.
   double NodeFragmentation(const Cluster& cluster, int node) const {
     return NodeFragmentation(cluster.model_id(node), cluster.state(node).cpu_left,
                              cluster.state(node).gpu_free.data(), cluster.spec(node).gpu_count,
-                             cluster.state(node).gpu_mem_free.data());
+                             cluster.state(node).gpu_mem_free.data(), cluster.topology(node));
   }
   /// NodeFragmentation's two parts: M's classes that use GPUs (gpu_milli and gpu_count > 0),
   /// in M's order, and Σ p_m over the others (their fragment is all idle GPU), summed in M's

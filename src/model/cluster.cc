@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <bit>
+#include <functional>
+#include <unordered_map>
 
 #include "util/check.h"
 
@@ -30,6 +32,44 @@ Cluster::Cluster(std::vector<NodeSpec> nodes) : specs_(std::move(nodes)) {
       }
       model_ids_[n] = static_cast<int>(it - models_.begin());
     }
+  }
+  InternTopologies();
+}
+
+namespace {
+
+size_t HashTopology(const GpuTopology& t) {
+  size_t h = std::hash<int>()(t.gpu_count) ^ static_cast<size_t>(t.kubelet) << 8;
+  const auto mix = [&h](uint64_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
+  for (int i = 0; i < kMaxGpusPerNode; ++i) {
+    mix(uint64_t{t.nvlink[i]} | uint64_t{t.numa[i]} << 8);
+    mix(static_cast<uint64_t>(t.numa_cpu_milli[i]));
+    for (int j = 0; j < kMaxGpusPerNode; ++j) mix(t.link[i][j]);
+  }
+  return h;
+}
+
+}  // namespace
+
+void Cluster::InternTopologies() {
+  std::unordered_map<size_t, std::vector<int>> by_hash;  // hash -> indices in topologies_
+  for (size_t n = 0; n < specs_.size(); ++n) {
+    TopologyPtr& t = specs_[n].topology;
+    if (t == nullptr) continue;
+    if (topology_ids_.empty()) topology_ids_.assign(specs_.size(), 0);
+    std::vector<int>& same = by_hash[HashTopology(*t)];
+    int id = -1;
+    for (int i : same) {
+      if (*topologies_[i] == *t) id = i;
+    }
+    if (id < 0) {
+      TESSERA_CHECK(topologies_.size() < 65535);
+      id = static_cast<int>(topologies_.size());
+      topologies_.push_back(t);
+      same.push_back(id);
+    }
+    t = topologies_[id];
+    topology_ids_[n] = static_cast<uint16_t>(id + 1);
   }
 }
 

@@ -27,6 +27,14 @@ class Cluster {
   /// Model id of the node's GPUs, or -1 for a node without GPUs.
   int model_id(int node) const { return model_ids_[node]; }
   const std::vector<std::string>& models() const { return models_; }
+  /// The node's GPU topology, or null for none. Topologies are interned by value: nodes with
+  /// equal topologies share one (spec(node).topology is that one too).
+  const GpuTopology* topology(int node) const { return specs_[node].topology.get(); }
+  /// 0 for a node without topology, else 1 + the index of its interned topology: equal ids
+  /// if and only if equal topologies.
+  int topology_id(int node) const { return topology_ids_.empty() ? 0 : topology_ids_[node]; }
+  /// The distinct topologies of the cluster (topology_id − 1 indexes them).
+  const std::vector<TopologyPtr>& topologies() const { return topologies_; }
 
   /// Resolves "A|B" to the ids of those models in this cluster; "" means any model.
   /// Names not in the cluster are ignored (a pod allowing only those never fits).
@@ -40,7 +48,7 @@ class Cluster {
   int64_t total_gpus() const { return total_gpu_milli_ / kMilliPerGpu; }
 
   FitReason Check(int node, const PodRequest& pod) const {
-    return CheckFit(specs_[node].gpu_count, model_ids_[node], states_[node], pod);
+    return CheckFit(specs_[node].gpu_count, model_ids_[node], states_[node], pod, topology(node));
   }
 
   /// Takes `pod`'s resources on `node`, GPU share on each GPU in `gpus` (empty for
@@ -50,10 +58,14 @@ class Cluster {
   void Release(int node, const PodRequest& pod, GpuSet gpus);
 
  private:
+  void InternTopologies();
+
   std::vector<NodeSpec> specs_;
   std::vector<NodeState> states_;
   std::vector<int> model_ids_;
   std::vector<std::string> models_;
+  std::vector<TopologyPtr> topologies_;  // distinct by value
+  std::vector<uint16_t> topology_ids_;   // by node; empty when no node has a topology
   int64_t total_gpu_milli_ = 0;
   int64_t allocated_gpu_milli_ = 0;
 };

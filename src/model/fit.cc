@@ -20,11 +20,14 @@ std::string_view FitReasonName(FitReason reason) {
       return "gpu";
     case FitReason::kGpuMemory:
       return "gpu-memory";
+    case FitReason::kTopology:
+      return "topology";
   }
   return "unknown";
 }
 
-FitReason CheckFit(int gpu_count, int model_id, const NodeState& state, const PodRequest& pod) {
+FitReason CheckFit(int gpu_count, int model_id, const NodeState& state, const PodRequest& pod,
+                   const GpuTopology* topology) {
   const bool wants_gpu = !pod.IsCpuOnly();
   if (wants_gpu) {
     if (model_id < 0 || ((pod.models >> model_id) & 1) == 0) return FitReason::kGpuModel;
@@ -41,11 +44,19 @@ FitReason CheckFit(int gpu_count, int model_id, const NodeState& state, const Po
       if (pod.gpu_memory_mib == 0 || state.gpu_mem_free[i] >= pod.gpu_memory_mib) ++both_ok;
     }
   }
-  if (both_ok >= pod.gpu_count) return FitReason::kFits;
+  if (both_ok >= pod.gpu_count) {
+    if (topology != nullptr && pod.gpu_count >= 2 &&
+        !TopologyFits(*topology, gpu_count, state, pod)) {
+      return FitReason::kTopology;
+    }
+    return FitReason::kFits;
+  }
   return compute_ok >= pod.gpu_count ? FitReason::kGpuMemory : FitReason::kGpu;
 }
 
-GpuSet DefaultGpuChoice(int gpu_count, const NodeState& state, const PodRequest& pod) {
+GpuSet DefaultGpuChoice(int gpu_count, const NodeState& state, const PodRequest& pod,
+                        const GpuTopology* topology) {
+  if (topology != nullptr) return TopologyGpuChoice(*topology, gpu_count, state, pod);
   if (pod.IsSharing()) {
     int best = -1;
     for (int i = 0; i < gpu_count; ++i) {

@@ -16,15 +16,22 @@ enum class FitReason : uint8_t {
   kMemory,     ///< not enough memory left
   kGpu,        ///< not enough GPU left: too few GPUs with the requested milli free
   kGpuMemory,  ///< enough GPU compute, but too little GPU memory on those GPUs
+  /// enough GPUs with room, but no set of them inside the domains the pod's topology request
+  /// (or the node's kubelet Topology Manager) requires (TopologyShortfall says what lacks)
+  kTopology,
 };
-inline constexpr int kNumFitReasons = 7;
+inline constexpr int kNumFitReasons = 8;
 
 /// A short, stable name ("cpu", "gpu-model", ...), used in CSV output and messages.
 std::string_view FitReasonName(FitReason reason);
 
 /// Whether `pod` fits `state` on a node with `gpu_count` GPUs of model `model_id`
-/// (-1 for none). Pure function of its inputs.
-FitReason CheckFit(int gpu_count, int model_id, const NodeState& state, const PodRequest& pod);
+/// (-1 for none) and GPU topology `topology` (null: none; then kTopology never happens).
+/// The topology is checked last, only for a pod that requires it (or on a node whose kubelet
+/// aligns, KubeletAligns): some set of GPUs with room must meet the requirement
+/// (TopologyFits). Pure function of its inputs.
+FitReason CheckFit(int gpu_count, int model_id, const NodeState& state, const PodRequest& pod,
+                   const GpuTopology* topology = nullptr);
 
 /// Whether the GPU `i` can take a share of `pod` (compute and, if requested, memory).
 inline bool GpuHasRoom(const NodeState& state, int i, const PodRequest& pod) {
@@ -54,7 +61,10 @@ inline int TightestUsedGpuWithRoom(const NodeState& state, int gpu_count, const 
 
 /// The generic GPU choice inside a node (every policy but fgd): for a sharing pod the
 /// tightest GPU that fits (lowest index among equals); for whole-GPU pods the lowest-index
-/// GPUs that fit. Precondition: CheckFit(...) == kFits and the pod requests GPUs.
-GpuSet DefaultGpuChoice(int gpu_count, const NodeState& state, const PodRequest& pod);
+/// GPUs that fit. On a node with a topology (`topology` not null), TopologyGpuChoice instead:
+/// an aligned set with the best links that keeps whole domains free. Precondition:
+/// CheckFit(...) == kFits and the pod requests GPUs.
+GpuSet DefaultGpuChoice(int gpu_count, const NodeState& state, const PodRequest& pod,
+                        const GpuTopology* topology = nullptr);
 
 }  // namespace tessera

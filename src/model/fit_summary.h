@@ -35,6 +35,9 @@ struct FitSummary {
   /// MiB (24..54, guard 55), the GPU model id (56..61).
   uint64_t gpus = 0;
   int8_t model = -1;  ///< GPU model id, −1 for a node without GPUs
+  /// TopologyBits of the node: where a pod's topology may refuse it (0 without topology,
+  /// where every FitQuery stays as exact as without topologies).
+  uint8_t topology = 0;
 
   static constexpr uint64_t kCpuGuard = uint64_t{1} << 31;
   static constexpr uint64_t kMemoryGuard = uint64_t{1} << 62;
@@ -55,8 +58,9 @@ struct FitSummary {
     return static_cast<uint64_t>(std::clamp<int64_t>(v, 0, max));
   }
 
-  /// The summary of `state` on a node with `gpu_count` GPUs of model `model_id` (−1: none).
-  static FitSummary Of(int gpu_count, int model_id, const NodeState& state) {
+  /// The summary of `state` on a node with `gpu_count` GPUs of model `model_id` (−1: none)
+  /// whose topology has TopologyBits `topology`.
+  static FitSummary Of(int gpu_count, int model_id, const NodeState& state, uint8_t topology = 0) {
     int64_t share = 0;
     int64_t full = 0;
     int64_t memory = 0;
@@ -72,6 +76,7 @@ struct FitSummary {
              Clamp(gpu_count, kMaxCount) << 18 | Clamp(memory, kMaxGpuMemory) << 24 |
              static_cast<uint64_t>(std::max(model_id, 0) & 63) << 56;
     s.model = static_cast<int8_t>(model_id);
+    s.topology = topology;
     return s;
   }
   /// A summary that fits no pod (its guard bits set, so that no borrow reaches kState).
@@ -86,7 +91,10 @@ struct FitSummary {
 /// One pod's needs in FitSummary's terms. MayFit(summary) is false only if CheckFit on that
 /// state says the pod does not fit; when exact(), MayFit is CheckFit's verdict and Reason its
 /// reason, else a true MayFit must be confirmed with CheckFit (pods that ask for GPU memory,
-/// several GPUs of less than 1000 milli each, or more than a field holds). Plain value.
+/// several GPUs of less than 1000 milli each, or more than a field holds). Topology is not
+/// in the two words: on a summary that shares a topology bit with the query (ExactOn false)
+/// a true MayFit must be confirmed with CheckFit too; a false one stays CheckFit's verdict
+/// and, when exact(), Reason its reason (topology is checked last). Plain value.
 class FitQuery {
  public:
   explicit FitQuery(const PodRequest& pod) {
@@ -105,6 +113,7 @@ class FitQuery {
               FitSummary::Clamp(pod.gpu_memory_mib, FitSummary::kMaxGpuMemory) << 24;
       exact_ = exact_ && pod.gpu_memory_mib == 0 && pod.gpu_count < FitSummary::kMaxCount &&
                (pod.IsSharing() || whole);
+      topology_ = TopologyQueryBits(pod);
     }
   }
 
@@ -115,8 +124,11 @@ class FitQuery {
            ((s.gpus - gpus_) & FitSummary::kGpuGuards) == FitSummary::kGpuGuards &&
            ((models_ >> (s.gpus >> 56)) & 1) != 0;
   }
-  /// Whether MayFit and Reason are CheckFit's verdict and reason.
+  /// Whether MayFit and Reason are CheckFit's verdict and reason on summaries without
+  /// topology bits in common with the pod's (ExactOn).
   bool exact() const { return exact_; }
+  /// Whether MayFit and Reason are CheckFit's verdict and reason on `s`.
+  bool ExactOn(const FitSummary& s) const { return exact_ && (s.topology & topology_) == 0; }
   /// CheckFit's reason for a summarised state: the first of its filters that fails, in its
   /// order (without a branch). Precondition: exact().
   FitReason Reason(const FitSummary& s) const {
@@ -137,6 +149,7 @@ class FitQuery {
   ModelMask models_ = kAnyModel;
   uint64_t gpu_pod_ = 0;  // 1 for a pod that asks for GPUs
   bool exact_ = true;
+  uint8_t topology_ = 0;  // TopologyQueryBits
 };
 
 }  // namespace tessera

@@ -202,7 +202,8 @@ Result<OfflineBound> ComputeOfflineBound(const std::vector<NodeSpec>& nodes,
     for (size_t s = 0; s < shapes.size(); ++s) {
       const PodRequest& q = shapes[s].request;
       if (CheckFit(type.gpus, cluster.model_id(type.representative),
-                   cluster.state(type.representative), q) != FitReason::kFits) {
+                   cluster.state(type.representative), q,
+                   cluster.topology(type.representative)) != FitReason::kFits) {
         continue;
       }
       fit.push_back(static_cast<int>(s));

@@ -29,9 +29,11 @@ std::array<NodeScore, N> BestHypotheticalPlacements(const NodeView& node, const 
     std::array<int32_t, kMaxGpusPerNode> tried_free{};
     std::array<std::array<int64_t, N>, kMaxGpusPerNode> tried_score{};
     int num_tried = 0;
+    // On a node with a topology, GPUs with equal free milli differ by their domains.
+    const bool dedupe = node.spec.topology == nullptr;
     for (int i = 0; i < g; ++i) {
       if (!GpuHasRoom(node.state, i, pod)) continue;
-      int k = 0;
+      int k = dedupe ? 0 : num_tried;
       while (k < num_tried && tried_free[k] != free[i]) ++k;
       if (k == num_tried) {
         tried_free[k] = free[i];
@@ -55,7 +57,7 @@ std::array<NodeScore, N> BestHypotheticalPlacements(const NodeView& node, const 
   }
   GpuSet gpus = 0;
   if (!pod.IsCpuOnly()) {
-    gpus = DefaultGpuChoice(g, node.state, pod);
+    gpus = DefaultGpuChoice(g, node.state, pod, node.spec.topology.get());
     for (GpuSet s = gpus; s != 0; s &= s - 1) free[std::countr_zero(s)] -= pod.gpu_milli;
   }
   const std::array<int64_t, N> scores = score_after(cpu_after, free.data());
@@ -68,8 +70,9 @@ std::array<NodeScore, N> BestHypotheticalPlacements(const NodeView& node, const 
 /// after the hypothetical placement:
 ///   - a sharing pod: every GPU with room; the first best by index wins. GPUs with equal free
 ///     milli give equal scores (the scores must not depend on GPU order), so each free value
-///     is scored once;
-///   - a whole-GPU pod: the lowest-index free GPUs (also the tightest sufficient ones);
+///     is scored once (on a node without topology; with one, each GPU);
+///   - a whole-GPU pod: DefaultGpuChoice (the lowest-index free GPUs, also the tightest
+///     sufficient ones; on a node with a topology, TopologyGpuChoice);
 ///   - a CPU-only pod: no GPU.
 /// Precondition: the pod fits the node.
 template <typename ScoreAfter>
@@ -103,9 +106,11 @@ std::array<NodeScore, N> BestHypotheticalPlacements2D(const NodeView& node, cons
     std::array<int32_t, kMaxGpusPerNode> tried_mem{};
     std::array<std::array<int64_t, N>, kMaxGpusPerNode> tried_score{};
     int num_tried = 0;
+    // On a node with a topology, GPUs with equal free milli differ by their domains.
+    const bool dedupe = node.spec.topology == nullptr;
     for (int i = 0; i < g; ++i) {
       if (!GpuHasRoom(node.state, i, pod)) continue;
-      int k = 0;
+      int k = dedupe ? 0 : num_tried;
       while (k < num_tried && (tried_free[k] != free[i] || tried_mem[k] != mem[i])) ++k;
       if (k == num_tried) {
         tried_free[k] = free[i];
@@ -132,7 +137,7 @@ std::array<NodeScore, N> BestHypotheticalPlacements2D(const NodeView& node, cons
   }
   GpuSet gpus = 0;
   if (!pod.IsCpuOnly()) {
-    gpus = DefaultGpuChoice(g, node.state, pod);
+    gpus = DefaultGpuChoice(g, node.state, pod, node.spec.topology.get());
     for (GpuSet s = gpus; s != 0; s &= s - 1) {
       free[std::countr_zero(s)] -= pod.gpu_milli;
       mem[std::countr_zero(s)] -= pod_mem;

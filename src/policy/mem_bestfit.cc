@@ -53,7 +53,7 @@ class MemBestFitPolicy final : public Policy {
       const int64_t before = UsableMib(s.gpu_free[best], s.gpu_mem_free[best], cap);
       return {static_cast<double>(-(total - before + best_after)), GpuSet{1} << best};
     }
-    const GpuSet gpus = DefaultGpuChoice(g, s, pod);
+    const GpuSet gpus = DefaultGpuChoice(g, s, pod, node.spec.topology.get());
     int64_t left = total;
     for (GpuSet rest = gpus; rest != 0; rest &= rest - 1) {
       const int i = std::countr_zero(rest);

@@ -218,16 +218,20 @@ class TesseraPolicy final : public Policy {
     const size_t n_classes =
         plentiful && params_.plentiful_drop_multi_gpu ? m_size_ : classes_.size();
     const double pressure = PodPressure(pod, node.model_id, node.context);
+    const GpuTopology* topo = MeasuredTopology(node);
     const Measures before = n_classes == classes_.size()
-                                ? MeasureBefore(node, g, idle)
+                                ? MeasureBefore(node, g, idle, topo)
                                 : Measure(node.model_id, node.state.cpu_left,
-                                          node.state.gpu_free.data(), g, idle, n_classes);
+                                          node.state.gpu_free.data(), g, idle, n_classes, topo);
     const HoleFill holes = HoleFillFor(node, pod);
-    return BestHypotheticalPlacement(node, pod, [&](int64_t cpu_after, const int32_t* free) {
-      const double fill = holes.Fill(*this, free, g);
-      return Combine(before, Measure(node.model_id, cpu_after, free, g, idle, n_classes), idle,
-                     plentiful, pod, pressure, fill);
-    });
+    NodeScore out =
+        BestHypotheticalPlacement(node, pod, [&](int64_t cpu_after, const int32_t* free) {
+          const double fill = holes.Fill(*this, free, g);
+          return Combine(before, Measure(node.model_id, cpu_after, free, g, idle, n_classes, topo),
+                         idle, plentiful, pod, pressure, fill);
+        });
+    PreferAligned(node, pod, &out);
+    return out;
   }
 
   // The plentiful bit (adaptive_open): both of its values are scored in one pass over the
@@ -247,12 +251,14 @@ class TesseraPolicy final : public Policy {
       if (drop) m.stranded = m.stranded_m;
       return m;
     };
-    const Measures before = MeasureBefore(node, g, idle);
+    const GpuTopology* topo = MeasuredTopology(node);
+    const Measures before = MeasureBefore(node, g, idle, topo);
     const Measures before_p = plentiful_view(before);
     const HoleFill holes = HoleFillFor(node, pod);
     const std::array<NodeScore, 2> scores =
         BestHypotheticalPlacements<2>(node, pod, [&](int64_t cpu_after, const int32_t* free) {
-          const Measures after = Measure(node.model_id, cpu_after, free, g, idle, classes_.size());
+          const Measures after =
+              Measure(node.model_id, cpu_after, free, g, idle, classes_.size(), topo);
           const double fill = holes.Fill(*this, free, g);
           return std::array<int64_t, 2>{
               Combine(before, after, idle, false, pod, pressure, fill),
@@ -260,9 +266,33 @@ class TesseraPolicy final : public Policy {
         });
     out[0] = scores[0];
     out[1] = scores[1];
+    PreferAligned(node, pod, &out[0]);
+    PreferAligned(node, pod, &out[1]);
   }
 
  private:
+  // The node's topology when it splits the measure's scope (MeasureScope) into domains that
+  // constrain multi-GPU classes, else null: the node is measured as without topology.
+  static const GpuTopology* MeasuredTopology(const NodeView& node) {
+    const GpuTopology* topo = node.spec.topology.get();
+    if (topo == nullptr) return nullptr;
+    const uint8_t bits = TopologyBits(topo, node.spec.gpu_count);
+    const uint8_t scope = MeasureScope(*topo) == TopologyScope::kNvlink
+                              ? kTopoNvlinkSplit
+                              : kTopoNumaSplit | kTopoKubelet;
+    return (bits & scope) != 0 ? topo : nullptr;
+  }
+  // A `preferred` pod: a placement outside one domain's alignment (Aligned in the pod's
+  // scope) scores below every aligned one, on any node.
+  void PreferAligned(const NodeView& node, const PodRequest& pod, NodeScore* score) const {
+    const GpuTopology* topo = node.spec.topology.get();
+    if (topo == nullptr || pod.topology.intent != TopologyIntent::kPreferred || pod.IsCpuOnly() ||
+        pod.gpu_count < 2 || Aligned(*topo, pod.topology.scope, node.spec.gpu_count, score->gpus)) {
+      return;
+    }
+    score->score -= params_.cpu_stranding ? 101.0 * kSecondaryLevels : 101.0;
+  }
+
   // waste_[r] = r − the largest sum of frequent sharing sizes (any number of each) ≤ r.
   void BuildHoleWaste() {
     std::array<int64_t, kMilliPerGpu> by_milli{};
@@ -333,11 +363,12 @@ class TesseraPolicy final : public Policy {
   // (BuildMeasureTables), not one by one. The same values as NodeFragmentation and
   // ReferenceStranded up to the rounding of the sums' order; the scores are compared with
   // reference_measure's in tests/policy/tessera_policy_test.cc.
+  // On a node with a topology (`topo`, MeasuredTopology), the plain loops with the topology.
   Measures Measure(int model_id, int64_t cpu_left, const int32_t* gpu_free, int g, bool idle,
-                   size_t n_classes) const {
+                   size_t n_classes, const GpuTopology* topo = nullptr) const {
     if (params_.reference_measure || thresholds_.empty() || thresholds_.size() > kMaxThresholds ||
-        (n_classes != m_size_ && n_classes < classes_.size())) {
-      return ReferenceMeasure(model_id, cpu_left, gpu_free, g, idle, n_classes);
+        (n_classes != m_size_ && n_classes < classes_.size()) || topo != nullptr) {
+      return ReferenceMeasure(model_id, cpu_left, gpu_free, g, idle, n_classes, topo);
     }
     Measures m;
     int64_t free_total = 0;
@@ -423,13 +454,14 @@ class TesseraPolicy final : public Policy {
 
   // The node's own measures over all classes: they depend only on the node state, so they are
   // kept in the scheduler's memo of that state (NodeView::scratch) when there is one.
-  Measures MeasureBefore(const NodeView& node, int g, bool idle) const {
+  Measures MeasureBefore(const NodeView& node, int g, bool idle,
+                         const GpuTopology* topo = nullptr) const {
     PolicyScratch* memo = node.scratch;
     if (memo != nullptr && memo->valid) {
       return Measures{memo->values[0], memo->values[1], memo->values[2]};
     }
     const Measures m = Measure(node.model_id, node.state.cpu_left, node.state.gpu_free.data(), g,
-                               idle, classes_.size());
+                               idle, classes_.size(), topo);
     if (memo != nullptr) {
       memo->values[0] = m.frag;
       memo->values[1] = m.stranded;
@@ -591,13 +623,13 @@ class TesseraPolicy final : public Policy {
 
   // The plain per-class loops (reference_measure).
   Measures ReferenceMeasure(int model_id, int64_t cpu_left, const int32_t* gpu_free, int g,
-                            bool idle, size_t n_classes) const {
+                            bool idle, size_t n_classes, const GpuTopology* topo = nullptr) const {
     Measures m;
-    m.frag = workload_->NodeFragmentation(model_id, cpu_left, gpu_free, g);
+    m.frag = workload_->NodeFragmentation(model_id, cpu_left, gpu_free, g, nullptr, topo);
     if (params_.cpu_stranding && !idle) {
-      m.stranded = ReferenceStranded(model_id, cpu_left, gpu_free, g, n_classes);
+      m.stranded = ReferenceStranded(model_id, cpu_left, gpu_free, g, n_classes, topo);
       m.stranded_m =
-          ReferenceStranded(model_id, cpu_left, gpu_free, g, std::min(n_classes, m_size_));
+          ReferenceStranded(model_id, cpu_left, gpu_free, g, std::min(n_classes, m_size_), topo);
     }
     return m;
   }
@@ -628,8 +660,9 @@ class TesseraPolicy final : public Policy {
 
   // S_n in milli-GPU (weighted; see the file comment).
   // Over the first n_classes of classes_ (M first, then the multi-GPU classes).
+  // With `topo`, a multi-GPU class uses only the GPUs of an aligned set (AlignedUsable).
   double ReferenceStranded(int model_id, int64_t cpu_left, const int32_t* gpu_free, int g,
-                           size_t n_classes) const {
+                           size_t n_classes, const GpuTopology* topo = nullptr) const {
     int64_t idle = 0;
     for (int i = 0; i < g; ++i) idle += gpu_free[i];
     if (idle == 0) return 0;
@@ -656,6 +689,20 @@ class TesseraPolicy final : public Policy {
         continue;
       }
       double usable = static_cast<double>(idle - too_small);
+      if (topo != nullptr && c.gpu_count >= 2) {
+        GpuSet fits = 0;
+        for (int i = 0; i < g; ++i) {
+          if (gpu_free[i] >= c.gpu_milli) fits |= GpuSet{1} << i;
+        }
+        const GpuSet aligned = AlignedUsable(*topo, g, fits, c.gpu_count);
+        if (aligned == 0) {
+          total += weights_[k] * r;
+          continue;
+        }
+        int64_t in_aligned = 0;
+        for (GpuSet a = aligned; a != 0; a &= a - 1) in_aligned += gpu_free[std::countr_zero(a)];
+        usable = static_cast<double>(in_aligned);
+      }
       if (c.cpu_milli > 0) {
         usable = std::min(usable, static_cast<double>(cpu_left) / static_cast<double>(c.cpu_milli) *
                                       c.gpu_milli * c.gpu_count);

@@ -459,6 +459,7 @@ class Replay {
       node.gpu_count = cluster_.spec(n).gpu_count;
       node.model_id = cluster_.model_id(n);
       node.state = cluster_.state(n);
+      node.topology = cluster_.topology(n);
       std::optional<VictimSet> set = SelectVictims(node, {}, p.req, p.priority, {});
       if (!set || set->ids.empty()) continue;
       answers.push_back(NodeVictims{n, rank_[n], std::move(*set)});

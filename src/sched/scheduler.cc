@@ -24,6 +24,15 @@ int FinalScore(ScoreMode mode, double raw, double lo, double hi) {
   return mode == ScoreMode::kInteger ? static_cast<int>(raw) : 0;
 }
 
+// Whether a policy's GPU choice can be used: not 0 (the generic choice) and, on a node with a
+// topology, meeting what the pod's topology requires there (a topology-blind policy's choice
+// may not; the generic choice then takes its place).
+inline bool Usable(const GpuTopology* topology, int gpu_count, const PodRequest& pod, GpuSet gpus) {
+  if (gpus == 0) return false;
+  return topology == nullptr ||
+         MeetsRequired(*topology, gpu_count, EffectiveNeed(*topology, pod), gpus);
+}
+
 }  // namespace
 
 size_t Scheduler::KeyHash::operator()(const Key& k) const {
@@ -55,13 +64,14 @@ Scheduler::Scheduler(Cluster* cluster, const Policy* policy, const std::vector<i
     TESSERA_CHECK(node_order[r] >= 0 && node_order[r] < n && rank_[node_order[r]] < 0);
     rank_[node_order[r]] = r;
   }
-  // Capacity types: nodes with equal capacity and model are interchangeable for policies.
-  std::map<std::tuple<int64_t, int64_t, int, int, int64_t>, int> types;
+  // Capacity types: nodes with equal capacity, model and topology are interchangeable for
+  // policies (topologies are interned by value in the Cluster: equal ids, equal topologies).
+  std::map<std::tuple<int64_t, int64_t, int, int, int64_t, int>, int> types;
   type_.resize(n);
   for (int i = 0; i < n; ++i) {
     const NodeSpec& s = cluster_->spec(i);
     auto key = std::make_tuple(s.cpu_milli, s.memory_mib, s.gpu_count, cluster_->model_id(i),
-                               s.gpu_memory_mib);
+                               s.gpu_memory_mib, cluster_->topology_id(i));
     const auto [it, added] = types.emplace(key, static_cast<int>(types.size()));
     type_[i] = it->second;
     if (added) type_node_.push_back(i);
@@ -139,7 +149,10 @@ void Scheduler::Insert(int node) {
     g.fit.clear();
     g.lines.clear();
     memo_[gid] = PolicyScratch{};
-    records_[gid] = Record{FitSummary::Of(cluster_->spec(node).gpu_count, g.model, key.state), 0};
+    const int gpu_count = cluster_->spec(node).gpu_count;
+    records_[gid] = Record{FitSummary::Of(gpu_count, g.model, key.state,
+                                          TopologyBits(cluster_->topology(node), gpu_count)),
+                           0};
     min_rank_[gid] = rank_[node];
     g.live_pos = static_cast<int>(live_.size());
     live_.push_back(gid);
@@ -207,9 +220,9 @@ int Scheduler::ShapeId(const PodRequest& pod) {
 
 uint32_t Scheduler::Classify(Group& g, const PodRequest& pod, bool fits) {
   const int node = g.representative;
-  const FitReason fit =
-      fits ? FitReason::kFits
-           : CheckFit(cluster_->spec(node).gpu_count, cluster_->model_id(node), g.key.state, pod);
+  const FitReason fit = fits ? FitReason::kFits
+                             : CheckFit(cluster_->spec(node).gpu_count, cluster_->model_id(node),
+                                        g.key.state, pod, cluster_->topology(node));
   uint32_t value = static_cast<uint32_t>(fit) + 1;
   if (fit == FitReason::kFits) {
     const size_t line = g.lines.size() / slots_;
@@ -312,10 +325,15 @@ void Scheduler::ComputePair(Group& g, CacheEntry& e, CacheEntry& sibling, bool b
   e.gpus = s[bit_set ? 1 : 0].gpus;
   sibling.raw = s[bit_set ? 0 : 1].score;
   sibling.gpus = s[bit_set ? 0 : 1].gpus;
-  if (!pod.IsCpuOnly() && (e.gpus == 0 || sibling.gpus == 0)) {
-    const GpuSet fallback = DefaultGpuChoice(spec.gpu_count, g.key.state, pod);
-    if (e.gpus == 0) e.gpus = fallback;
-    if (sibling.gpus == 0) sibling.gpus = fallback;
+  if (!pod.IsCpuOnly()) {
+    const GpuTopology* topology = cluster_->topology(node);
+    const bool e_ok = Usable(topology, spec.gpu_count, pod, e.gpus);
+    const bool sibling_ok = Usable(topology, spec.gpu_count, pod, sibling.gpus);
+    if (!e_ok || !sibling_ok) {
+      const GpuSet fallback = DefaultGpuChoice(spec.gpu_count, g.key.state, pod, topology);
+      if (!e_ok) e.gpus = fallback;
+      if (!sibling_ok) sibling.gpus = fallback;
+    }
   }
 }
 
@@ -333,8 +351,11 @@ void Scheduler::Compute(Group& g, CacheEntry& e, const PodRequest& pod) {
     e.raw = s.score;
     e.gpus = s.gpus;
   }
-  if (e.gpus == 0 && !pod.IsCpuOnly()) {
-    e.gpus = DefaultGpuChoice(spec.gpu_count, g.key.state, pod);
+  if (!pod.IsCpuOnly()) {
+    const GpuTopology* topology = cluster_->topology(node);
+    if (!Usable(topology, spec.gpu_count, pod, e.gpus)) {
+      e.gpus = DefaultGpuChoice(spec.gpu_count, g.key.state, pod, topology);
+    }
   }
 }
 
@@ -382,10 +403,9 @@ bool Scheduler::Resolve(int gid, int32_t* column, const FitQuery& query, const P
   const Group& g = groups_[gid];
   FitReason fit = FitReason::kFits;
   if (!query.MayFit(r.fit)) {
-    fit = kExact ? query.Reason(r.fit)
-                 : CheckFit(cluster_->spec(g.representative).gpu_count, g.model, g.key.state, pod);
-  } else if (!kExact) {
-    fit = CheckFit(cluster_->spec(g.representative).gpu_count, g.model, g.key.state, pod);
+    fit = kExact ? query.Reason(r.fit) : CheckOn(g, pod);
+  } else if (!kExact || !query.ExactOn(r.fit)) {
+    fit = CheckOn(g, pod);
   }
   if (fit != FitReason::kFits) {
     column[gid] = kRejected + static_cast<int32_t>(fit);
@@ -520,9 +540,14 @@ int Scheduler::BestInColumn(int shape, const FitQuery& query, const PodRequest& 
 }
 
 FitReason Scheduler::ReasonOn(const FitQuery& query, int gid, const PodRequest& pod) const {
-  if (query.exact()) return query.Reason(records_[gid].fit);
-  const Group& g = groups_[gid];
-  return CheckFit(cluster_->spec(g.representative).gpu_count, g.model, g.key.state, pod);
+  if (query.ExactOn(records_[gid].fit)) return query.Reason(records_[gid].fit);
+  return CheckOn(groups_[gid], pod);
+}
+
+FitReason Scheduler::CheckOn(const Group& g, const PodRequest& pod) const {
+  const int node = g.representative;
+  return CheckFit(cluster_->spec(node).gpu_count, g.model, g.key.state, pod,
+                  cluster_->topology(node));
 }
 
 void Scheduler::TrackFailed(int gid, int sign) {
@@ -558,11 +583,8 @@ void Scheduler::CountRejectionsOnce(int shape, const FitQuery& query, const PodR
       int32_t v = column[gid];
       if (!IsRejection(v)) {
         TESSERA_CHECK(v == kUnknown);  // a score or a bound: it fits
-        const Group& g = groups_[gid];
         const FitReason reason =
-            query.exact()
-                ? query.Reason(r.fit)
-                : CheckFit(cluster_->spec(g.representative).gpu_count, g.model, g.key.state, pod);
+            query.ExactOn(r.fit) ? query.Reason(r.fit) : CheckOn(groups_[gid], pod);
         TESSERA_CHECK(reason != FitReason::kFits);
         v = column[gid] = kRejected + static_cast<int32_t>(reason);
       }
@@ -586,10 +608,11 @@ template <bool kContext, typename Visit>
 [[gnu::always_inline]] inline void Scheduler::ForEachFit(int shape, const FitQuery& query,
                                                          const PodRequest& pod, Visit&& feasible) {
   for (int gid : live_) {
-    if (!query.MayFit(records_[gid].fit)) continue;
+    const FitSummary& summary = records_[gid].fit;
+    if (!query.MayFit(summary)) continue;
     Group& g = groups_[gid];
     FitReason reason = FitReason::kFits;
-    const CacheEntry* e = Evaluate<kContext>(g, shape, pod, query.exact(), &reason);
+    const CacheEntry* e = Evaluate<kContext>(g, shape, pod, query.ExactOn(summary), &reason);
     if (e == nullptr) continue;
     feasible(gid, g, *e);
   }
@@ -763,8 +786,9 @@ std::vector<std::pair<int, int>> Scheduler::ScoreNodes(const PodRequest& pod,
     } else {
       Group& g = groups_[gid];
       FitReason reason = FitReason::kFits;
-      const CacheEntry* e = uses_context_ ? Evaluate<true>(g, shape, pod, query.exact(), &reason)
-                                          : Evaluate<false>(g, shape, pod, query.exact(), &reason);
+      const bool exact = query.ExactOn(records_[gid].fit);
+      const CacheEntry* e = uses_context_ ? Evaluate<true>(g, shape, pod, exact, &reason)
+                                          : Evaluate<false>(g, shape, pod, exact, &reason);
       if (e == nullptr) continue;
       r = e->raw;
     }
@@ -795,8 +819,9 @@ GpuSet Scheduler::ChooseGpus(int node, const PodRequest& pod) {
   // The group's line cache holds the GPUs (the columns hold scores only).
   Group& g = groups_[gid];
   FitReason reason = FitReason::kFits;
-  const CacheEntry* e = uses_context_ ? Evaluate<true>(g, shape, pod, query.exact(), &reason)
-                                      : Evaluate<false>(g, shape, pod, query.exact(), &reason);
+  const bool exact = query.ExactOn(records_[gid].fit);
+  const CacheEntry* e = uses_context_ ? Evaluate<true>(g, shape, pod, exact, &reason)
+                                      : Evaluate<false>(g, shape, pod, exact, &reason);
   return e == nullptr ? 0 : e->gpus;
 }
 

@@ -169,6 +169,8 @@ class Scheduler {
   void CountRejectionsOnce(int shape, const FitQuery& query, const PodRequest& pod, Decision& d);
   // CheckFit's reason for `pod` (whose query is `query`) on group `gid`.
   FitReason ReasonOn(const FitQuery& query, int gid, const PodRequest& pod) const;
+  // CheckFit of `pod` on the group's state (its topology included).
+  FitReason CheckOn(const Group& g, const PodRequest& pod) const;
   // Counts a node entering (+1) or leaving (−1) group `gid` in failed_.
   void TrackFailed(int gid, int sign);
   // Makes room for group id `gid` in every column; forgets what they hold for it.

@@ -112,7 +112,7 @@ std::optional<VictimSet> SelectVictims(const PreemptionNode& node,
                                        const std::vector<int32_t>& allowed,
                                        const PreemptionOptions& options) {
   const auto fits = [&](const NodeState& s) {
-    return CheckFit(node.gpu_count, node.model_id, s, preemptor) == FitReason::kFits;
+    return CheckFit(node.gpu_count, node.model_id, s, preemptor, node.topology) == FitReason::kFits;
   };
 
   // The required victims are gone in every answer.

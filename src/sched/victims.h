@@ -38,7 +38,8 @@ struct PreemptionNode {
   int gpu_count = 0;
   int model_id = -1;  ///< -1: no GPUs
   NodeState state;
-  std::vector<VictimCandidate> pods;  ///< the modelled pods on the node
+  std::vector<VictimCandidate> pods;      ///< the modelled pods on the node
+  const GpuTopology* topology = nullptr;  ///< the node's GPU topology (null: none)
 };
 
 struct PreemptionOptions {

@@ -129,6 +129,8 @@ std::string FitExplanation(FitReason reason) {
       return name + ": not enough GPU left";
     case FitReason::kGpuMemory:
       return name + ": not enough GPU memory left";
+    case FitReason::kTopology:
+      return name + ": no free GPUs inside the topology domains the pod requires";
     case FitReason::kFits:
       break;
   }

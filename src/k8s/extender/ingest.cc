@@ -316,8 +316,8 @@ void Extender::PlaceNode(const std::string& name) {
             "(no GPU annotation) does not fit beside the others: " + FitExplanation(fit));
       continue;
     }
-    const GpuSet gpus =
-        DefaultGpuChoice(cluster_->spec(node).gpu_count, cluster_->state(node), g.request);
+    const GpuSet gpus = DefaultGpuChoice(cluster_->spec(node).gpu_count, cluster_->state(node),
+                                         g.request, cluster_->topology(node));
     place(*g.uid, *g.record, g.request, gpus,
           g.record->estimated.empty() ? GpuSource::kGuess : GpuSource::kEstimate);
   }

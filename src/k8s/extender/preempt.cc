@@ -80,6 +80,7 @@ ExtenderPreemptionResult Extender::Preempt(const ExtenderPreemptionArgs& args) {
     pn.gpu_count = cluster_->spec(node).gpu_count;
     pn.model_id = cluster_->model_id(node);
     pn.state = cluster_->state(node);
+    pn.topology = cluster_->topology(node);
   }
   const auto candidate = [&](const std::string& uid, const Assignment& a) {
     VictimCandidate c;
