@@ -18,6 +18,7 @@
 #include "k8s/extender/metrics.h"
 #include "k8s/extender/translate.h"
 #include "model/fit.h"
+#include "model/topology.h"
 #include "trace/topology_text.h"
 
 namespace tessera::k8s {
@@ -359,7 +360,8 @@ namespace {}  // namespace
 template <typename Visit>
 std::string Extender::FilterCandidatesLocked(const Pod& pod, const Result<PodSpec>& spec,
                                              std::span<const std::string_view> names,
-                                             uint64_t names_id, Visit&& visit) {
+                                             uint64_t names_id, std::vector<std::string>* details,
+                                             Visit&& visit) {
   EnsureModel();
   if (!spec.ok()) {
     metrics_->bad_pods->Increment();
@@ -410,6 +412,13 @@ std::string Extender::FilterCandidatesLocked(const Pod& pod, const Result<PodSpe
           if (ns.gpu_memory_mib > 0 && request.gpu_memory_mib > ns.gpu_memory_mib) {
             memo.reason = kReasonGpuMemoryCapacity;
           }
+        } else if (fit == FitReason::kTopology) [[unlikely]] {
+          const NodeSpec& ns = cluster_->spec(node);
+          if (ns.topology != nullptr) {
+            memo.reason = kReasonDetail + static_cast<int>(details->size());
+            details->push_back(
+                TopologyShortfall(*ns.topology, ns.gpu_count, cluster_->state(node), request));
+          }
         }
         // The headroom depends on the node's state too: once per group as well.
         memo.keeps_headroom = !held || memo.reason != kReasonFit ||
@@ -424,7 +433,8 @@ std::string Extender::FilterCandidatesLocked(const Pod& pod, const Result<PodSpe
       visit(i, name, node, Candidate::kFits, kReasonUnknown);
       continue;
     }
-    ++rejected[reason];
+    ++rejected[reason < kReasonDetail ? reason
+                                      : kReasonFit + static_cast<int>(FitReason::kTopology)];
     const bool resolvable =
         reason == kReasonHeadroom ||
         (reason >= kReasonFit && Resolvable(static_cast<FitReason>(reason - kReasonFit)));
@@ -443,23 +453,28 @@ ExtenderFilterResult Extender::Filter(const ExtenderArgs& args) {
   const std::vector<std::string_view> names = args.CandidateNameViews();
   const Result<PodSpec> spec = PodToSpec(args.pod);
   std::lock_guard<std::mutex> lock(mutex_);
-  result.error = FilterCandidatesLocked(
-      args.pod, spec, names, 0, [&](size_t i, std::string_view name, int, Candidate c, int reason) {
-        switch (c) {
-          case Candidate::kFits:
-            result.node_names.emplace_back(name);
-            if (result.nodes_json && i < args.nodes_json.size()) {
-              result.nodes_json->push_back(args.nodes_json[i]);
-            }
-            break;
-          case Candidate::kFailed:
-            result.failed_nodes.emplace(name, ReasonText(reason));
-            break;
-          case Candidate::kUnresolvable:
-            result.failed_and_unresolvable_nodes.emplace(name, ReasonText(reason));
-            break;
-        }
-      });
+  std::vector<std::string> details;
+  const auto text = [&](int reason) -> const std::string& {
+    return reason < kReasonDetail ? ReasonText(reason) : details[reason - kReasonDetail];
+  };
+  result.error =
+      FilterCandidatesLocked(args.pod, spec, names, 0, &details,
+                             [&](size_t i, std::string_view name, int, Candidate c, int reason) {
+                               switch (c) {
+                                 case Candidate::kFits:
+                                   result.node_names.emplace_back(name);
+                                   if (result.nodes_json && i < args.nodes_json.size()) {
+                                     result.nodes_json->push_back(args.nodes_json[i]);
+                                   }
+                                   break;
+                                 case Candidate::kFailed:
+                                   result.failed_nodes.emplace(name, text(reason));
+                                   break;
+                                 case Candidate::kUnresolvable:
+                                   result.failed_and_unresolvable_nodes.emplace(name, text(reason));
+                                   break;
+                               }
+                             });
   if (!result.error.empty()) result.nodes_json.reset();
   return result;
 }
@@ -550,14 +565,29 @@ std::string Extender::FilterJsonOf(const Pod& pod, std::span<const std::string_v
   size_t bytes = 0;  // names, reasons, nodes and their commas (one too many per section)
   std::shared_ptr<const PaddedStrings> quoted_names;
   std::string error;
+  // Nodes' own reasons (topology shortfalls), one per scheduler group that has one, and
+  // their JSON form as QuotedReasons has it (':' and the string).
+  std::vector<std::string> details;
+  PaddedStrings quoted_details;
   {
     LockSpinning(mutex_, std::chrono::microseconds(options_.spin_us));
     std::lock_guard<std::mutex> lock(mutex_, std::adopt_lock);
     EnsureModel();  // before QuotedNames: a rebuild would make its names the old model's
     quoted_names = node_names_.QuotedNames();
     const PaddedStrings& quoted = *quoted_names;
+    const auto reason_length = [&](int reason) -> size_t {
+      if (reason < kReasonDetail) [[likely]] {
+        return reasons.length(reason);
+      }
+      while (quoted_details.size() < details.size()) {
+        std::string q = ":";
+        AppendJsonString(&q, details[quoted_details.size()]);
+        quoted_details.Add(q);
+      }
+      return quoted_details.length(reason - kReasonDetail);
+    };
     error = FilterCandidatesLocked(
-        pod, spec, names, names_id,
+        pod, spec, names, names_id, &details,
         [&](size_t i, std::string_view name, int node, Candidate c, int reason)
             __attribute__((always_inline)) {
               int q = node;
@@ -578,11 +608,11 @@ std::string Extender::FilterJsonOf(const Pod& pod, std::span<const std::string_v
                   break;
                 case Candidate::kFailed:
                   *failed_end++ = d;
-                  bytes += reasons.length(reason);
+                  bytes += reason_length(reason);
                   break;
                 case Candidate::kUnresolvable:
                   *unresolvable_end++ = d;
-                  bytes += reasons.length(reason);
+                  bytes += reason_length(reason);
                   break;
               }
             });
@@ -633,7 +663,8 @@ std::string Extender::FilterJsonOf(const Pod& pod, std::span<const std::string_v
     if (!error.empty()) continue;
     for (const Decided& d : section) {
       name_of(d);
-      w.PutPadded(reasons[d.reason]);
+      w.PutPadded(d.reason < kReasonDetail ? reasons[d.reason]
+                                           : quoted_details[d.reason - kReasonDetail]);
       w.Put(',');
     }
     if (!section.empty()) w.Unput();

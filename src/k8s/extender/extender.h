@@ -299,6 +299,9 @@ class Extender final : public ClusterEventSink {
   static constexpr int kReasonNvidiaFamily = 7;   ///< pod's nvidia.com/* not offered
   static constexpr int kReasonHeadroom = 8;       ///< would eat idle GPUs kept for a class
   static constexpr int kReasonFit = 9;
+  /// Codes from here on: the k-th text of a request's `details` (FilterCandidatesLocked), a
+  /// node's own explanation (a topology shortfall, TopologyShortfall), counted as kTopology.
+  static constexpr int kReasonDetail = kReasonFit + kNumFitReasons;
   /// The reason text of a kReason* code.
   static const std::string& ReasonText(int reason);
   /// ':' and the JSON string of each reason (a failure entry's value), by code.
@@ -308,11 +311,12 @@ class Extender final : public ClusterEventSink {
   /// pod, then calls visit(index, name, node or -1, Candidate, reason) for each candidate
   /// (reason as above; kReasonUnknown for a fit) and counts the rejections. Returns the
   /// PodToSpec error (no candidate visited), or "".
-  /// `names_id`: ExtenderArgsRef::names_id (0 when unknown).
+  /// `names_id`: ExtenderArgsRef::names_id (0 when unknown). A node refused for its topology
+  /// gets the reason kReasonDetail + k, `(*details)[k]` its shortfall, one text per group.
   template <typename Visit>
   std::string FilterCandidatesLocked(const Pod& pod, const Result<PodSpec>& spec,
                                      std::span<const std::string_view> names, uint64_t names_id,
-                                     Visit&& visit);
+                                     std::vector<std::string>* details, Visit&& visit);
   /// FilterJson's body: candidates `names`; `nodes_json` non-null: answer Nodes too.
   std::string FilterJsonOf(const Pod& pod, std::span<const std::string_view> names,
                            uint64_t names_id, const std::vector<std::string>* nodes_json);

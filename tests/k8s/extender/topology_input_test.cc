@@ -316,6 +316,51 @@ TEST(PodTopologyAnnotation, FilterAnswersABadValueAsAMalformedPod) {
             std::string::npos);
 }
 
+// A required pod is refused where no NVLink domain holds it, with the domain shortfall as the
+// reason, in both answer writers (Filter and the JSON one kube-scheduler reads); a pod with no
+// intent still passes the node.
+TEST(PodTopologyAnnotation, FilterNamesTheDomainShortfall) {
+  Json bound = TopologyPod("bound", "preferred");
+  bound["metadata"]["annotations"] = {{"tessera.io/gpu-indices", "0,4"}};
+  bound["spec"]["nodeName"] = "a100-hami-8";
+  bound["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] = "2";
+  bound["status"]["phase"] = "Running";
+  const Json nodes = {{"items", {HamiScoreNode()}}};
+  const Json pods = {{"items", {bound}}};
+  auto ext = Extender::FromJson(nodes.dump(), pods.dump(), {});
+  ASSERT_TRUE(ext.ok()) << ext.error().message;
+  const std::string expected =
+      "topology: needs 4 GPUs in one NVLink domain, the most free in one is 3 (domains 0-3: 3 "
+      "free, 4-7: 3 free)";
+  const Json body = {
+      {"Pod", TopologyPod("p", "required")}, {"Nodes", nullptr}, {"NodeNames", {"a100-hami-8"}}};
+  Result<ExtenderArgs> args = DecodeExtenderArgs(body.dump());
+  ASSERT_TRUE(args.ok()) << args.error().message;
+  const ExtenderFilterResult f = (*ext)->Filter(*args);
+  EXPECT_TRUE(f.error.empty()) << f.error;
+  EXPECT_TRUE(f.node_names.empty());
+  const auto all = [&](const ExtenderFilterResult& r) {
+    Json m = Json::object();
+    for (const auto& [n, why] : r.failed_nodes) m[n] = why;
+    for (const auto& [n, why] : r.failed_and_unresolvable_nodes) m[n] = why;
+    return m;
+  };
+  EXPECT_EQ(all(f).value("a100-hami-8", ""), expected) << all(f).dump();
+  const Json answer = Json::parse((*ext)->FilterJson(*args));
+  Json failed = answer["FailedNodes"];
+  failed.update(answer["FailedAndUnresolvableNodes"]);
+  EXPECT_EQ(failed.value("a100-hami-8", ""), expected) << answer.dump();
+  EXPECT_NE((*ext)->MetricsText().find("tessera_filter_rejections_total{reason=\"topology\"} 2"),
+            std::string::npos);
+  // Without an intent the six free GPUs take the pod.
+  Json blind = TopologyPod("q", "required");
+  blind["metadata"]["annotations"] = Json::object();
+  const Json body2 = {{"Pod", blind}, {"Nodes", nullptr}, {"NodeNames", {"a100-hami-8"}}};
+  Result<ExtenderArgs> args2 = DecodeExtenderArgs(body2.dump());
+  ASSERT_TRUE(args2.ok()) << args2.error().message;
+  EXPECT_EQ((*ext)->Filter(*args2).node_names, std::vector<std::string>{"a100-hami-8"});
+}
+
 // ------------------------------------------------------------------ the extender
 
 double CounterValue(const std::string& metrics, const std::string& name) {
