@@ -286,7 +286,7 @@ TEST_P(TopologyBind, WithoutTheAnnotationPlacesWithoutTopology) {
   EXPECT_EQ(four.gpus, GpuSet{0x78}) << Text(four.gpus);  // GPUs 3-6
 }
 
-INSTANTIATE_TEST_SUITE_P(Policies, TopologyBind, ::testing::Values("tessera", "fgd"),
+INSTANTIATE_TEST_SUITE_P(TopologyBind, TopologyBind, ::testing::Values("tessera", "fgd"),
                          [](const ::testing::TestParamInfo<std::string>& p) { return p.param; });
 
 }  // namespace
