@@ -57,9 +57,12 @@ bool Ended(std::string_view phase) { return phase == "Succeeded" || phase == "Fa
 
 bool RequestsGpu(const PodSpec& spec) { return spec.gpu_count > 0 && spec.gpu_milli > 0; }
 
+// Whether preemption may help (FailedNodes rather than FailedAndUnresolvableNodes). A topology
+// shortfall may: ending pods in a domain frees it, and preempt's victim search checks the fit
+// with the node's topology (a pod no domain of the node could ever hold gets no victims there).
 bool Resolvable(FitReason reason) {
   return reason == FitReason::kCpu || reason == FitReason::kMemory || reason == FitReason::kGpu ||
-         reason == FitReason::kGpuMemory;
+         reason == FitReason::kGpuMemory || reason == FitReason::kTopology;
 }
 
 }  // namespace
