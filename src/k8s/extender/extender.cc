@@ -436,11 +436,13 @@ std::string Extender::FilterCandidatesLocked(const Pod& pod, const Result<PodSpe
       visit(i, name, node, Candidate::kFits, kReasonUnknown);
       continue;
     }
-    ++rejected[reason < kReasonDetail ? reason
-                                      : kReasonFit + static_cast<int>(FitReason::kTopology)];
+    // A node's own reason (kReasonDetail + k) is a topology shortfall.
+    const int counted =
+        reason < kReasonDetail ? reason : kReasonFit + static_cast<int>(FitReason::kTopology);
+    ++rejected[counted];
     const bool resolvable =
-        reason == kReasonHeadroom ||
-        (reason >= kReasonFit && Resolvable(static_cast<FitReason>(reason - kReasonFit)));
+        counted == kReasonHeadroom ||
+        (counted >= kReasonFit && Resolvable(static_cast<FitReason>(counted - kReasonFit)));
     visit(i, name, node, resolvable ? Candidate::kFailed : Candidate::kUnresolvable, reason);
   }
   for (int r = 0; r < kReasonFit + kNumFitReasons; ++r) {
