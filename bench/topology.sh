@@ -6,11 +6,11 @@
 # and without topology, fgd with and without, and hami-topology, seeds 42-51. Prints one
 # Markdown table per pod list (mean ± s.d. over the seeds), the seed-by-seed comparison of
 # tessera with each other column, and whether the bar is met; then both tables for all lists.
-# 13 s for the five lists on 2 cores (docs/TOPOLOGY.md).
+# 8 s for the five lists on 2 cores, 40 s for all 24 (docs/TOPOLOGY.md).
 #
 # Usage: bench/topology.sh [BUILD_DIR]            (default: build)
 # Environment: LISTS (default,multigpu20,multigpu30,multigpu40,multigpu50: pod lists by
-# their openb_pod_list_ suffix), SEEDS (42-51), THREADS (nproc), COLUMNS
+# their openb_pod_list_ suffix; `all`: every openb_pod_list_*.csv in DATA), SEEDS (42-51), THREADS (nproc), COLUMNS
 # (tessera,tessera-blind,fgd,fgd-blind,hami-topology), DATA
 # (../shared/data/alibaba-gpu-v2023/csv).
 set -euo pipefail
@@ -20,6 +20,10 @@ bin=$build/bench/tessera_topology_experiment
 [ -x "$bin" ] || { echo "topology: $bin not built (cmake --build $build --target tessera_topology_experiment)" >&2; exit 1; }
 data=${DATA:-$root/../shared/data/alibaba-gpu-v2023/csv}
 [ -f "$data/openb_node_list_gpu_node.csv" ] || { echo "topology: no openb trace in $data" >&2; exit 1; }
-"$bin" --data "$data" --lists "${LISTS:-default,multigpu20,multigpu30,multigpu40,multigpu50}" --seeds "${SEEDS:-42-51}" \
+lists=${LISTS:-default,multigpu20,multigpu30,multigpu40,multigpu50}
+if [ "$lists" = all ]; then
+  lists=$(cd "$data" && ls openb_pod_list_*.csv | sed 's/^openb_pod_list_//; s/\.csv$//' | paste -sd, -)
+fi
+"$bin" --data "$data" --lists "$lists" --seeds "${SEEDS:-42-51}" \
   --threads "${THREADS:-$(nproc)}" \
   --columns "${COLUMNS:-tessera,tessera-blind,fgd,fgd-blind,hami-topology}"
