@@ -225,6 +225,12 @@ Result<TopologyGroups> ParseCompactTopology(std::string_view text) {
   return g;
 }
 
+std::string FormatCompactTopology(const GpuTopology& topology) {
+  return "nvlink=" + FormatGpuGroups(topology, TopologyScope::kNvlink) +
+         ";numa=" + FormatGpuGroups(topology, TopologyScope::kNuma) +
+         ";kubelet=" + std::string(KubeletPolicyName(topology.kubelet));
+}
+
 std::string FormatGpuGroups(const GpuTopology& topology, TopologyScope scope) {
   const auto& of = scope == TopologyScope::kNuma ? topology.numa : topology.nvlink;
   std::string out;

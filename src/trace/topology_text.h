@@ -60,6 +60,10 @@ Result<TopologyGroups> ParseCompactTopology(std::string_view text);
 
 /// The GPU groups of a topology's partition (nvlink or numa) in the compact form "0-3/4-7".
 std::string FormatGpuGroups(const GpuTopology& topology, TopologyScope scope);
+/// The whole topology in the compact text ParseCompactTopology reads:
+/// "nvlink=0-3/4-7;numa=0-3/4-7;kubelet=none" (a link matrix and CPU per NUMA node are not
+/// part of it; a reader derives the links from the domains).
+std::string FormatCompactTopology(const GpuTopology& topology);
 
 /// A pod's topology intent: "required" | "preferred", optionally with ":nvlink" (the default)
 /// or ":numa"; "none" (or "") is no intent. Error: anything else.

@@ -1146,9 +1146,7 @@ std::string Extender::StateJson() const {
     for (int g = 0; g < s.gpu_count; ++g) free.push_back(st.gpu_free[g]);
     node["gpu_free_milli"] = std::move(free);
     if (s.topology != nullptr) {
-      node["topology"] = "nvlink=" + FormatGpuGroups(*s.topology, TopologyScope::kNvlink) +
-                         ";numa=" + FormatGpuGroups(*s.topology, TopologyScope::kNuma) +
-                         ";kubelet=" + std::string(KubeletPolicyName(s.topology->kubelet));
+      node["topology"] = FormatCompactTopology(*s.topology);
     } else {
       node["topology"] = nullptr;
     }

@@ -41,6 +41,12 @@ class LineReader {
   Status Str(const char* key, std::string* out) const {
     return ReadString(FindField(j_, key), where_ + ": " + key, out);
   }
+  /// A string that older journals lack: absent or null leaves `out` as it is.
+  Status OptionalStr(const char* key, std::string* out) const {
+    const Json* v = FindField(j_, key);
+    if (v == nullptr || v->is_null()) return {};
+    return ReadString(v, where_ + ": " + key, out);
+  }
   Status Int(const char* key, int64_t min, int64_t* out) const {
     return ReadInt64(FindField(j_, key), where_ + ": " + key, min, kMaxTime, out);
   }
@@ -91,6 +97,7 @@ Status ReadNodeLine(const LineReader& r, RecordedNode* n) {
   TESSERA_RETURN_IF_ERROR(r.Int("gpu", 0, &n->gpu));
   TESSERA_RETURN_IF_ERROR(r.Str("model", &n->model));
   TESSERA_RETURN_IF_ERROR(r.Int("gpu_memory_mib", 0, &n->gpu_memory_mib));
+  TESSERA_RETURN_IF_ERROR(r.OptionalStr("gpu_topology", &n->gpu_topology));
   TESSERA_RETURN_IF_ERROR(r.Int("first_seen", -1, &n->first_seen));
   TESSERA_RETURN_IF_ERROR(r.Int("deleted", -1, &n->deleted));
   return {};
@@ -129,6 +136,7 @@ std::string NodeLine(const RecordedNode& n) {
   j["gpu"] = n.gpu;
   j["model"] = n.model;
   j["gpu_memory_mib"] = n.gpu_memory_mib;
+  if (!n.gpu_topology.empty()) j["gpu_topology"] = n.gpu_topology;
   j["first_seen"] = n.first_seen;
   j["deleted"] = n.deleted;
   return j.dump(-1, ' ', false, Json::error_handler_t::replace);
@@ -198,10 +206,17 @@ Result<JournalState> ParseJournal(std::string_view text, std::string_view file) 
 }
 
 std::string NodeListCsv(const JournalState& state) {
-  std::string out = "sn,cpu_milli,memory_mib,gpu,model\n";
+  // The gpu_topology column only when some node has a topology: lists without one stay in
+  // the five columns of the openb format.
+  bool topology = false;
+  for (const auto& [sn, n] : state.nodes) topology = topology || !n.gpu_topology.empty();
+  std::string out = topology ? "sn,cpu_milli,memory_mib,gpu,model,gpu_topology\n"
+                             : "sn,cpu_milli,memory_mib,gpu,model\n";
   for (const auto& [sn, n] : state.nodes) {
     out += CsvField(n.sn) + "," + std::to_string(n.cpu_milli) + "," + std::to_string(n.memory_mib) +
-           "," + std::to_string(n.gpu) + "," + CsvField(n.gpu > 0 ? n.model : "") + "\n";
+           "," + std::to_string(n.gpu) + "," + CsvField(n.gpu > 0 ? n.model : "");
+    if (topology) out += "," + CsvField(n.gpu_topology);
+    out += "\n";
   }
   return out;
 }

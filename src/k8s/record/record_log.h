@@ -63,6 +63,8 @@ struct RecordedNode {
   int gpu = 0;
   std::string model;
   int64_t gpu_memory_mib = 0;
+  /// The node's GPU topology in the node list's compact text (FormatCompactTopology), or "".
+  std::string gpu_topology;
   int64_t first_seen = -1;
   int64_t deleted = -1;
   bool operator==(const RecordedNode&) const = default;

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "k8s/extender/translate.h"
+#include "trace/topology_text.h"
 #include "util/file.h"
 
 namespace tessera::k8s {
@@ -98,6 +99,7 @@ Status Recorder::UpsertNode(const Node& node) {
   n.gpu = spec->gpu_count;
   n.model = spec->gpu_model;
   n.gpu_memory_mib = spec->gpu_memory_mib;
+  if (spec->topology != nullptr) n.gpu_topology = FormatCompactTopology(*spec->topology);
   auto it = state_.nodes.find(n.sn);
   n.first_seen = it == state_.nodes.end() ? Now() : it->second.first_seen;
   if (it != state_.nodes.end() && it->second == n) return {};

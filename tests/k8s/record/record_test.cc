@@ -41,6 +41,7 @@
 #include "replay/timeline.h"
 #include "sched/engine.h"
 #include "trace/csv_reader.h"
+#include "trace/topology_text.h"
 #include "util/file.h"
 #include "util/rng.h"
 
@@ -100,6 +101,7 @@ TEST(RecordJournal, LastLineWinsTornTailDroppedListsReadByTheTraceReaders) {
   n.memory_mib = 262144;
   n.gpu = 8;
   n.model = "A10";
+  n.gpu_topology = "nvlink=0-3/4-7;numa=0-3/4-7;kubelet=restricted";
   n.first_seen = 90;
   const std::string start =
       R"({"kind":"start","format":"tessera-record/1","at":90,"server":"s","resumed":false})";
@@ -137,6 +139,18 @@ TEST(RecordJournal, LastLineWinsTornTailDroppedListsReadByTheTraceReaders) {
   ASSERT_EQ(nodes->size(), 1u);
   EXPECT_EQ((*nodes)[0].gpu_count, 8);
   EXPECT_EQ((*nodes)[0].gpu_model, "A10");
+  // The topology survives the journal and the node list (gpu_topology column).
+  ASSERT_NE((*nodes)[0].topology, nullptr) << NodeListCsv(*s);
+  EXPECT_EQ(FormatCompactTopology(*(*nodes)[0].topology), n.gpu_topology);
+  // A journal line without the field (an older recording) reads as no topology.
+  RecordedNode plain = n;
+  plain.gpu_topology.clear();
+  EXPECT_EQ(NodeLine(plain).find("gpu_topology"), std::string::npos);
+  Result<JournalState> old = ParseJournal(start + "\n" + NodeLine(plain) + "\n", "j");
+  ASSERT_TRUE(old.ok()) << old.error().message;
+  EXPECT_EQ(old->nodes.at("n1").gpu_topology, "");
+  EXPECT_EQ(NodeListCsv(*old).substr(0, NodeListCsv(*old).find('\n')),
+            "sn,cpu_milli,memory_mib,gpu,model");
 
   // A damaged line in the middle is an error naming file:line, not a silent loss.
   Result<JournalState> bad = ParseJournal(start + "\n{\"kind\":\"pod\",\"uid\":3}\n", "DIR/j");
