@@ -8,21 +8,8 @@ set -euo pipefail
 tmp=$(mktemp -d)
 trap 'chmod -R u+w "$tmp" 2>/dev/null; rm -rf "$tmp"' EXIT
 fails=0
-fail() { echo "FAIL $*"; fails=$((fails + 1)); }
-
-expect() {  # expect NAME RC PATTERN ARGS...: exit code RC and PATTERN on stderr
-  local name=$1 want=$2 pattern=$3
-  shift 3
-  set +e
-  "$TESSERA" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err"
-  local rc=$?
-  set -e
-  if [ "$rc" -ne "$want" ]; then fail "$name: exit $rc, want $want ($(head -1 "$tmp/$name.err"))"; return; fi
-  if ! grep -qF -- "$pattern" "$tmp/$name.err"; then
-    fail "$name: stderr lacks '$pattern':"; cat "$tmp/$name.err"; return
-  fi
-  echo "ok   $name: $(head -1 "$tmp/$name.err")"
-}
+# shellcheck source=tests/e2e/lib.sh
+source "$(dirname "$0")/lib.sh"
 
 # Option errors found by the parser: exit 2, the command named, the parser's reason kept.
 expect frag-range 2 "tessera frag: error: --threads: Value 5000 not in range" frag --threads 5000

@@ -11,21 +11,8 @@ data=$src/tests/plan/testdata
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fails=0
-fail() { echo "FAIL $*"; fails=$((fails + 1)); }
-
-expect() {  # expect NAME RC PATTERN ARGS...: exit code RC and PATTERN on stderr
-  local name=$1 want=$2 pattern=$3
-  shift 3
-  set +e
-  "$TESSERA" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err"
-  local rc=$?
-  set -e
-  if [ "$rc" -ne "$want" ]; then fail "$name: exit $rc, want $want ($(tail -1 "$tmp/$name.err"))"; return; fi
-  if ! grep -qF -- "$pattern" "$tmp/$name.err"; then
-    fail "$name: stderr lacks '$pattern':"; cat "$tmp/$name.err"; return
-  fi
-  echo "ok   $name: $(grep -F -- "$pattern" "$tmp/$name.err" | head -1)"
-}
+# shellcheck source=tests/e2e/lib.sh
+source "$(dirname "$0")/lib.sh"
 
 small=(--scenario "$data/small.yaml" --threads 2 -q)
 

@@ -16,13 +16,8 @@ cleanup() {
 }
 trap cleanup EXIT
 fails=0
-check() {  # check NAME FILE FIXED-STRING
-  if grep -qF -- "$3" "$2"; then
-    echo "ok   $1"
-  else
-    echo "FAIL $1: '$3' not in:"; cat "$2"; echo; fails=$((fails + 1))
-  fi
-}
+# shellcheck source=tests/e2e/lib.sh
+source "$(dirname "$0")/lib.sh"
 
 # Nodes as `kubectl get nodes -o json` prints them: n1 fits, n2 lacks CPU.
 cat >"$tmp/nodes.json" <<'JSON'

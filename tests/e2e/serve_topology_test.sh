@@ -19,13 +19,8 @@ cleanup() {
 }
 trap cleanup EXIT
 fails=0
-check() {  # check NAME FILE FIXED-STRING
-  if grep -qF -- "$3" "$2"; then
-    echo "ok   $1"
-  else
-    echo "FAIL $1: '$3' not in:"; cat "$2"; echo; fails=$((fails + 1))
-  fi
-}
+# shellcheck source=tests/e2e/lib.sh
+source "$(dirname "$0")/lib.sh"
 
 python3 - "$TESSERA_SOURCE_DIR/tests/k8s/testdata/node_hami_score.json" >"$tmp/nodes.json" <<'PY'
 import copy, json, sys

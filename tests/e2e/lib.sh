@@ -1,0 +1,26 @@
+# Helpers shared by the e2e scripts (sourced, not run). The script sets `tmp` (a scratch
+# folder) and `fails=0` before it uses them, and ends with: [ "$fails" -eq 0 ] || exit 1.
+
+fail() { echo "FAIL $*"; fails=$((fails + 1)); }
+
+check() {  # check NAME FILE FIXED-STRING: FILE holds FIXED-STRING
+  if grep -qF -- "$3" "$2"; then
+    echo "ok   $1"
+  else
+    echo "FAIL $1: '$3' not in:"; cat "$2"; echo; fails=$((fails + 1))
+  fi
+}
+
+expect() {  # expect NAME RC PATTERN ARGS...: `$TESSERA ARGS` exits RC with PATTERN on stderr
+  local name=$1 want=$2 pattern=$3
+  shift 3
+  set +e
+  "$TESSERA" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err"
+  local rc=$?
+  set -e
+  if [ "$rc" -ne "$want" ]; then fail "$name: exit $rc, want $want ($(tail -1 "$tmp/$name.err"))"; return; fi
+  if ! grep -qF -- "$pattern" "$tmp/$name.err"; then
+    fail "$name: stderr lacks '$pattern':"; cat "$tmp/$name.err"; return
+  fi
+  echo "ok   $name: $(grep -F -- "$pattern" "$tmp/$name.err" | head -1)"
+}
