@@ -396,6 +396,7 @@ std::string Extender::FilterCandidatesLocked(const Pod& pod, const Result<PodSpe
     const std::string_view name = names[i];
     const int node = resolved[i];
     int reason = kReasonFit;
+    bool never = false;
     if (node < 0) {
       reason = kReasonUnknown;
     } else if (const uint8_t flags = node_flags_[node] & mask; flags != 0) [[unlikely]] {
@@ -408,6 +409,7 @@ std::string Extender::FilterCandidatesLocked(const Pod& pod, const Result<PodSpe
       GroupFit& memo = group_fit_[group];
       if (memo.stamp != stamp) {
         memo.stamp = stamp;
+        memo.never = false;
         const FitReason fit = cluster_->Check(node, request);
         memo.reason = kReasonFit + static_cast<int>(fit);
         if (fit == FitReason::kGpuMemory) {
@@ -421,6 +423,13 @@ std::string Extender::FilterCandidatesLocked(const Pod& pod, const Result<PodSpe
             memo.reason = kReasonDetail + static_cast<int>(details->size());
             details->push_back(
                 TopologyShortfall(*ns.topology, ns.gpu_count, cluster_->state(node), request));
+            // Would preemption help? Only if the pod fits the topology with every GPU free.
+            NodeState empty = cluster_->state(node);
+            for (int g = 0; g < ns.gpu_count; ++g) {
+              empty.gpu_free[g] = kMilliPerGpu;
+              empty.gpu_mem_free[g] = static_cast<int32_t>(ns.gpu_memory_mib);
+            }
+            memo.never = !TopologyFits(*ns.topology, ns.gpu_count, empty, request);
           }
         }
         // The headroom depends on the node's state too: once per group as well.
@@ -429,6 +438,7 @@ std::string Extender::FilterCandidatesLocked(const Pod& pod, const Result<PodSpe
                                          cluster_->spec(node).gpu_count, request);
       }
       reason = memo.reason;
+      never = memo.never && reason >= kReasonDetail;
       if (!memo.keeps_headroom && name != pod.nominated_node_name) reason = kReasonHeadroom;
     }
     if (reason == kReasonFit) {  // kReasonFit + FitReason::kFits
@@ -441,8 +451,9 @@ std::string Extender::FilterCandidatesLocked(const Pod& pod, const Result<PodSpe
         reason < kReasonDetail ? reason : kReasonFit + static_cast<int>(FitReason::kTopology);
     ++rejected[counted];
     const bool resolvable =
-        counted == kReasonHeadroom ||
-        (counted >= kReasonFit && Resolvable(static_cast<FitReason>(counted - kReasonFit)));
+        !never &&
+        (counted == kReasonHeadroom ||
+         (counted >= kReasonFit && Resolvable(static_cast<FitReason>(counted - kReasonFit))));
     visit(i, name, node, resolvable ? Candidate::kFailed : Candidate::kUnresolvable, reason);
   }
   for (int r = 0; r < kReasonFit + kNumFitReasons; ++r) {

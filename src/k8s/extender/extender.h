@@ -424,6 +424,9 @@ class Extender final : public ClusterEventSink {
     uint32_t stamp = 0;
     int reason = kReasonFit;     ///< kReasonFit + FitReason, or a refined kReason*
     bool keeps_headroom = true;  ///< a held pod that fits keeps the headroom there (HeldMayUse)
+    /// Refused for a topology that no freeing of GPUs would satisfy (the pod does not fit it
+    /// on the node emptied): unresolvable, where other topology refusals are not.
+    bool never = false;
     int score = 0;
   };
   std::vector<GroupFit> group_fit_;                // GUARDED_BY(mutex_), by group id

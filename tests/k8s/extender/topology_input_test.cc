@@ -469,5 +469,37 @@ TEST(ExtenderTopology, KubeletPolicyPerNodePool) {
   EXPECT_EQ(CounterValue((*ext)->MetricsText(), "tessera_topology_annotation_errors_total"), 0);
 }
 
+// Under a single-numa-node kubelet a 6-GPU pod never fits a node of two 4-GPU NUMA nodes:
+// unresolvable (no preemption can help); a 4-GPU pod that finds no NUMA node with 4 free
+// (3 and 3 here) is refused as resolvable (preempting pods may free one).
+TEST(ExtenderTopology, SingleNumaNodeRefusalIsUnresolvableOnlyWhenNothingCouldHelp) {
+  Json bound = TopologyPod("bound", "preferred");
+  bound["metadata"]["annotations"] = {{"tessera.io/gpu-indices", "0,4"}};
+  bound["spec"]["nodeName"] = "a100-hami-8";
+  bound["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] = "2";
+  bound["status"]["phase"] = "Running";
+  ExtenderOptions options;
+  options.topology_pools = {{{}, KubeletTopologyPolicy::kSingleNumaNode}};
+  const Json nodes = {{"items", {HamiScoreNode()}}};
+  const Json pods = {{"items", {bound}}};
+  auto ext = Extender::FromJson(nodes.dump(), pods.dump(), options);
+  ASSERT_TRUE(ext.ok()) << ext.error().message;
+  const auto filter = [&](const std::string& gpus) {
+    Json pod = TopologyPod("p" + gpus, "required:numa");
+    pod["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] = gpus;
+    const Json body = {{"Pod", pod}, {"Nodes", nullptr}, {"NodeNames", {"a100-hami-8"}}};
+    Result<ExtenderArgs> args = DecodeExtenderArgs(body.dump());
+    EXPECT_TRUE(args.ok()) << args.error().message;
+    return Json::parse((*ext)->FilterJson(*args));
+  };
+  const Json eight = filter("6");
+  EXPECT_TRUE(eight["FailedNodes"].empty()) << eight.dump();
+  EXPECT_EQ(eight["FailedAndUnresolvableNodes"].value("a100-hami-8", "").rfind("topology:", 0), 0u)
+      << eight.dump();
+  const Json four = filter("4");
+  EXPECT_TRUE(four["FailedAndUnresolvableNodes"].empty()) << four.dump();
+  EXPECT_EQ(four["FailedNodes"].value("a100-hami-8", "").rfind("topology:", 0), 0u) << four.dump();
+}
+
 }  // namespace
 }  // namespace tessera::k8s
