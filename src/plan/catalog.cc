@@ -10,6 +10,7 @@
 
 #include "model/gpu_catalog.h"
 #include "trace/topology_yaml.h"
+#include "trace/yaml_marks.h"
 
 namespace tessera {
 namespace {
@@ -18,11 +19,6 @@ constexpr double kMaxMixes = 1e6;
 
 constexpr int64_t kMaxCount = 100000;
 constexpr int64_t kMaxGpus = 64;
-
-int LineOf(const YAML::Node& node) {
-  const YAML::Mark mark = node.Mark();
-  return mark.line >= 0 ? mark.line + 1 : 1;
-}
 
 // Reads one catalog; the first error is kept. One per parse; not thread-safe.
 class CatalogParser {
@@ -33,7 +29,7 @@ class CatalogParser {
 
   bool Fail(const YAML::Node& at, const std::string& path, const std::string& what) {
     if (!error) {
-      error = Error{file_ + ":" + std::to_string(LineOf(at)) + ": " + path + ": " + what};
+      error = Error{file_ + ":" + std::to_string(YamlLine(at)) + ": " + path + ": " + what};
     }
     return false;
   }
@@ -135,7 +131,7 @@ Result<NodeCatalog> ParseNodeCatalog(std::string_view yaml, std::string_view fil
     const YAML::Node e = list[i];
     const std::string path = "node_types[" + std::to_string(i) + "]";
     NodeType t;
-    t.line = LineOf(e);
+    t.line = YamlLine(e);
     int64_t gpus = 0, min_count = 0, max_count = 0, step = 1, today = 0;
     if (!p.Keys(e, path,
                 {"name", "model", "gpus", "cpu_milli", "memory_mib", "gpu_memory_mib",

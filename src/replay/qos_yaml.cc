@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "trace/yaml_marks.h"
+
 namespace tessera {
 namespace {
 
@@ -18,15 +20,8 @@ constexpr int64_t kMaxPriority = 1'000'000'000;
 
 Error At(std::string_view file, const YAML::Node& node, const std::string& path,
          const std::string& what) {
-  const int line = node.Mark().line >= 0 ? node.Mark().line + 1 : 1;
+  const int line = YamlLine(node);
   return Error{std::string(file) + ":" + std::to_string(line) + ": field '" + path + "': " + what};
-}
-
-std::string Shown(const YAML::Node& n) {
-  if (n.IsScalar()) return "'" + n.Scalar() + "'";
-  if (n.IsSequence()) return "a list";
-  if (n.IsMap()) return "a mapping";
-  return "nothing";
 }
 
 // Checks that `node` is a mapping whose keys are all in `known` (no duplicates).
@@ -34,7 +29,7 @@ std::optional<Error> CheckMap(std::string_view file, const YAML::Node& node,
                               const std::string& path, const std::vector<std::string>& known) {
   if (!node.IsMap())
     return At(file, node, path.empty() ? "(top level)" : path,
-              "expected a mapping, got " + Shown(node));
+              "expected a mapping, got " + YamlShown(node));
   std::set<std::string> seen;
   for (const auto& kv : node) {
     const std::string key = kv.first.IsScalar() ? kv.first.Scalar() : "";
@@ -57,7 +52,7 @@ std::optional<Error> Number(std::string_view file, const YAML::Node& n, const st
   double x = 0;
   const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), x);
   if (!n.IsScalar() || ec != std::errc() || end != s.data() + s.size() || !std::isfinite(x)) {
-    return At(file, n, path, "expected a number, got " + Shown(n));
+    return At(file, n, path, "expected a number, got " + YamlShown(n));
   }
   if (x < lo || x > hi) {
     return At(file, n, path,
@@ -112,7 +107,7 @@ Result<QosClasses> Parse(const YAML::Node& root, std::string_view file) {
     if (const YAML::Node p = c["preemptible"]) {
       const std::string s = p.IsScalar() ? p.Scalar() : "";
       if (s != "true" && s != "false")
-        return At(file, p, path + ".preemptible", "expected true or false, got " + Shown(p));
+        return At(file, p, path + ".preemptible", "expected true or false, got " + YamlShown(p));
       k.preemptible = s == "true";
     }
     q.classes.push_back(std::move(k));
@@ -124,7 +119,7 @@ Result<QosClasses> Parse(const YAML::Node& root, std::string_view file) {
     for (size_t i = 0; i < q.classes.size(); ++i) {
       if (q.classes[i].name == s) found = static_cast<int>(i);
     }
-    if (found < 0) return At(file, f, "fallback", "names no class: " + Shown(f));
+    if (found < 0) return At(file, f, "fallback", "names no class: " + YamlShown(f));
     q.fallback = found;
   }
   return q;

@@ -21,6 +21,7 @@
 #include "trace/csv_reader.h"
 #include "trace/topology_text.h"
 #include "trace/topology_yaml.h"
+#include "trace/yaml_marks.h"
 #include "util/rng.h"
 
 namespace tessera {
@@ -32,20 +33,6 @@ constexpr int64_t kMaxScenarioNodes = 10'000'000;
 constexpr double kMaxShare = 1e12;
 constexpr double kMaxRatePerHour = 1e7;
 constexpr double kMaxHorizonHours = 24.0 * 366 * 10;
-
-// 1-based line of a node, or 1 when yaml-cpp has no mark for it.
-int LineOf(const YAML::Node& node) {
-  const YAML::Mark mark = node.Mark();
-  return mark.line >= 0 ? mark.line + 1 : 1;
-}
-
-// The scalar text of a node, for messages.
-std::string Shown(const YAML::Node& node) {
-  if (node.IsScalar()) return "'" + node.Scalar() + "'";
-  if (node.IsSequence()) return "a list";
-  if (node.IsMap()) return "a mapping";
-  return "nothing";
-}
 
 // Reads one scenario; the first error found is kept and every later step is skipped.
 // Not thread-safe; one per parse.
@@ -64,7 +51,7 @@ class ScenarioParser {
     return false;
   }
   bool Fail(const YAML::Node& at, std::string_view path, std::string_view what) {
-    return Fail(LineOf(at), path, what);
+    return Fail(YamlLine(at), path, what);
   }
 
   std::optional<Error>& error() { return error_; }
@@ -110,7 +97,7 @@ class ScenarioParser {
     map->path_ = path;
     if (!node.IsMap()) {
       return Fail(node, path.empty() ? "(top level)" : path,
-                  "expected a mapping, got " + Shown(node));
+                  "expected a mapping, got " + YamlShown(node));
     }
     for (const auto& kv : node) {
       const YAML::Node& key = kv.first;
@@ -152,7 +139,7 @@ class ScenarioParser {
     std::optional<YAML::Node> v = Value(map, key, required);
     if (!v) return !required;
     const std::string path = map.Path(key);
-    if (!v->IsScalar()) return Fail(*v, path, "expected an integer, got " + Shown(*v));
+    if (!v->IsScalar()) return Fail(*v, path, "expected an integer, got " + YamlShown(*v));
     const std::string& s = v->Scalar();
     int64_t x = 0;
     const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), x);
@@ -184,7 +171,7 @@ class ScenarioParser {
     std::optional<YAML::Node> v = Value(map, key, false);
     if (!v) return true;
     const std::string path = map.Path(key);
-    if (!v->IsScalar()) return Fail(*v, path, "expected an integer, got " + Shown(*v));
+    if (!v->IsScalar()) return Fail(*v, path, "expected an integer, got " + YamlShown(*v));
     const std::string& s = v->Scalar();
     if (s.starts_with("-")) return Fail(*v, path, "must not be negative, got " + s);
     uint64_t x = 0;
@@ -201,7 +188,7 @@ class ScenarioParser {
     std::optional<YAML::Node> v = Value(map, key, required);
     if (!v) return !required;
     const std::string path = map.Path(key);
-    if (!v->IsScalar()) return Fail(*v, path, "expected a number, got " + Shown(*v));
+    if (!v->IsScalar()) return Fail(*v, path, "expected a number, got " + YamlShown(*v));
     const std::string& s = v->Scalar();
     double x = 0;
     const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), x);
@@ -217,7 +204,7 @@ class ScenarioParser {
     std::optional<YAML::Node> v = Value(map, key, required);
     if (!v) return !required;
     const std::string path = map.Path(key);
-    if (!v->IsScalar()) return Fail(*v, path, "expected a string, got " + Shown(*v));
+    if (!v->IsScalar()) return Fail(*v, path, "expected a string, got " + YamlShown(*v));
     if (required && v->Scalar().empty()) return Fail(*v, path, "must not be empty");
     *out = v->Scalar();
     return true;
@@ -229,7 +216,7 @@ class ScenarioParser {
     if (!v) return std::nullopt;
     const std::string path = map.Path(key);
     if (!v->IsSequence()) {
-      Fail(*v, path, "expected a list, got " + Shown(*v));
+      Fail(*v, path, "expected a list, got " + YamlShown(*v));
       return std::nullopt;
     }
     if (v->size() == 0) {
@@ -348,7 +335,8 @@ class ScenarioParser {
     if (std::optional<YAML::Node> models = Value(m, "models", false)) {
       const std::string models_path = m.Path("models");
       if (!models->IsSequence()) {
-        return Fail(*models, models_path, "expected a list of GPU models, got " + Shown(*models));
+        return Fail(*models, models_path,
+                    "expected a list of GPU models, got " + YamlShown(*models));
       }
       if (gpu_count == 0 && models->size() > 0) {
         return Fail(*models, models_path, "set, but gpu_count is 0 (a CPU-only class)");
@@ -357,7 +345,7 @@ class ScenarioParser {
         const YAML::Node model = (*models)[i];
         const std::string model_path = models_path + "[" + std::to_string(i) + "]";
         if (!model.IsScalar() || model.Scalar().empty()) {
-          return Fail(model, model_path, "expected a GPU model name, got " + Shown(model));
+          return Fail(model, model_path, "expected a GPU model name, got " + YamlShown(model));
         }
         if (model.Scalar().find('|') != std::string::npos) {
           return Fail(model, model_path, "one model per entry ('|' is not allowed)");
@@ -399,7 +387,7 @@ class ScenarioParser {
         if (!v.IsScalar() || ec != std::errc() || end != t.data() + t.size() || !(x >= 0) ||
             x > 1e6) {
           return Fail(v, m.Path("profile") + "[" + std::to_string(i) + "]",
-                      "expected a multiplier in [0, 1e6], got " + Shown(v));
+                      "expected a multiplier in [0, 1e6], got " + YamlShown(v));
         }
         a->profile.push_back(x);
       }

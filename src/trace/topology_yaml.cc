@@ -10,21 +10,10 @@
 
 #include "model/resources.h"
 #include "trace/topology_text.h"
+#include "trace/yaml_marks.h"
 
 namespace tessera {
 namespace {
-
-int LineOf(const YAML::Node& node) {
-  const YAML::Mark mark = node.Mark();
-  return mark.line >= 0 ? mark.line + 1 : 1;
-}
-
-std::string Shown(const YAML::Node& node) {
-  if (node.IsScalar()) return "'" + node.Scalar() + "'";
-  if (node.IsSequence()) return "a list";
-  if (node.IsMap()) return "a mapping";
-  return "nothing";
-}
 
 // Reads one topology block; the first error is kept.
 class Reader {
@@ -32,7 +21,7 @@ class Reader {
   explicit Reader(TopologyYamlError* error) : error_(error) {}
 
   bool Fail(const YAML::Node& at, const std::string& field, const std::string& what) {
-    *error_ = TopologyYamlError{LineOf(at), field, what};
+    *error_ = TopologyYamlError{YamlLine(at), field, what};
     return false;
   }
 
@@ -41,7 +30,7 @@ class Reader {
     int64_t x = 0;
     const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), x);
     if (!v.IsScalar() || ec != std::errc() || end != t.data() + t.size()) {
-      return Fail(v, path, "expected an integer, got " + Shown(v));
+      return Fail(v, path, "expected an integer, got " + YamlShown(v));
     }
     if (x < lo || x > hi) {
       return Fail(v, path,
@@ -132,7 +121,7 @@ bool ReadTopologyYaml(const YAML::Node& node, const std::string& path, int gpus,
           }
           break;
         default: {
-          if (!v.IsScalar()) return r.Fail(v, kpath, "expected a string, got " + Shown(v));
+          if (!v.IsScalar()) return r.Fail(v, kpath, "expected a string, got " + YamlShown(v));
           Result<KubeletTopologyPolicy> p = ParseKubeletPolicy(v.Scalar());
           if (!p.ok()) return r.Fail(v, kpath, p.error().message);
           groups.kubelet = *p;
@@ -141,8 +130,9 @@ bool ReadTopologyYaml(const YAML::Node& node, const std::string& path, int gpus,
       if (!ok) return false;
     }
   } else {
-    return r.Fail(node, path,
-                  "expected a mapping (nvlink, numa, ...) or the compact text, got " + Shown(node));
+    return r.Fail(
+        node, path,
+        "expected a mapping (nvlink, numa, ...) or the compact text, got " + YamlShown(node));
   }
   Result<GpuTopology> t = BuildTopology(gpus, groups);
   if (!t.ok()) {
