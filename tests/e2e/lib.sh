@@ -1,5 +1,6 @@
 # Helpers shared by the e2e scripts (sourced, not run). The script sets `tmp` (a scratch
-# folder) and `fails=0` before it uses them, and ends with: [ "$fails" -eq 0 ] || exit 1.
+# folder) and `fails=0` before it uses them (with_scratch does both), and ends with:
+# [ "$fails" -eq 0 ] || exit 1.
 
 fail() { echo "FAIL $*"; fails=$((fails + 1)); }
 
@@ -23,4 +24,18 @@ expect() {  # expect NAME RC PATTERN ARGS...: `$TESSERA ARGS` exits RC with PATT
     fail "$name: stderr lacks '$pattern':"; cat "$tmp/$name.err"; return
   fi
   echo "ok   $name: $(grep -F -- "$pattern" "$tmp/$name.err" | head -1)"
+}
+
+require_tools() {  # require_tools TOOL...: SKIP (exit 0) when one is not installed
+  local t
+  for t in "$@"; do
+    if ! command -v "$t" >/dev/null; then echo "SKIP: $t not installed"; exit 0; fi
+  done
+}
+
+with_scratch() {  # sets tmp (a scratch folder), pid="" and fails=0; on exit kills $pid
+  tmp=$(mktemp -d)  # (a server the script started) if it still runs and removes $tmp
+  pid=""
+  fails=0
+  trap 'if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then kill -KILL "$pid" 2>/dev/null || true; fi; rm -rf "$tmp"' EXIT
 }

@@ -4,15 +4,10 @@
 # still serves (/healthz ok, /readyz 503), logs JSON errors with the URL, and stops on SIGTERM.
 set -euo pipefail
 : "${TESSERA:?}"
-if ! command -v curl >/dev/null; then echo "SKIP: curl not installed"; exit 0; fi
-tmp=$(mktemp -d)
-pid=""
-cleanup() {
-  if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then kill -KILL "$pid" 2>/dev/null || true; fi
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-fails=0
+# shellcheck source=tests/e2e/lib.sh
+source "$(dirname "$0")/lib.sh"
+require_tools curl
+with_scratch
 expect_exit2() {  # expect_exit2 NAME EXPECTED-STDERR-SUBSTRING ARGS...
   local name=$1 want=$2; shift 2
   set +e

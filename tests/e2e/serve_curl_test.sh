@@ -5,19 +5,10 @@
 set -euo pipefail
 : "${TESSERA:?}"
 : "${TESSERA_SOURCE_DIR:?}"
-for tool in curl kubectl; do
-  if ! command -v "$tool" >/dev/null; then echo "SKIP: $tool not installed"; exit 0; fi
-done
-tmp=$(mktemp -d)
-pid=""
-cleanup() {
-  if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then kill -KILL "$pid" 2>/dev/null || true; fi
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-fails=0
 # shellcheck source=tests/e2e/lib.sh
 source "$(dirname "$0")/lib.sh"
+require_tools curl kubectl
+with_scratch
 
 # Nodes as `kubectl get nodes -o json` prints them: n1 fits, n2 lacks CPU.
 cat >"$tmp/nodes.json" <<'JSON'

@@ -8,19 +8,10 @@
 set -euo pipefail
 : "${TESSERA:?}"
 : "${TESSERA_SOURCE_DIR:?}"
-for tool in curl python3; do
-  if ! command -v "$tool" >/dev/null; then echo "SKIP: $tool not installed"; exit 0; fi
-done
-tmp=$(mktemp -d)
-pid=""
-cleanup() {
-  if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then kill -KILL "$pid" 2>/dev/null || true; fi
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-fails=0
 # shellcheck source=tests/e2e/lib.sh
 source "$(dirname "$0")/lib.sh"
+require_tools curl python3
+with_scratch
 
 python3 - "$TESSERA_SOURCE_DIR/tests/k8s/testdata/node_hami_score.json" >"$tmp/nodes.json" <<'PY'
 import copy, json, sys
