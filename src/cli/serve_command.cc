@@ -18,6 +18,7 @@
 #include "k8s/serve/http_server.h"
 #include "k8s/serve/serve_config.h"
 #include "k8s/serve/tls.h"
+#include "trace/csv_reader.h"
 #include "util/file.h"
 
 namespace tessera {
@@ -87,6 +88,7 @@ void AddServeCommand(CLI::App& app, ServeOptions& o, int& exit_code) {
       "    - {name: Burstable, priority: 500, sloWaitSeconds: 60}\n"
       "    - {name: BE, priority: 0}\n"
       "  schedulerNames: [tessera-scheduler]  # pending pods of these count in the GPU queue\n"
+      "  workload: history.csv          # --workload\n"
       "\nExamples:\n"
       "  tessera serve --in-cluster --listen 127.0.0.1:8888 --probe-listen 0.0.0.0:8889\n"
       "  tessera serve --config /etc/tessera/tessera.yaml\n"
@@ -139,6 +141,10 @@ void AddServeCommand(CLI::App& app, ServeOptions& o, int& exit_code) {
   cmd->add_option("--tls-key-file", c.tls_key_file, "PEM private key of --tls-cert-file");
   cmd->add_option("--tls-client-ca-file", c.tls_client_ca_file,
                   "PEM CA: every client must present a certificate it signed");
+  cmd->add_option("--workload", c.workload_file,
+                  "Pod CSV (the trace's columns, e.g. what `tessera record` writes) whose request "
+                  "mix is the fgd and tessera policies' target workload M; default: the bound "
+                  "pods' mix, rebuilt with the model");
   cmd->add_option("--read-node-before-bind", c.read_node_before_bind,
                   "API mode: read the node's pods from the API before each bind, so that binds "
                   "the watch has not delivered yet are counted (true/false)")
@@ -186,6 +192,7 @@ Result<ServeOptions> Resolve(const ServeOptions& flags) {
     c.headroom = file.headroom;
     c.scheduler_names = file.scheduler_names;
     c.topology_pools = file.topology_pools;
+    if (from_file("--workload")) c.workload_file = file.workload_file;
     // A mode given on the command line replaces the file's mode.
     const bool flag_mode = flags.given.count("--in-cluster") || flags.given.count("--kubeconfig") ||
                            flags.given.count("--nodes");
@@ -268,6 +275,20 @@ int RunServe(const ServeOptions& flags) {
   eo.headroom = c.headroom;
   eo.scheduler_names = c.scheduler_names;
   eo.topology_pools = c.topology_pools;
+  if (!c.workload_file.empty()) {
+    Result<std::string> text = ReadFile(c.workload_file);
+    Result<std::vector<PodSpec>> pods =
+        text.ok() ? ReadPodCsv(*text, c.workload_file) : Result<std::vector<PodSpec>>(text.error());
+    if (!pods.ok()) {
+      std::cerr << "tessera serve: error: --workload: " << pods.error().message << "\n";
+      return 2;
+    }
+    if (pods->empty()) {
+      std::cerr << "tessera serve: error: --workload: " << c.workload_file << ": no pods\n";
+      return 2;
+    }
+    eo.workload = std::move(*pods);
+  }
 
   std::unique_ptr<k8s::HttpKubeApi> api;
   std::unique_ptr<k8s::Extender> extender;

@@ -34,6 +34,11 @@ expect_exit2 two-modes "more than one cluster source" --in-cluster --kubeconfig 
 expect_exit2 missing-kubeconfig "kubeconfig $tmp/nope" --kubeconfig "$tmp/nope"
 expect_exit2 pods-alone "--pods needs --nodes" --kubeconfig "$tmp/k" --pods x.json
 expect_exit2 missing-config "$tmp/none.yaml" --config "$tmp/none.yaml"
+# --workload (or workload: in the file): a pod CSV whose errors name file:line.
+printf 'name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\np1,1000,1024,one,1000,,LS,Running,0,,0\n' >"$tmp/mix.csv"
+expect_exit2 bad-workload "--workload: $tmp/mix.csv:2" --kubeconfig "$tmp/k" --workload "$tmp/mix.csv"
+printf 'workload: %s\n' "$tmp/absent.csv" >"$tmp/workload.yaml"
+expect_exit2 missing-workload "$tmp/absent.csv" --config "$tmp/workload.yaml" --kubeconfig "$tmp/k"
 
 # An API server that refuses connections (port 1): the extender serves but is not ready.
 cat >"$tmp/kubeconfig" <<'YAML'

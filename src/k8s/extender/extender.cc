@@ -1090,7 +1090,8 @@ std::vector<prometheus::MetricFamily> Extender::CollectMetrics() const {
   prometheus::MetricFamily fragmentation = GaugeFamily(
       "tessera_gpu_fragmentation_milli",
       "Cluster GPU fragmentation, milli-GPU: the sum over nodes of FGD's F_n(M), idle GPU that "
-      "the target workload M (the bound pods' request mix) cannot use, weighted by M.");
+      "the target workload M (--workload's or the bound pods' request mix) cannot use, weighted "
+      "by M.");
   AddGauge(&fragmentation, frag);
   out.push_back(std::move(fragmentation));
   prometheus::MetricFamily ratio =

@@ -97,6 +97,10 @@ struct ExtenderOptions {
   /// topology's `kubelet`; a matching node without a known topology keeps none, and that the
   /// policy cannot be honoured there is logged.
   std::vector<NodePoolTopology> topology_pools;
+  /// The pods whose request mix is the target workload M of the fgd and tessera policies
+  /// (TargetWorkload::FromPods), e.g. the cluster's own history as `tessera record` writes
+  /// it. Empty: M is rebuilt from the bound pods with the model (below).
+  std::vector<PodSpec> workload;
 };
 
 /// Upper bounds of the scheduling-wait histogram (creation → bound), in seconds (+Inf is
@@ -131,8 +135,9 @@ inline constexpr std::array<double, 15> kRequestDurationBuckets = {
 /// known broken, no relist under way): filter fails every candidate with a reason naming the
 /// sync state, bind answers an error and writes nothing, preempt offers no node.
 ///
-/// Target workload M (fgd, tessera): built from the bound pods when the model is rebuilt (file
-/// mode: from every pod of the file); with no pods at all, a single class of one whole GPU.
+/// Target workload M (fgd, tessera): ExtenderOptions::workload when given, fixed; else built
+/// from the bound pods when the model is rebuilt (file mode: from every pod of the file); with
+/// no pods at all, a single class of one whole GPU.
 ///
 /// Thread-safe: every public method takes `mutex_`; all members below it are
 /// GUARDED_BY(mutex_). Bind never over-allocates: it re-checks the fit under the lock.

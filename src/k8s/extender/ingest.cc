@@ -159,12 +159,16 @@ void Extender::Rebuild() {
     specs.push_back(record->spec);
   }
   node_names_.Rebuild(std::move(names));
-  // M from the bound pods' decoded requests (file mode: every pod of the file); the engine
-  // takes one whole GPU as M when there are none.
+  // M from the configured workload, else from the bound pods' decoded requests (file mode:
+  // every pod of the file); the engine takes one whole GPU as M when there are none.
   std::vector<PodSpec> bound;
-  for (const auto& [uid, r] : pods_.records()) {
-    if (r.estimated.empty() && r.opaque.empty() && (!api_mode_ || r.phase != PodPhase::kSeen)) {
-      bound.push_back(r.spec);
+  if (!options_.workload.empty()) {
+    bound = options_.workload;
+  } else {
+    for (const auto& [uid, r] : pods_.records()) {
+      if (r.estimated.empty() && r.opaque.empty() && (!api_mode_ || r.phase != PodPhase::kSeen)) {
+        bound.push_back(r.spec);
+      }
     }
   }
   scheduler_ = nullptr;

@@ -310,6 +310,8 @@ Status ParseServeConfig(std::string_view text, const std::string& file, ServeCon
       TESSERA_RETURN_IF_ERROR(ReadStrings(file, v, key, &config->scheduler_names));
     } else if (key == "topology") {
       TESSERA_RETURN_IF_ERROR(ReadTopology(file, v, &config->topology_pools));
+    } else if (key == "workload") {
+      TESSERA_RETURN_IF_ERROR(ReadString(file, v, key, &config->workload_file));
     } else if (key == "tls") {
       if (v.IsNull()) continue;
       if (!v.IsMap()) return At(file, v, key, "expected a mapping, got " + Describe(v));
@@ -347,7 +349,7 @@ Status ParseServeConfig(std::string_view text, const std::string& file, ServeCon
       return At(file, entry.first, key,
                 "unknown key (known: listen, probeListen, policy, seed, logRequests, "
                 "spinMicroseconds, bindRequiresFilterSeconds, classes, headroom, schedulerNames, "
-                "topology, tls, kubernetes)");
+                "topology, workload, tls, kubernetes)");
     }
   }
   return {};

@@ -49,6 +49,9 @@ struct ServeConfig {
   std::vector<std::string> scheduler_names = {"tessera-scheduler"};
   /// topology.pools: the kubelet Topology Manager policy per node pool, first match wins.
   std::vector<NodePoolTopology> topology_pools;
+  /// workload: a pod CSV (the trace's columns, as `tessera record` writes them) whose request
+  /// mix is the fgd and tessera policies' target workload M ("" = the bound pods').
+  std::string workload_file;
 };
 
 /// Reads tessera.yaml text into *config: each key present replaces the field, the others keep
@@ -63,7 +66,8 @@ struct ServeConfig {
 /// 0..1e7), windowSeconds, bucketSeconds (1..1e9), quantile (0..1), factor (0..1000)),
 /// schedulerNames (a list of strings), topology (mapping: pools (a list of mappings: selector
 /// (mapping: matchLabels (mapping of strings)), kubeletPolicy (none | best-effort |
-/// restricted | single-numa-node, required))). An empty file is valid. Unknown keys, wrong types
+/// restricted | single-numa-node, required))), workload (string: a pod CSV). An empty file is
+/// valid. Unknown keys, wrong types
 /// and YAML syntax errors are errors naming the place: "tessera.yaml:4: kubernetes.inCluster:
 /// expected true or false, got \"maybe\"". Pure.
 Status ParseServeConfig(std::string_view text, const std::string& file_name, ServeConfig* config);

@@ -440,6 +440,30 @@ TEST(ExtenderMetrics, ExposesEveryMetric) {
   EXPECT_NE(text.find("# TYPE tessera_request_duration_seconds histogram\n"), std::string::npos);
 }
 
+// ExtenderOptions::workload (serve --workload) is the target workload M in place of the bound
+// pods' mix: a 0.7 GPU left beside a bound 0.3 share is usable by M = the bound 0.3 shares,
+// stranded for M = whole GPUs.
+TEST(ExtenderMetrics, ConfiguredWorkloadIsTheTargetWorkload) {
+  PodShape b;
+  b.milli = 300;
+  b.node = "n1";
+  Json pods = {{"apiVersion", "v1"}, {"kind", "List"}, {"items", {PodObject("pb", "b", b)}}};
+  auto own = MakeExtender(pods.dump());
+  ASSERT_NE(own, nullptr);
+  EXPECT_NE(own->MetricsText().find("tessera_gpu_stranded_milli 0\n"), std::string::npos);
+
+  ExtenderOptions options;
+  PodSpec trainer;
+  trainer.cpu_milli = 500;
+  trainer.gpu_count = 1;
+  trainer.gpu_milli = 1000;
+  options.workload = {trainer, trainer};
+  Result<std::unique_ptr<Extender>> given = Extender::FromJson(ThreeNodes(), pods.dump(), options);
+  ASSERT_TRUE(given.ok()) << given.error().message;
+  EXPECT_NE((*given)->MetricsText().find("tessera_gpu_stranded_milli 700\n"), std::string::npos)
+      << (*given)->MetricsText();
+}
+
 // Scheduler::ScoreNodes over every node agrees with Decide: its best node (ties → first in the
 // node order, here the identity) is the node Decide picks.
 TEST(ExtenderScheduler, ScoreNodesAgreesWithDecide) {

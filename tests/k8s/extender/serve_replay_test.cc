@@ -511,8 +511,10 @@ TEST(ServeReplayHeadroom, WithoutNominationsTheServerDiffers) {
 // (priority + preemption) in-process. Checked: the two tessera runs agree event for event;
 // each gives BE at least 90 % of k8s-default's GPU-hours, serves every class with an SLO at
 // least as well, and keeps the LS p99 wait within its 1 s SLO. The table is printed.
+// `seed` is the replay's and the server's (tie order, the random policy): with the draw's seed
+// the in-process run is `tessera replay --seed SEED`'s.
 void CompareAtScale(std::vector<NodeSpec> nodes, Timeline timeline, const QosClasses& classes,
-                    double horizon_s) {
+                    double horizon_s, uint64_t seed = kSeed) {
   for (size_t i = 0; i < nodes.size(); ++i) {
     char name[32];
     std::snprintf(name, sizeof name, "node-%04zu", i);  // name order = index
@@ -526,14 +528,18 @@ void CompareAtScale(std::vector<NodeSpec> nodes, Timeline timeline, const QosCla
   const ReplayPolicy tessera = TesseraReplayPolicy();
   ReplayOptions options;
   options.qos = classes;
-  options.seed = kSeed;
+  options.seed = seed;
   options.samples = 0;
   options.horizon_s = horizon_s;
   options.record_events = true;
   options.preemption = true;
   options.headroom = tessera.headroom;
+  // The target workload M of the trace's pods, in-process as `tessera replay` builds it and
+  // for the server as `tessera serve --workload` gives it.
+  std::vector<PodSpec> mix;
+  for (const TimedPod& p : timeline.pods) mix.push_back(p.spec);
   std::unique_ptr<Engine> engine =
-      std::move(Engine::Create(nodes, {}, tessera.placement, kSeed).value());
+      std::move(Engine::Create(nodes, mix, tessera.placement, seed).value());
   ReplayResult local = RunReplay(nodes, timeline, engine->policy(), engine->workload(), options);
   local.policy = "tessera (replay)";
 
@@ -543,7 +549,8 @@ void CompareAtScale(std::vector<NodeSpec> nodes, Timeline timeline, const QosCla
   ExtenderOptions eo;
   eo.classes = classes;
   eo.headroom = tessera.headroom;
-  Serve serve(fake, tessera.placement, kSeed, eo);
+  eo.workload = mix;
+  Serve serve(fake, tessera.placement, seed, eo);
   ASSERT_TRUE(serve.ready);
   ServePlacer placer(&fake, &serve, nodes, timeline, classes);
   ReplayOptions served_options = options;
@@ -553,7 +560,7 @@ void CompareAtScale(std::vector<NodeSpec> nodes, Timeline timeline, const QosCla
   remote.policy = "tessera (serve)";
 
   std::unique_ptr<Engine> k8s_engine =
-      std::move(Engine::Create(nodes, {}, "k8s-default", kSeed).value());
+      std::move(Engine::Create(nodes, {}, "k8s-default", seed).value());
   ReplayOptions k8s_options = options;
   k8s_options.headroom = HeadroomOptions{};
   ReplayResult k8s =
@@ -617,7 +624,7 @@ TEST(ServeReplayAtScale, DefaultTraceAtTheContentionLevel) {
   const Timeline timeline =
       TimelineFromTrace(*pods, "openb_pod_list_default.csv", CsvDataLines(text), 50);
   CompareAtScale(SubsetNodes(*nodes, 84, draw), timeline, DefaultQosClasses(),
-                 timeline.pods.back().arrival_s);
+                 timeline.pods.back().arrival_s, draw);
 }
 
 TEST(ServeReplayAtScale, NotebooksScenario) {

@@ -18,6 +18,7 @@ logRequests: true
 spinMicroseconds: 0
 probeListen: 0.0.0.0:8889
 bindRequiresFilterSeconds: 30
+workload: /var/lib/tessera/history.csv
 tls:
   certFile: /tls/tls.crt
   keyFile: /tls/tls.key
@@ -42,6 +43,7 @@ kubernetes:
   EXPECT_EQ(c.tls_key_file, "/tls/tls.key");
   EXPECT_EQ(c.tls_client_ca_file, "/tls/ca.crt");
   EXPECT_FALSE(c.read_node_before_bind);
+  EXPECT_EQ(c.workload_file, "/var/lib/tessera/history.csv");
 }
 
 TEST(ServeConfig, AbsentKeysKeepTheirValue) {
@@ -98,7 +100,7 @@ TEST(ServeConfig, ErrorsNameFileLineAndKey) {
   EXPECT_EQ(error("listen: a:1\nport: 80\n"),
             "tessera.yaml:2: port: unknown key (known: listen, probeListen, policy, seed, "
             "logRequests, spinMicroseconds, bindRequiresFilterSeconds, classes, headroom, "
-            "schedulerNames, topology, tls, kubernetes)");
+            "schedulerNames, topology, workload, tls, kubernetes)");
   EXPECT_EQ(error("tls:\n  cert: x\n"),
             "tessera.yaml:2: tls.cert: unknown key (known: certFile, keyFile, clientCAFile)");
   EXPECT_EQ(error("spinMicroseconds: 10001\n"),
