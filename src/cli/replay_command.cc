@@ -176,7 +176,7 @@ void AddReplayCommand(CLI::App& app, ReplayCliOptions& o, int& exit_code) {
     return std::string(buf);
   };
   cmd->add_option("--headroom-mode", o.headroom_mode,
-                  "tessera: how the LS headroom is sized: backlog (twice the highest LS "
+                  "tessera: how the LS headroom is sized: backlog (2.5 times the highest LS "
                   "backlog of the window, drained at the observed rate GPUs become idle), "
                   "forecast (a quantile of LS GPUs requested per bucket), static "
                   "(--headroom-gpus), none")

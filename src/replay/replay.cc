@@ -437,6 +437,13 @@ class Replay {
           nv.victims.max_priority = std::max(nv.victims.max_priority, pods_[v].priority);
           nv.victims.sum_priority += pods_[v].priority;
         }
+        // kube-scheduler reads the victims' status.startTime (whole seconds).
+        for (int v : a.pods) {
+          if (pods_[v].priority == nv.victims.max_priority) {
+            nv.victims.earliest_start_s = std::min(
+                nv.victims.earliest_start_s, static_cast<int64_t>(std::floor(pods_[v].start)));
+          }
+        }
         answers.push_back(std::move(nv));
       }
     }
@@ -453,6 +460,7 @@ class Replay {
         c.modelled = true;
         c.request = q.req;
         c.gpus = q.gpus;
+        c.start_s = static_cast<int64_t>(std::floor(q.start));  // status.startTime: seconds
         node.pods.push_back(std::move(c));
       }
       if (node.pods.empty()) continue;

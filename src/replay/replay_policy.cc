@@ -18,10 +18,10 @@ ReplayPolicy TesseraReplayPolicy() {
   p.headroom.mode = HeadroomOptions::Mode::kBacklog;
   p.headroom.min_priority = 1000;
   p.headroom.gpus = 0;
-  p.headroom.window_s = 3600;
+  p.headroom.window_s = 5400;  // docs/REPLAY.md, "How the setting was chosen"
   p.headroom.bucket_s = 60;    // only how often aged-out backlog peaks leave the window
   p.headroom.quantile = 0.99;  // unused by kBacklog
-  p.headroom.factor = 2.0;
+  p.headroom.factor = 2.5;
   return p;
 }
 

@@ -42,7 +42,8 @@ void TakeOn(NodeState& s, const VictimCandidate& pod) {
 }
 
 /// A pod with what the violation count needs: the budgets covering it and its place in the
-/// counting order (priority highest first, then UID).
+/// counting order (most important first: priority highest first, then earliest start, then
+/// UID).
 struct Item {
   const VictimCandidate* pod = nullptr;
   std::vector<int> covers;  // indices into the budgets
@@ -61,6 +62,7 @@ std::vector<Item> MakeItems(const std::vector<const VictimCandidate*>& pods, siz
   }
   std::sort(order.begin(), order.end(), [&](int a, int b) {
     if (pods[a]->priority != pods[b]->priority) return pods[a]->priority > pods[b]->priority;
+    if (pods[a]->start_s != pods[b]->start_s) return pods[a]->start_s < pods[b]->start_s;
     return pods[a]->id < pods[b]->id;
   });
   for (size_t r = 0; r < order.size(); ++r) items[order[r]].rank = static_cast<int>(r);
@@ -123,7 +125,8 @@ std::optional<VictimSet> SelectVictims(const PreemptionNode& node,
     required_ids.insert(r.id);
   }
 
-  // Eligible: strictly lower priority, not required; ordered by (priority, UID).
+  // Eligible: strictly lower priority, not required; least important first (priority, latest
+  // start first, UID), so that among equal sets the first found loses the least work.
   std::vector<const VictimCandidate*> eligible;
   for (const VictimCandidate& p : node.pods) {
     if (p.priority < priority && required_ids.count(p.id) == 0) eligible.push_back(&p);
@@ -131,6 +134,7 @@ std::optional<VictimSet> SelectVictims(const PreemptionNode& node,
   std::sort(eligible.begin(), eligible.end(),
             [](const VictimCandidate* a, const VictimCandidate* b) {
               if (a->priority != b->priority) return a->priority < b->priority;
+              if (a->start_s != b->start_s) return a->start_s > b->start_s;
               return a->id < b->id;
             });
   const size_t n = eligible.size();
@@ -166,6 +170,12 @@ std::optional<VictimSet> SelectVictims(const PreemptionNode& node,
     };
     for (const VictimCandidate& r : required) add(r);
     for (int i : c.indices) add(*eligible[i]);
+    const auto earliest = [&](const VictimCandidate& p) {
+      if (p.priority == v.max_priority)
+        v.earliest_start_s = std::min(v.earliest_start_s, p.start_s);
+    };
+    for (const VictimCandidate& r : required) earliest(r);
+    for (int i : c.indices) earliest(*eligible[i]);
     v.num_pdb_violations = c.violations;
     return v;
   };
@@ -241,7 +251,8 @@ int ChoosePreemptionNode(const std::vector<NodeVictims>& answers) {
   int best = -1;
   const auto key = [](const NodeVictims& a) {
     return std::make_tuple(a.victims.num_pdb_violations, a.victims.max_priority,
-                           a.victims.sum_priority, a.victims.ids.size(), a.rank);
+                           a.victims.sum_priority, a.victims.ids.size(),
+                           -a.victims.earliest_start_s, a.rank);
   };
   for (size_t i = 0; i < answers.size(); ++i) {
     if (best < 0 || key(answers[i]) < key(answers[best])) best = static_cast<int>(i);

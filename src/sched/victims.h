@@ -31,6 +31,11 @@ struct VictimCandidate {
   PodRequest request;
   GpuSet gpus = 0;
   std::vector<int> budgets;  ///< indices of the disruption budgets that cover it
+  /// When it started, in whole seconds (status.startTime; kube-scheduler takes "now" for a pod
+  /// without one). Among pods of equal priority the one that started first is the more
+  /// important (kube-scheduler's MoreImportantPod): the later starters, which lose less work,
+  /// are evicted first.
+  int64_t start_s = 0;
 };
 
 /// The node the preemptor would go to: its GPUs and what is left on it now.
@@ -54,6 +59,8 @@ struct VictimSet {
   int64_t num_pdb_violations = 0;    ///< evictions that exceed a disruption budget
   int32_t max_priority = INT32_MIN;  ///< the highest priority among the victims
   int64_t sum_priority = 0;          ///< the sum of their priorities
+  /// The earliest start among the victims of the highest priority (INT64_MAX: no victims).
+  int64_t earliest_start_s = INT64_MAX;
 
   bool operator==(const VictimSet&) const = default;
 };
@@ -75,9 +82,10 @@ int64_t CountPdbViolations(const std::vector<const VictimCandidate*>& victims,
 ///   1. PodDisruptionBudget violations (as CountPdbViolations, over all victims),
 ///   2. the number of pods,
 ///   3. the highest priority among them, then the sum of their priorities,
-///   4. ties: the set that comes first with pods ordered by (priority, id).
+///   4. ties: the set that comes first with pods ordered by (priority, latest start first, id).
 /// The search starts from kube-scheduler's greedy reprieve (evict every eligible pod, then put
-/// back budget-protected pods, then the others, highest priority first, keeping each that
+/// back budget-protected pods, then the others, most important first (highest priority, then
+/// earliest start: kube-scheduler's MoreImportantPod), keeping each that
 /// still lets the preemptor fit) and then enumerates sets by size, up to options.max_subsets.
 /// nullopt when even evicting every eligible pod does not make the preemptor fit (wrong GPU
 /// model, too few GPUs, or too much held by pods of equal or higher priority).
@@ -98,6 +106,7 @@ struct NodeVictims {
 /// The node a preemptor goes to, as kube-scheduler picks it among the nodes answered (its
 /// pickOneNodeForPreemption): the fewest budget violations, then the lowest highest victim
 /// priority, then the smallest sum of victim priorities, then the fewest victims, then the
+/// latest earliest start among the highest-priority victims (the least work lost), then the
 /// smallest rank. Returns an index into `answers`, or -1 when it is empty.
 int ChoosePreemptionNode(const std::vector<NodeVictims>& answers);
 

@@ -21,10 +21,11 @@ class Node4 {
   // A pod of `milli` per GPU on the GPUs `gpus` (bit i = GPU i; 0 = CPU-only).
   // `budgets`: the disruption budgets (indices) that cover it.
   void Add(const std::string& uid, int32_t priority, int32_t milli, GpuSet gpus,
-           int64_t cpu_milli = 1000, std::vector<int> budgets = {}) {
+           int64_t cpu_milli = 1000, std::vector<int> budgets = {}, int64_t start_s = 0) {
     VictimCandidate c;
     c.id = uid;
     c.priority = priority;
+    c.start_s = start_s;
     c.budgets = std::move(budgets);
     c.modelled = true;
     c.request.cpu_milli = cpu_milli;
@@ -276,6 +277,28 @@ TEST(CountPdbViolations, BudgetTakenInPriorityOrder) {
 
 // kube-scheduler's choice among the nodes answered: violations, highest victim priority, sum
 // of priorities, fewest victims, then rank.
+// Among pods of equal priority the later starter is evicted (kube-scheduler's MoreImportantPod:
+// the earlier start is the more important), whatever the UIDs' order.
+TEST(SelectVictims, EqualPrioritiesEvictTheLatestStarterFirst) {
+  Node4 n;
+  n.Add("a", 1, 1000, G(0), 1000, {}, /*start_s=*/100);
+  n.Add("b", 1, 1000, G(1), 1000, {}, /*start_s=*/500);
+  n.Add("c", 1, 1000, G(2), 1000, {}, /*start_s=*/300);
+  n.Add("d", 1, 1000, G(3), 1000, {}, /*start_s=*/200);
+  std::optional<VictimSet> v = Select(n, Gpus(1, 1000), 10);
+  ASSERT_TRUE(v.has_value());
+  EXPECT_EQ(v->ids, Uids{"b"});
+  EXPECT_EQ(v->earliest_start_s, 500);
+  v = Select(n, Gpus(2, 1000), 10);
+  EXPECT_EQ(v->ids, (Uids{"b", "c"}));
+  EXPECT_EQ(v->earliest_start_s, 300);
+  // The greedy reprieve (no search budget) puts the earliest starters back first.
+  EXPECT_EQ(Select(n, Gpus(2, 1000), 10, {}, {}, /*max_subsets=*/0)->ids, (Uids{"b", "c"}));
+  // Priority still comes first: a lower-priority pod that started earlier goes before.
+  n.Add("low", 0, 0, 0, 1000, {}, /*start_s=*/0);
+  EXPECT_EQ(Select(n, Gpus(1, 1000), 10)->ids, Uids{"b"});
+}
+
 TEST(ChoosePreemptionNode, FollowsKubeSchedulersOrder) {
   const auto answer = [](int rank, int64_t violations, int32_t max_priority, int64_t sum, int n) {
     NodeVictims a;
@@ -293,6 +316,15 @@ TEST(ChoosePreemptionNode, FollowsKubeSchedulersOrder) {
   EXPECT_EQ(ChoosePreemptionNode({answer(0, 0, 3, 6, 2), answer(1, 0, 3, 5, 2)}), 1);
   EXPECT_EQ(ChoosePreemptionNode({answer(0, 0, 3, 6, 3), answer(1, 0, 3, 6, 2)}), 1);
   EXPECT_EQ(ChoosePreemptionNode({answer(3, 0, 3, 6, 2), answer(1, 0, 3, 6, 2)}), 1);
+  // Equal so far: the node whose earliest highest-priority victim started latest (kube-
+  // scheduler's fifth criterion) before the rank.
+  NodeVictims old_victims = answer(0, 0, 3, 6, 2);
+  NodeVictims young_victims = answer(1, 0, 3, 6, 2);
+  old_victims.victims.earliest_start_s = 100;
+  young_victims.victims.earliest_start_s = 900;
+  EXPECT_EQ(ChoosePreemptionNode({old_victims, young_victims}), 1);
+  young_victims.victims.ids.resize(3);  // more victims: the count comes first
+  EXPECT_EQ(ChoosePreemptionNode({old_victims, young_victims}), 0);
 }
 
 }  // namespace

@@ -265,6 +265,11 @@ Result<Pod> DecodePod(const Json& j, std::string_view path) {
     TESSERA_RETURN_IF_ERROR(ReadString(FindField(*status, "nominatedNodeName"),
                                        PathKey(stpath, "nominatedNodeName"),
                                        &pod.nominated_node_name));
+    // Read leniently, as creationTimestamp: only the victim order depends on it.
+    const Json* started = FindField(*status, "startTime");
+    if (started != nullptr && started->is_string()) {
+      pod.start_timestamp = started->get<std::string>();
+    }
     // Conditions of the wrong shape are ignored, not an error: only `tessera record` (the
     // PodScheduled time) and the headroom (DisruptionTarget: a preemption victim) read them.
     const Json* conditions = FindField(*status, "conditions");

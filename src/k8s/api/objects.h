@@ -86,6 +86,9 @@ struct Pod {
   /// "" when absent or not a string): when the pod was bound. Read leniently, as
   /// creation_timestamp (for `tessera record`).
   std::string scheduled_timestamp;
+  /// status.startTime as given (RFC 3339; "" when absent or not a string): when the kubelet
+  /// started it (the victim order of preemption reads it, as kube-scheduler does).
+  std::string start_timestamp;
   /// status.qosClass when present, else computed as Kubernetes does: Guaranteed, Burstable or
   /// BestEffort.
   std::string qos_class;

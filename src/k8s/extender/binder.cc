@@ -63,7 +63,7 @@ std::string Extender::AssumeLocked(const std::string& uid, int node, GpuSet* gpu
   int taken = 0;
   for (GpuSet g = *gpus; g != 0; g &= g - 1)
     taken += s.gpu_free[std::countr_zero(g)] == kMilliPerGpu;
-  pods_.Assume(uid, name, *gpus);
+  pods_.Assume(uid, name, *gpus, Now());
   PlaceNode(name);
   if (cls >= 0) {
     headroom_->NoteDemand(options_.classes.classes[static_cast<size_t>(cls)].priority,

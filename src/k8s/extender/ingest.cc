@@ -93,9 +93,13 @@ PodRecord Extender::RecordOf(const Pod& pod, const Result<PodSpec>& spec, std::s
       it != pod.annotations.end()) {
     r.hami_allocated = it->second;
   }
-  r.meta =
-      PodMeta{pod.namespace_name,   pod.name, pod.priority, pod.labels, pod.nominated_node_name,
-              pod.disruption_target};
+  r.meta = PodMeta{pod.namespace_name,
+                   pod.name,
+                   pod.priority,
+                   pod.labels,
+                   pod.nominated_node_name,
+                   pod.disruption_target,
+                   Rfc3339Seconds(pod.start_timestamp).value_or(-1)};
   r.gpu_families = PodGpuFamilies(pod);
   r.layout = HamiLayout(pod);
   r.resource_version = NumericVersion(pod.resource_version);

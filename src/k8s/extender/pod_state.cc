@@ -60,6 +60,7 @@ bool PodStates::See(const std::string& uid, PodRecord seen) {
     seen.phase = r.phase;
     seen.node = r.node;
     seen.assumed_gpus = r.assumed_gpus;
+    seen.assumed_s = r.assumed_s;
     r = std::move(seen);
     return false;
   } else {
@@ -73,13 +74,14 @@ bool PodStates::See(const std::string& uid, PodRecord seen) {
   return fresh;
 }
 
-bool PodStates::Assume(const std::string& uid, const std::string& node, GpuSet gpus) {
+bool PodStates::Assume(const std::string& uid, const std::string& node, GpuSet gpus, double now_s) {
   auto it = records_.find(uid);
   if (it == records_.end() || it->second.phase != PodPhase::kSeen) return false;
   PodRecord& r = it->second;
   r.phase = PodPhase::kAssumed;
   r.node = node;
   r.assumed_gpus = gpus;
+  r.assumed_s = now_s;
   r.changed = ++sequence_;
   Index(uid, r);
   return true;
@@ -109,7 +111,10 @@ std::vector<std::string> PodStates::Observe(const std::string& uid, PodRecord ap
     PodRecord& r = it->second;
     // Our own choice stays a fact on the node we bound it to (the API object may lack the
     // annotation the Binding carried only if someone removed it).
-    if (r.phase != PodPhase::kSeen && r.node == api.node) api.assumed_gpus = r.assumed_gpus;
+    if (r.phase != PodPhase::kSeen && r.node == api.node) {
+      api.assumed_gpus = r.assumed_gpus;
+      api.assumed_s = r.assumed_s;
+    }
     if (r.phase != PodPhase::kSeen && r.node != api.node) nodes.push_back(r.node);
     Unindex(uid, r);
     r = std::move(api);

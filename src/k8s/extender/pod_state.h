@@ -59,6 +59,8 @@ struct PodMeta {
   /// status.conditions DisruptionTarget=True: a preemption victim (its departure refills no
   /// headroom).
   bool victim = false;
+  /// status.startTime in Unix seconds (-1: absent): the victim order of preemption.
+  double start_s = -1;
 };
 
 /// One pod as the extender knows it.
@@ -79,6 +81,9 @@ struct PodRecord {
   std::optional<std::string> hami_allocated;
   /// The GPUs this extender chose (set by Assume, kept once bound): a fact like an annotation.
   GpuSet assumed_gpus = 0;
+  /// When this extender assumed it (its clock, Unix seconds; -1: not assumed here), kept once
+  /// bound: its start for the victim order until the API shows status.startTime.
+  double assumed_s = -1;
   PodMeta meta;
   uint8_t gpu_families = 0;    ///< GpuFamily bits of its resources (filter's family match)
   HamiContainerLayout layout;  ///< GPUs per container in HAMi's order (bind's annotations)
@@ -103,8 +108,9 @@ class PodStates {
   /// takes the rest. A bound record is left as it is (the API does not unbind pods). Returns
   /// whether the record is new.
   bool See(const std::string& uid, PodRecord seen);
-  /// Assume: seen → assumed on `node` with `gpus`. False (nothing changes) unless it was seen.
-  bool Assume(const std::string& uid, const std::string& node, GpuSet gpus);
+  /// Assume: seen → assumed on `node` with `gpus` at `now_s`. False (nothing changes) unless it was
+  /// seen.
+  bool Assume(const std::string& uid, const std::string& node, GpuSet gpus, double now_s = -1);
   /// Forget: assumed → seen (the Binding failed). Returns the node it held, "" if not assumed.
   std::string Forget(const std::string& uid);
   /// Observe: the API shows the pod bound to `api.node` and not ended. An assumed pod there is

@@ -4,6 +4,7 @@
 // extender.h.
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <unordered_map>
 #include <utility>
@@ -37,6 +38,7 @@ ExtenderPreemptionResult Extender::Preempt(const ExtenderPreemptionArgs& args) {
   Result<PodSpec> spec = PodToSpec(args.pod);
   if (!spec.ok()) return result;  // a pod the engine cannot model: no node is offered
   const std::string preemptor_uid = PodUid(args.pod);
+  const double now = Now();
 
   // Candidate nodes and the victims the scheduler proposed on each (by UID; with labels and
   // priority when it sent whole pods).
@@ -47,6 +49,7 @@ ExtenderPreemptionResult Extender::Preempt(const ExtenderPreemptionArgs& args) {
       for (const std::string& uid : meta.pod_uids) {
         VictimCandidate c;
         c.id = uid;
+        c.start_s = static_cast<int64_t>(std::floor(now));
         list.emplace_back(std::move(c), PodMeta{});
       }
     }
@@ -58,6 +61,8 @@ ExtenderPreemptionResult Extender::Preempt(const ExtenderPreemptionArgs& args) {
         VictimCandidate c;
         c.id = PodUid(pod);
         c.priority = pod.priority;
+        c.start_s =
+            static_cast<int64_t>(std::floor(Rfc3339Seconds(pod.start_timestamp).value_or(now)));
         list.emplace_back(
             std::move(c),
             PodMeta{pod.namespace_name, pod.name, pod.priority, pod.labels, {}, false});
@@ -82,13 +87,24 @@ ExtenderPreemptionResult Extender::Preempt(const ExtenderPreemptionArgs& args) {
     pn.state = cluster_->state(node);
     pn.topology = cluster_->topology(node);
   }
+  // A pod's start for the victim order, in whole seconds: status.startTime, else when this
+  // extender bound it, else now (kube-scheduler's GetPodStartTime for a pod not started).
+  const auto start_of = [&](const PodRecord* r) {
+    const double t = r == nullptr           ? now
+                     : r->meta.start_s >= 0 ? r->meta.start_s
+                     : r->assumed_s >= 0    ? r->assumed_s
+                                            : now;
+    return static_cast<int64_t>(std::floor(t));
+  };
   const auto candidate = [&](const std::string& uid, const Assignment& a) {
     VictimCandidate c;
     c.id = uid;
-    if (const PodRecord* r = pods_.Find(uid)) {
+    const PodRecord* r = pods_.Find(uid);
+    if (r != nullptr) {
       c.priority = r->meta.priority;
       c.budgets = BudgetsOf(pdbs_, r->meta);
     }
+    c.start_s = start_of(r);
     c.modelled = true;
     c.request = a.request;
     c.gpus = a.gpus;

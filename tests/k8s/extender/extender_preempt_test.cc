@@ -151,6 +151,28 @@ TEST(ExtenderPreempt, ChoosesVictimsWhenTheSchedulerSentNone) {
   EXPECT_EQ(ext->gpu_allocated_milli(), 6000);
 }
 
+// Among equal priorities the victim is the pod that started last (status.startTime, as
+// kube-scheduler orders them), whatever the UIDs' order.
+TEST(ExtenderPreempt, EqualPrioritiesLoseTheLatestStarter) {
+  Json older = PodObject("a-old", Prio(1).On("n1", "0"));
+  older["status"]["startTime"] = "2026-12-01T10:00:00Z";
+  Json younger = PodObject("b-young", Prio(1).On("n1", "1"));
+  younger["status"]["startTime"] = "2026-12-01T11:30:00Z";
+  Json pods = {{"kind", "List"}, {"items", {younger, older}}};
+  Result<std::unique_ptr<Extender>> ext = Extender::FromJson(Nodes(), pods.dump(), {});
+  ASSERT_TRUE(ext.ok()) << ext.error().message;
+  const Json empty = {{"Pods", nullptr}, {"NumPDBViolations", 0}};
+  ExtenderPreemptionResult r = (*ext)->Preempt(PreemptArgs(Prio(50), {{"n1", empty}}));
+  EXPECT_EQ(r.node_name_to_meta_victims, (Victims{{"n1", MetaVictims{{"b-young"}, 0}}}));
+  // The start times swapped: the other pod goes.
+  older["status"]["startTime"] = "2026-12-01T12:00:00Z";
+  pods = {{"kind", "List"}, {"items", {younger, older}}};
+  ext = Extender::FromJson(Nodes(), pods.dump(), {});
+  ASSERT_TRUE(ext.ok());
+  r = (*ext)->Preempt(PreemptArgs(Prio(50), {{"n1", empty}}));
+  EXPECT_EQ(r.node_name_to_meta_victims, (Victims{{"n1", MetaVictims{{"a-old"}, 0}}}));
+}
+
 TEST(ExtenderPreempt, CountsBudgetViolationsAndAvoidsThem) {
   auto ext = MakeExtender();
   ASSERT_NE(ext, nullptr);

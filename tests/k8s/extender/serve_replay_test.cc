@@ -506,7 +506,7 @@ TEST(ServeReplayHeadroom, WithoutNominationsTheServerDiffers) {
 
 // At scale (bench/serve_replay.sh runs these; skipped unless TESSERA_SERVE_REPLAY_SCALE is
 // set, since each takes minutes): the `tessera` replay policy (tessera placement, backlog
-// headroom factor 2, window 1 h) in-process and against the server on the default trace at
+// headroom factor 2.5, window 1.5 h) in-process and against the server on the default trace at
 // the contention level of docs/REPLAY.md and on the notebooks scenario, beside k8s-default
 // (priority + preemption) in-process. Checked: the two tessera runs agree event for event;
 // each gives BE at least 90 % of k8s-default's GPU-hours, serves every class with an SLO at
