@@ -107,12 +107,12 @@ done
 echo
 for s in $seeds; do cat "$out/k8s-$s/classes.csv"; done | awk -F, '
   $1 == "policy" { next }
-  { p[$1 FS NR] = 0 }
   $2 == "LS" { ++n; lsp99 = lsp99 (lsp99 == "" ? "" : " ") $11 }
   { pre[n] += $15 }
   $2 == "Burstable" { b = $14; if (n == 1 || b < blo) blo = b; if (n == 1 || b > bhi) bhi = b }
   $2 == "BE" { e = $17; if (n == 1 || e < elo) elo = e; if (n == 1 || e > ehi) ehi = e }
   END {
     for (i = 1; i <= n; ++i) { if (i == 1 || pre[i] < plo) plo = pre[i]; if (i == 1 || pre[i] > phi) phi = pre[i] }
-    printf "k8s-default over the %d draws: preemptions %d–%d, Burstable within SLO %.2f–%.2f %%, BE %.1f–%.1f GPU-h, LS p99 (s) %s\n",
-      n, plo, phi, blo, bhi, elo, ehi, lsp99 }'
+    printf "k8s-default over the %d draws: preemptions %s, Burstable within SLO %s %%, BE %s GPU-h, LS p99 (s) %s\n",
+      n, range(plo, phi, "%d"), range(blo, bhi, "%.2f"), range(elo, ehi, "%.1f"), lsp99 }
+  function range(lo, hi, f) { return sprintf(f, lo) (lo == hi ? "" : "–" sprintf(f, hi)) }'
