@@ -1,6 +1,7 @@
 // The headroom's floors per GPU model (sched/headroom.h): resolved against a cluster's models
 // and capped at each model's GPUs, checked besides the cluster-wide H by HeldMayUse and
-// PlaceHeld (what the pod would break is told).
+// PlaceHeld (what the pod would break is told); and the values of the replay's
+// --headroom-model (replay/replay_policy.h).
 
 #include "sched/headroom.h"
 
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "model/cluster.h"
+#include "replay/replay_policy.h"
 #include "util/clock.h"
 
 namespace tessera {
@@ -164,6 +166,34 @@ TEST(ModelHeadroom, HeldShareGoesOnAUsedA10GpuInsteadOfTheFloor) {
   gpus = 0b0001;
   EXPECT_FALSE(PlaceHeld(h, on_a2, cluster.state(1), 4, Request(cluster, 1), &gpus, &why));
   EXPECT_EQ(why, Headroom::Shortfall::kModel);
+}
+
+TEST(ModelHeadroom, ReplayFlagValuesParsed) {
+  Result<std::vector<std::pair<std::string, int64_t>>> ok =
+      ParseHeadroomModels({"A10=4", "V100M16=0", "NVIDIA-A100-SXM4-80GB=12"});
+  ASSERT_TRUE(ok.ok()) << ok.error().message;
+  const std::vector<std::pair<std::string, int64_t>> want = {
+      {"A10", 4}, {"V100M16", 0}, {"NVIDIA-A100-SXM4-80GB", 12}};
+  EXPECT_EQ(*ok, want);
+  EXPECT_TRUE(ParseHeadroomModels({}).value().empty());
+  const auto error = [](const std::string& value) {
+    Result<std::vector<std::pair<std::string, int64_t>>> r = ParseHeadroomModels({value});
+    return r.ok() ? std::string("ok") : r.error().message;
+  };
+  EXPECT_EQ(error("A10"), "--headroom-model: expected MODEL=GPUS (e.g. A10=4), got 'A10'");
+  EXPECT_EQ(error("=4"), "--headroom-model: expected MODEL=GPUS (e.g. A10=4), got '=4'");
+  EXPECT_EQ(error("A10="), "--headroom-model: expected MODEL=GPUS (e.g. A10=4), got 'A10='");
+  EXPECT_EQ(error("A10=-1"),
+            "--headroom-model A10=-1: GPUS must be an integer 0..10000000, got '-1'");
+  EXPECT_EQ(error("A10=2.5"),
+            "--headroom-model A10=2.5: GPUS must be an integer 0..10000000, got '2.5'");
+  EXPECT_EQ(error("A10=10000001"),
+            "--headroom-model A10=10000001: GPUS must be an integer 0..10000000, got "
+            "'10000001'");
+  Result<std::vector<std::pair<std::string, int64_t>>> twice =
+      ParseHeadroomModels({"A10=4", "A10=2"});
+  ASSERT_FALSE(twice.ok());
+  EXPECT_EQ(twice.error().message, "--headroom-model: GPU model 'A10' given twice");
 }
 
 }  // namespace
