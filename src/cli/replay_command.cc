@@ -1,6 +1,7 @@
 #include "cli/replay_command.h"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -87,6 +88,15 @@ Result<std::vector<ReplayPolicy>> ParsePolicies(const ReplayCliOptions& o) {
       if (o.headroom_window_s > 0) h.window_s = o.headroom_window_s;
       if (o.headroom_quantile >= 0) h.quantile = o.headroom_quantile;
       if (o.headroom_factor >= 0) h.factor = o.headroom_factor;
+      Result<std::vector<std::pair<std::string, int64_t>>> models =
+          ParseHeadroomModels(o.headroom_models);
+      if (!models) return models.error();
+      h.model_gpus = std::move(models).value();
+      if (h.mode == HeadroomOptions::Mode::kNone && !h.model_gpus.empty()) {
+        return Error{
+            "--headroom-model needs a headroom: --headroom-mode static, forecast or backlog "
+            "(none keeps nothing)"};
+      }
       if (o.preempt_delay_s >= 0) p->preempt_delay_s = o.preempt_delay_s;
       if (!o.tessera_placement.empty()) {
         Result<ReplayPolicy> base = ReplayPolicyByName(o.tessera_placement);
@@ -217,6 +227,12 @@ void AddReplayCommand(CLI::App& app, ReplayCliOptions& o, int& exit_code) {
   for (CLI::Option* opt : cmd->get_options()) {
     opt->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   }
+  // Repeatable (after the loop: each one given counts).
+  cmd->add_option("--headroom-model", o.headroom_models,
+                  "tessera: MODEL=GPUS, repeatable: also keep at least GPUS idle GPUs of that "
+                  "GPU model for LS, besides the cluster-wide headroom")
+      ->type_name("MODEL=GPUS")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   cmd->callback([&o, &exit_code] { exit_code = RunReplayCommand(o); });
 }
 
@@ -235,6 +251,17 @@ int RunReplayCommand(const ReplayCliOptions& o) {
   const std::vector<NodeSpec> nodes =
       o.num_nodes > 0 ? ResizeNodes(in->nodes, o.num_nodes, o.seed) : in->nodes;
   if (Gpus(nodes) == 0) return fail("the cluster has no GPUs");
+  for (const ReplayPolicy& p : *policies) {
+    for (const auto& [model, gpus] : p.headroom.model_gpus) {
+      const bool known = std::any_of(nodes.begin(), nodes.end(), [&](const NodeSpec& n) {
+        return n.gpu_count > 0 && n.gpu_model == model;
+      });
+      if (!known) {
+        std::cerr << "tessera replay: warning: --headroom-model " << model << "=" << gpus
+                  << ": no node has GPU model '" << model << "'; that floor keeps nothing\n";
+      }
+    }
+  }
   ReplayOptions base;
   if (!o.classes_file.empty()) {
     Result<std::string> text = ReadFile(o.classes_file);

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace CLI {
 class App;
@@ -35,7 +36,8 @@ struct ReplayCliOptions {
   double headroom_quantile = -1;
   double headroom_factor = -1;
   double preempt_delay_s = -1;
-  std::string tessera_placement;  ///< empty = its default
+  std::vector<std::string> headroom_models;  ///< --headroom-model MODEL=GPUS, repeatable
+  std::string tessera_placement;             ///< empty = its default
 };
 
 /// Registers the `replay` subcommand on `app`; the callback runs it and sets `exit_code`.

@@ -106,8 +106,8 @@ class Replay {
     for (int n = 0; n < cluster_.size(); ++n) rank_[n] = engine_->rank(n);
     on_node_.resize(nodes.size());
     nominated_.assign(nodes.size(), 0);
-    for (int n = 0; n < cluster_.size(); ++n) idle_gpus_ += IdleGpus(n);
-    headroom_.SetCapacity(idle_gpus_);
+    idle_gpus_ = CountIdleGpus(cluster_, &idle_by_model_);
+    headroom_.SetCluster(cluster_);
     min_victim_priority_ = INT32_MAX;
     for (const QosClass& c : options.qos.classes) {
       if (c.preemptible) min_victim_priority_ = std::min(min_victim_priority_, c.priority);
@@ -139,6 +139,19 @@ class Replay {
  private:
   int IdleGpus(int node) const {
     return tessera::IdleGpus(cluster_.state(node), cluster_.spec(node).gpu_count);
+  }
+
+  // The idle GPUs a held pod's placement on `node` is judged by (sched/headroom.h).
+  HeadroomIdle IdleFor(int node) const {
+    const int m = cluster_.model_id(node);
+    return {idle_gpus_, m, m >= 0 ? idle_by_model_[static_cast<size_t>(m)] : 0};
+  }
+
+  // The node's idle GPUs went from `before` to `after`: the running counts follow.
+  void CountIdle(int node, int before, int after) {
+    idle_gpus_ += after - before;
+    const int m = cluster_.model_id(node);
+    if (m >= 0) idle_by_model_[static_cast<size_t>(m)] += after - before;
   }
 
   void SetUpPods() {
@@ -309,22 +322,23 @@ class Replay {
   }
 
   // For a held pod at the policy's choice `d`: the GPUs the shared rule (PlaceHeld) gives it
-  // there. Returns whether it may go there.
-  bool KeepsHeadroom(const Pod& p, Decision* d) const {
+  // there. Returns whether it may go there; *why tells what it would break where it may not.
+  bool KeepsHeadroom(const Pod& p, Decision* d, Headroom::Shortfall* why = nullptr) const {
     if (!Held(p)) return true;
-    return PlaceHeld(headroom_, idle_gpus_, cluster_.state(d->node),
-                     cluster_.spec(d->node).gpu_count, p.req, &d->gpus);
+    return PlaceHeld(headroom_, IdleFor(d->node), cluster_.state(d->node),
+                     cluster_.spec(d->node).gpu_count, p.req, &d->gpus, why);
   }
 
-  // For a held share whose best node would eat the headroom: the best-scored node (ties:
+  // For a held pod whose best node would eat the headroom (a share, or a pod refused for its
+  // node's model floor, which other models' nodes may not break): the best-scored node (ties:
   // node order) among those that keep it (HeldMayUse), with the GPUs PlaceHeld gives it there
   // — what serve's filter, prioritize and bind do. Returns a failed Decision if there is none.
-  Decision ShareUsedGpu(const Pod& p) {
+  Decision BestKeepingNode(const Pod& p) {
     const PodRequest& req = p.req;
     candidates_.clear();
     for (int n = 0; n < cluster_.size(); ++n) {
       if (cluster_.Check(n, req) == FitReason::kFits &&
-          HeldMayUse(headroom_, idle_gpus_, cluster_.state(n), cluster_.spec(n).gpu_count, req)) {
+          HeldMayUse(headroom_, IdleFor(n), cluster_.state(n), cluster_.spec(n).gpu_count, req)) {
         candidates_.push_back(n);
       }
     }
@@ -365,12 +379,16 @@ class Replay {
       if (placer_ != nullptr) {  // it keeps the headroom itself
         d.node = placer_->ChooseNode(id, rank_);
         fits =
-            d.ok() || (Held(p) && headroom_.target() > 0 && !p.req.IsSharing() && FitsSomewhere(p));
+            d.ok() || (Held(p) && headroom_.keeps_some() && !p.req.IsSharing() && FitsSomewhere(p));
       } else {
         d = scheduler_.Decide(p.req);
         fits = d.ok();
-        if (d.ok() && !KeepsHeadroom(p, &d)) {
-          d = p.req.IsSharing() ? ShareUsedGpu(p) : Decision{};
+        Headroom::Shortfall why = Headroom::Shortfall::kNone;
+        if (d.ok() && !KeepsHeadroom(p, &d, &why)) {
+          // A whole-GPU pod short of H is short of it on every node; short of a model's floor,
+          // it may keep the headroom on a node of another model.
+          d = p.req.IsSharing() || why == Headroom::Shortfall::kModel ? BestKeepingNode(p)
+                                                                      : Decision{};
           fits = !p.req.IsSharing();
         }
       }
@@ -541,7 +559,7 @@ class Replay {
     const int idle_before = IdleGpus(node);
     scheduler_.Bind(node, p.req, gpus);
     const int idle_after = IdleGpus(node);
-    idle_gpus_ += idle_after - idle_before;
+    CountIdle(node, idle_before, idle_after);
     // Protected demand is what protected pods take from the idle GPUs (a share on a used GPU
     // takes none).
     if (headroom_.NoteDemand(p.priority, int64_t{idle_before - idle_after} * kMilliPerGpu)) {
@@ -572,7 +590,7 @@ class Replay {
     const int idle_before = IdleGpus(node);
     scheduler_.Unbind(node, p.req, p.gpus);
     const int idle_after = IdleGpus(node);
-    idle_gpus_ += idle_after - idle_before;
+    CountIdle(node, idle_before, idle_after);
     // A victim's GPUs go to its preemptor: no refill (serve knows a victim by its
     // DisruptionTarget condition).
     if (!victim) headroom_.NoteRelease(idle_after - idle_before);
@@ -708,7 +726,7 @@ class Replay {
   std::unique_ptr<Engine> engine_;  // the tie order (TieOrder) and the scheduler over the cluster
   Cluster& cluster_;
   const std::vector<int>& order_;
-  std::vector<int> candidates_;  // scratch of ShareUsedGpu
+  std::vector<int> candidates_;  // scratch of BestKeepingNode
   Scheduler& scheduler_;
   Headroom headroom_;
   ReplayPlacer* placer_;  // null: the scheduler decides
@@ -733,6 +751,7 @@ class Replay {
   bool dirty_ = false;
   int min_victim_priority_ = 0;
   int64_t idle_gpus_ = 0;
+  std::vector<int64_t> idle_by_model_;  // by model id; they sum to idle_gpus_
   int next_sample_ = 0;
   double alloc_integral_ = 0;
   std::vector<double> class_alloc_integral_ = std::vector<double>(num_classes_, 0.0);

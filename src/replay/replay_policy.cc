@@ -50,6 +50,35 @@ Result<ReplayPolicy> ReplayPolicyByName(const std::string& name) {
   return p;
 }
 
+Result<std::vector<std::pair<std::string, int64_t>>> ParseHeadroomModels(
+    const std::vector<std::string>& values) {
+  constexpr int64_t kMaxGpus = 10000000;
+  std::vector<std::pair<std::string, int64_t>> out;
+  for (const std::string& v : values) {
+    const size_t eq = v.find('=');
+    const std::string model = eq == std::string::npos ? "" : v.substr(0, eq);
+    const std::string gpus = eq == std::string::npos ? "" : v.substr(eq + 1);
+    if (model.empty() || gpus.empty()) {
+      return Error{"--headroom-model: expected MODEL=GPUS (e.g. A10=4), got '" + v + "'"};
+    }
+    int64_t n = 0;
+    bool ok = gpus.size() <= 8;
+    for (char c : gpus) {
+      ok = ok && c >= '0' && c <= '9';
+      if (ok) n = n * 10 + (c - '0');
+    }
+    if (!ok || n > kMaxGpus) {
+      return Error{"--headroom-model " + v + ": GPUS must be an integer 0.." +
+                   std::to_string(kMaxGpus) + ", got '" + gpus + "'"};
+    }
+    for (const auto& [m, g] : out) {
+      if (m == model) return Error{"--headroom-model: GPU model '" + model + "' given twice"};
+    }
+    out.emplace_back(model, n);
+  }
+  return out;
+}
+
 }  // namespace tessera
 
 namespace tessera {

@@ -1,6 +1,8 @@
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "replay/replay.h"
@@ -29,6 +31,12 @@ ReplayPolicy TesseraReplayPolicy();
 /// no headroom (Kubernetes' behaviour with P's scoring); "P/nopreempt" → P without
 /// preemption. Errors name the unknown policy and list the known ones.
 Result<ReplayPolicy> ReplayPolicyByName(const std::string& name);
+
+/// The values of `--headroom-model MODEL=GPUS` (repeatable) as HeadroomOptions::model_gpus, in
+/// order: MODEL a GPU model name (non-empty, given once), GPUS an unsigned integer 0..1e7.
+/// Errors quote the value: "--headroom-model: expected MODEL=GPUS (e.g. A10=4), got 'A10'".
+Result<std::vector<std::pair<std::string, int64_t>>> ParseHeadroomModels(
+    const std::vector<std::string>& values);
 
 }  // namespace tessera
 

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <vector>
 
+#include "model/cluster.h"
 #include "model/fit.h"
 #include "model/resources.h"
 #include "util/percentile.h"
@@ -14,6 +15,26 @@ namespace tessera {
 Headroom::Headroom(const HeadroomOptions& options, const Clock* clock)
     : options_(options), clock_(clock) {
   target_ = active() ? options_.gpus : 0;
+}
+
+void Headroom::SetCluster(const Cluster& cluster) {
+  capacity_gpus_ = cluster.total_gpus();
+  const std::vector<std::string>& models = cluster.models();
+  std::vector<int64_t> gpus(models.size(), 0);  // by model id
+  for (int n = 0; n < cluster.size(); ++n) {
+    const int m = cluster.model_id(n);
+    if (m >= 0) gpus[static_cast<size_t>(m)] += cluster.spec(n).gpu_count;
+  }
+  model_targets_.assign(models.size(), 0);
+  some_model_target_ = false;
+  if (!active()) return;
+  for (const auto& [name, floor] : options_.model_gpus) {
+    const auto it = std::find(models.begin(), models.end(), name);
+    if (it == models.end()) continue;  // kept, matches no node of this cluster
+    const auto id = static_cast<size_t>(it - models.begin());
+    model_targets_[id] = std::clamp<int64_t>(floor, 0, gpus[id]);
+    some_model_target_ = some_model_target_ || model_targets_[id] > 0;
+  }
 }
 
 bool Headroom::Holds(int priority, bool preemptible) const {
@@ -107,23 +128,44 @@ bool Headroom::NoteDemand(int priority, int64_t gpu_milli) {
   return false;
 }
 
-bool HeldMayUse(const Headroom& headroom, int64_t idle_gpus, const NodeState& state, int gpu_count,
-                const PodRequest& request) {
-  if (request.gpu_count == 0) return true;
-  if (!request.IsSharing()) return headroom.Keeps(idle_gpus, request.gpu_count);
-  return TightestUsedGpuWithRoom(state, gpu_count, request) >= 0 || headroom.Keeps(idle_gpus, 1);
+int64_t CountIdleGpus(const Cluster& cluster, std::vector<int64_t>* by_model) {
+  by_model->assign(cluster.models().size(), 0);
+  int64_t idle = 0;
+  for (int n = 0; n < cluster.size(); ++n) {
+    const int k = IdleGpus(cluster.state(n), cluster.spec(n).gpu_count);
+    idle += k;
+    if (cluster.model_id(n) >= 0) (*by_model)[static_cast<size_t>(cluster.model_id(n))] += k;
+  }
+  return idle;
 }
 
-bool PlaceHeld(const Headroom& headroom, int64_t idle_gpus, const NodeState& state, int gpu_count,
-               const PodRequest& request, GpuSet* gpus) {
+bool HeldMayUse(const Headroom& headroom, const HeadroomIdle& idle, const NodeState& state,
+                int gpu_count, const PodRequest& request, Headroom::Shortfall* why) {
+  // A whole-GPU pod takes its count; a share none where a used GPU has room, else one.
+  Headroom::Shortfall s = Headroom::Shortfall::kNone;
+  if (request.gpu_count > 0 && !request.IsSharing()) {
+    s = headroom.Short(idle, request.gpu_count);
+  } else if (request.gpu_count > 0 && TightestUsedGpuWithRoom(state, gpu_count, request) < 0) {
+    s = headroom.Short(idle, 1);
+  }
+  if (why != nullptr) *why = s;
+  return s == Headroom::Shortfall::kNone;
+}
+
+bool PlaceHeld(const Headroom& headroom, const HeadroomIdle& idle, const NodeState& state,
+               int gpu_count, const PodRequest& request, GpuSet* gpus, Headroom::Shortfall* why) {
+  if (why != nullptr) *why = Headroom::Shortfall::kNone;
   int taken = 0;
   for (GpuSet g = *gpus; g != 0; g &= g - 1) {
     taken += state.gpu_free[std::countr_zero(g)] == kMilliPerGpu;
   }
-  if (headroom.Keeps(idle_gpus, taken)) return true;
-  if (!request.IsSharing()) return false;
-  const int used = TightestUsedGpuWithRoom(state, gpu_count, request);
-  if (used < 0) return false;
+  const Headroom::Shortfall s = headroom.Short(idle, taken);
+  if (s == Headroom::Shortfall::kNone) return true;
+  const int used = request.IsSharing() ? TightestUsedGpuWithRoom(state, gpu_count, request) : -1;
+  if (used < 0) {
+    if (why != nullptr) *why = s;
+    return false;
+  }
   *gpus = GpuSet{1} << used;
   return true;
 }

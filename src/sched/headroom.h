@@ -2,13 +2,16 @@
 
 // GPU headroom for the protected classes: whole idle GPUs that pods below a priority may not
 // take, sized statically, from a forecast of protected demand, or from the protected backlog
-// (docs/REPLAY.md, "Headroom"). One component for every front door;
+// (docs/REPLAY.md, "Headroom"), plus fixed floors per GPU model. One component for every
+// front door;
 // it reads time only through a Clock (the replay's virtual clock, the extender's wall clock).
 // No I/O. Not thread-safe.
 
 #include <cstdint>
 #include <deque>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "model/node.h"
 #include "model/pod.h"
@@ -16,11 +19,14 @@
 
 namespace tessera {
 
+class Cluster;
+
 /// GPU headroom kept for the important classes (docs/REPLAY.md, "Headroom"): a pod
 /// of a class with priority < `min_priority` is placed only if at least `H` whole idle GPUs
-/// (GPUs with nothing on them) are left in the cluster afterwards. Pods of the protected
-/// classes may use the headroom. The idle GPUs are the holes a whole-GPU or sharing pod of a
-/// protected class can always use.
+/// (GPUs with nothing on them) are left in the cluster afterwards, and, on a node of a GPU
+/// model with a floor (`model_gpus`), at least that floor's idle GPUs of that model. Pods of
+/// the protected classes may use the headroom. The idle GPUs are the holes a whole-GPU or
+/// sharing pod of a protected class can always use.
 struct HeadroomOptions {
   enum class Mode { kNone, kStatic, kForecast, kBacklog };
   Mode mode = Mode::kNone;
@@ -50,6 +56,19 @@ struct HeadroomOptions {
   /// older than it), so that it decays once protected pods stop taking idle GPUs.
   /// H = ceil(factor · the highest B of the last window_s seconds), growing at the arrival that
   /// raised B, shrinking at bucket_s boundaries as peaks age out.
+  /// Per GPU model floors, in every mode but kNone and in addition to H: (model name as in
+  /// NodeSpec::gpu_model, whole GPUs). A held pod on a node of model m must leave at least
+  /// floor(m) idle GPUs of model m. A floor never exceeds its model's GPUs; a name the cluster
+  /// does not have is kept but matches no node. Names are distinct.
+  std::vector<std::pair<std::string, int64_t>> model_gpus;
+};
+
+/// The whole idle GPUs a held pod's placement on a node is judged by: the cluster's, and
+/// those of the node's GPU model.
+struct HeadroomIdle {
+  int64_t cluster = 0;     ///< idle GPUs in the cluster
+  int model = -1;          ///< the node's model id (Cluster::model_id; -1: no GPUs)
+  int64_t model_idle = 0;  ///< idle GPUs of that model in the cluster
 };
 
 /// The headroom H of one run, fed with protected demand and releases as they happen.
@@ -59,18 +78,40 @@ class Headroom {
   Headroom(const HeadroomOptions& options, const Clock* clock);
 
   const HeadroomOptions& options() const { return options_; }
-  /// The cluster's GPUs: H and the backlog never exceed them (default: unbounded).
-  void SetCapacity(int64_t gpus) { capacity_gpus_ = gpus; }
+  /// The cluster the headroom keeps GPUs in (call again for each new cluster model): H and the
+  /// backlog never exceed its GPUs (default: unbounded), and the model floors are resolved to
+  /// its model ids, each at most its model's GPUs (default: no floor matches).
+  void SetCluster(const Cluster& cluster);
   bool active() const { return options_.mode != HeadroomOptions::Mode::kNone; }
   /// H, in whole GPUs (0 when inactive).
   int64_t target() const { return target_; }
+  /// The floor of the GPU model with id `model` (as resolved by SetCluster), in whole GPUs:
+  /// 0 for a model without one, for -1, and when inactive.
+  int64_t model_target(int model) const {
+    return model >= 0 && static_cast<size_t>(model) < model_targets_.size()
+               ? model_targets_[static_cast<size_t>(model)]
+               : 0;
+  }
+  /// Whether some GPUs are kept now: H above zero or a model's floor above zero.
+  bool keeps_some() const { return target_ > 0 || some_model_target_; }
   /// Whether a pod of `priority` is held to the headroom: below min_priority, and preemptible
   /// unless hold_non_preemptible.
   bool Holds(int priority, bool preemptible) const;
-  /// Whether a held pod that makes `consumed` of the cluster's `idle_gpus` busy leaves at
-  /// least H idle (a pod that takes no idle GPU always does).
-  bool Keeps(int64_t idle_gpus, int consumed) const {
-    return consumed == 0 || idle_gpus - consumed >= target_;
+  /// What a held pod would break: nothing, H (the cluster's idle GPUs), or its node's model's
+  /// floor (H is checked first).
+  enum class Shortfall : uint8_t { kNone, kCluster, kModel };
+  /// What a held pod that makes `consumed` idle GPUs busy on a node with the idle counts
+  /// `idle` would break (a pod that takes no idle GPU breaks nothing).
+  Shortfall Short(const HeadroomIdle& idle, int consumed) const {
+    if (consumed == 0) return Shortfall::kNone;
+    if (idle.cluster - consumed < target_) return Shortfall::kCluster;
+    if (idle.model_idle - consumed < model_target(idle.model)) return Shortfall::kModel;
+    return Shortfall::kNone;
+  }
+  /// Whether such a pod leaves at least H idle GPUs in the cluster and the floor of its
+  /// node's model idle in that model.
+  bool Keeps(const HeadroomIdle& idle, int consumed) const {
+    return Short(idle, consumed) == Shortfall::kNone;
   }
 
   /// A pod of `priority` asking `gpu_milli` in all arrived now: protected demand feeds the
@@ -96,6 +137,8 @@ class Headroom {
   const Clock* clock_;
   int64_t target_ = 0;
   int64_t capacity_gpus_ = INT64_MAX;
+  std::vector<int64_t> model_targets_;  // by model id of the cluster of SetCluster
+  bool some_model_target_ = false;      // some entry of model_targets_ > 0
   int64_t bucket_ = INT64_MIN;
   double next_tick_ = -1;
   std::deque<std::pair<int64_t, double>> demand_;   // kForecast: (bucket, milli-GPU)
@@ -107,21 +150,27 @@ class Headroom {
   std::deque<std::pair<double, double>> peaks_;     // (time, B), B decreasing: a sliding max
 };
 
+/// The idle GPUs of `cluster` now: in *by_model by model id (resized to its models), and their
+/// sum (the return value).
+int64_t CountIdleGpus(const Cluster& cluster, std::vector<int64_t>* by_model);
+
 /// The headroom rule of a held pod's placement, one for every front door (the replay's
-/// in-process placement, serve's filter and bind). `idle_gpus`: the cluster's idle GPUs now;
-/// `state`, `gpu_count`: the node's. A pod that preempted is placed on its node without these
-/// checks (it takes its victims' GPUs): the replay when the grace period ends, serve on the
-/// pod's status.nominatedNodeName.
+/// in-process placement, serve's filter and bind). `idle`: the cluster's idle GPUs now and
+/// those of the node's model; `state`, `gpu_count`: the node's. `why` (optional) is set to
+/// what the pod would break where it may not go (Shortfall::kNone where it may). A pod that
+/// preempted is placed on its node without these checks (it takes its victims' GPUs): the replay
+/// when the grace period ends, serve on the pod's status.nominatedNodeName.
 ///
 /// Whether some GPU choice on the node keeps the headroom for a held pod that fits there: a
 /// share takes no idle GPU where a used GPU has room, else one; a whole-GPU pod takes its
 /// count.
-bool HeldMayUse(const Headroom& headroom, int64_t idle_gpus, const NodeState& state, int gpu_count,
-                const PodRequest& request);
+bool HeldMayUse(const Headroom& headroom, const HeadroomIdle& idle, const NodeState& state,
+                int gpu_count, const PodRequest& request, Headroom::Shortfall* why = nullptr);
 /// The GPUs a held pod takes on a node where the policy chose `*gpus` (which fit): the choice
 /// when it keeps the headroom; else, for a share, the node's tightest used GPU with room,
 /// which takes no idle GPU. False when neither keeps it (the pod must not go there).
-bool PlaceHeld(const Headroom& headroom, int64_t idle_gpus, const NodeState& state, int gpu_count,
-               const PodRequest& request, GpuSet* gpus);
+bool PlaceHeld(const Headroom& headroom, const HeadroomIdle& idle, const NodeState& state,
+               int gpu_count, const PodRequest& request, GpuSet* gpus,
+               Headroom::Shortfall* why = nullptr);
 
 }  // namespace tessera

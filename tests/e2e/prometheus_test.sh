@@ -9,7 +9,8 @@
 # the pods bound (per class), the SLO counters (LS beyond its 1 s SLO, Burstable within its
 # 60 s), and that every query of deploy/monitoring/grafana-dashboard.json returns data. Also:
 # `promtool check metrics` on /metrics, `promtool check rules` on the alert rules (and
-# Prometheus loads and evaluates them), the dashboard against
+# Prometheus loads and evaluates them; `promtool test rules` fires the per-model headroom alert
+# on scripted series), the dashboard against
 # tests/e2e/grafana_dashboard.schema.json (python3-jsonschema), and every metric name in every
 # panel query is one /metrics exports. Skips only when prometheus is not installed.
 set -euo pipefail
@@ -50,6 +51,35 @@ if promtool check rules "$tmp/bad-rules.yaml" >/dev/null 2>&1; then
   echo "FAIL promtool check rules accepted a broken expression"; fails=$((fails + 1))
 else
   echo "ok   promtool check rules refuses a broken expression"
+fi
+# promtool test rules: a model's headroom alert fires for the model short of its floor only
+# (A10: 2 idle of 4 kept; V100M16: 1 idle, none kept; T4: 3 idle of 2 kept).
+cat >"$tmp/model-headroom-test.yaml" <<YAML
+rule_files: [$monitoring/alert-rules.yaml]
+evaluation_interval: 1m
+tests:
+  - interval: 1m
+    input_series:
+      - {series: 'tessera_model_headroom_target_gpus{model="A10"}', values: '4x20'}
+      - {series: 'tessera_model_idle_gpus{model="A10"}', values: '2x20'}
+      - {series: 'tessera_model_headroom_target_gpus{model="V100M16"}', values: '0x20'}
+      - {series: 'tessera_model_idle_gpus{model="V100M16"}', values: '1x20'}
+      - {series: 'tessera_model_headroom_target_gpus{model="T4"}', values: '2x20'}
+      - {series: 'tessera_model_idle_gpus{model="T4"}', values: '3x20'}
+    alert_rule_test:
+      - {eval_time: 5m, alertname: TesseraModelHeadroomExhausted, exp_alerts: []}
+      - eval_time: 15m
+        alertname: TesseraModelHeadroomExhausted
+        exp_alerts:
+          - exp_labels: {severity: warning, model: A10}
+            exp_annotations:
+              summary: "Fewer idle A10 GPUs than the headroom kept for that GPU model"
+              description: "4 A10 GPUs kept (headroom.models); held pods wait for A10 nodes, and LS pods that need A10 may wait or preempt next."
+YAML
+if promtool test rules "$tmp/model-headroom-test.yaml" >"$tmp/rules-test.out" 2>&1; then
+  echo "ok   promtool test rules: TesseraModelHeadroomExhausted fires for A10 only, after 10 m"
+else
+  echo "FAIL promtool test rules:"; cat "$tmp/rules-test.out"; fails=$((fails + 1))
 fi
 
 # The fake API server, fed over HTTP (POST nodes/pods, DELETE pods).
@@ -258,6 +288,13 @@ alloc = scalar("tessera_gpu_allocated_milli")
 model = {s["metric"]["model"]: float(s["value"][1]) for s in query("tessera_gpu_model_allocated_milli")}
 check(alloc == 3500 and model == {"A10": 3500},
       f"allocation 3500 milli (3 x 500 + 2 x 1000): total {alloc}, by model {model}")
+# Per GPU model: one model here, so its idle GPUs are the cluster's; no floor is kept.
+idle = scalar("max(tessera_idle_gpus)")
+model_idle = {s["metric"]["model"]: float(s["value"][1]) for s in query("tessera_model_idle_gpus")}
+model_kept = {s["metric"]["model"]: float(s["value"][1])
+              for s in query("tessera_model_headroom_target_gpus")}
+check(idle is not None and model_idle == {"A10": idle} and model_kept == {"A10": 0},
+      f"idle GPUs per model {model_idle} (cluster {idle}), kept per model {model_kept}")
 frag = scalar("tessera_gpu_fragmentation_milli")
 stranded = scalar("tessera_gpu_stranded_milli")
 print(f"     fragmentation {frag} milli, stranded {stranded} milli, idle {scalar('tessera_gpu_idle_milli')} milli")
@@ -288,7 +325,7 @@ rules = http("GET", f"{prom}/api/v1/rules")["data"]["groups"]
 healths = {r["name"]: r["health"] for g in rules for r in g["rules"]}
 until("the rules to be evaluated", lambda: all(
     r["health"] == "ok" for g in http("GET", f"{prom}/api/v1/rules")["data"]["groups"] for r in g["rules"]))
-check(len(healths) == 4, f"Prometheus loaded the alert rules: {sorted(healths)}")
+check(len(healths) == 5, f"Prometheus loaded the alert rules: {sorted(healths)}")
 
 # 6. The exposition: promtool check metrics, and every panel's metric names are exported.
 text = urllib.request.urlopen(f"{tessera}/metrics", timeout=5).read().decode()

@@ -69,6 +69,20 @@ grep -q '^tessera,BE,4,0,' "$tmp/hs/classes.csv" || fail "static headroom: a BE 
 grep -q '^tessera,BE,4,2,' "$tmp/hb/classes.csv" || fail "backlog headroom: want 2 BE pods started"
 echo "ok   --headroom-mode"
 
+# --headroom-model keeps idle GPUs of one GPU model: T4=2 keeps both of n0's, so no BE pod
+# starts though the cluster-wide headroom is 0; a model no node has keeps nothing, with a
+# warning.
+"$TESSERA" replay -q --nodes "$tmp/n1.csv" --pods "$tmp/be.csv" --policy tessera --headroom-mode static \
+  --headroom-gpus 0 --headroom-model T4=2 --out "$tmp/hm" >/dev/null || fail "model headroom run: exit $?"
+grep -q '^tessera,BE,4,0,' "$tmp/hm/classes.csv" || fail "model headroom: a BE pod started"
+"$TESSERA" replay -q --nodes "$tmp/n1.csv" --pods "$tmp/be.csv" --policy tessera --headroom-mode static \
+  --headroom-gpus 0 --headroom-model T4=1 --headroom-model H100=4 --out "$tmp/hm1" >/dev/null 2>"$tmp/hm1.err" \
+  || fail "model headroom T4=1: exit $?"
+grep -q '^tessera,BE,4,1,' "$tmp/hm1/classes.csv" || fail "model headroom T4=1: want 1 BE pod started"
+grep -qF "warning: --headroom-model H100=4: no node has GPU model 'H100'" "$tmp/hm1.err" \
+  || fail "no warning for a GPU model no node has"
+echo "ok   --headroom-model"
+
 expect_error() {  # expect_error NAME PATTERN ARGS...
   local name=$1 pattern=$2
   shift 2
@@ -93,6 +107,14 @@ expect_error bad-sweep "--sweep-nodes: bad part 'x'" --scenario peak-sale --swee
 printf 'name,cpu_milli,memory_mib,num_gpu,gpu_milli\np0,1000,1024,1,500\n' >"$tmp/notimes.csv"
 expect_error no-times "no pod has usable times" --nodes "$tmp/nodes.csv" --pods "$tmp/notimes.csv"
 expect_error nodes-alone "--nodes and --pods go together" --nodes "$tmp/nodes.csv"
+expect_error model-malformed "--headroom-model: expected MODEL=GPUS (e.g. A10=4), got 'T4'" \
+  --scenario peak-sale --headroom-model T4
+expect_error model-negative "--headroom-model T4=-2: GPUS must be an integer 0..10000000, got '-2'" \
+  --scenario peak-sale --headroom-model T4=-2
+expect_error model-twice "--headroom-model: GPU model 'T4' given twice" \
+  --scenario peak-sale --headroom-model T4=1 --headroom-model T4=2
+expect_error model-mode-none "--headroom-model needs a headroom: --headroom-mode static, forecast or backlog" \
+  --scenario peak-sale --headroom-mode none --headroom-model T4=1
 
 set +e
 "$TESSERA" replay -q --scenario peak-sale --time-scale 0 --out "$tmp/ts0" >/dev/null 2>"$tmp/ts0.err"

@@ -273,6 +273,53 @@ TEST_F(ReplayTest, HeadroomSteersSharingPodsToUsedGpus) {
   EXPECT_DOUBLE_EQ(StartOf(r, 1), 1);
 }
 
+// A floor per GPU model besides the cluster-wide H: BE pods whose best node is an A10 one
+// would take the A10 GPUs kept for LS, so they go to the V100 node; once that is full they
+// wait although the cluster keeps H; LS pods use the A10 GPUs at once.
+TEST_F(ReplayTest, ModelHeadroomKeepsA10GpusForLsAndSendsBeElsewhere) {
+  ReplayOptions o;
+  o.horizon_s = 200;
+  o.preemption = false;
+  o.headroom.mode = HeadroomOptions::Mode::kStatic;
+  o.headroom.gpus = 1;
+  o.headroom.min_priority = 1000;
+  NodeSpec a10 = Node("a0", 2);
+  a10.gpu_model = "A10";
+  NodeSpec v100 = Node("v0", 2);
+  v100.gpu_model = "V100M16";
+  const std::vector<NodeSpec> nodes = {a10, v100};
+  const std::vector<TimedPod> pods = {Pod("be0", "BE", 0, 50), Pod("be1", "BE", 1, 50),
+                                      Pod("be2", "BE", 2, 50), Pod("ls0", "LS", 3, 100),
+                                      Pod("ls1", "LS", 4, 100)};
+  const auto node_of = [](const ReplayResult& r, int pod) {
+    for (const ReplayEvent& e : r.events) {
+      if (e.kind == ReplayEvent::Kind::kStart && e.pod == pod) return e.node;
+    }
+    return -1;
+  };
+  // Without the floor the cluster-wide H alone lets be0..be2 start on 3 of the 4 GPUs.
+  const ReplayResult plain = Run(nodes, pods, o);
+  EXPECT_DOUBLE_EQ(StartOf(plain, 2), 2);
+  EXPECT_TRUE(node_of(plain, 0) == 0 || node_of(plain, 1) == 0 || node_of(plain, 2) == 0);
+
+  o.headroom.model_gpus = {{"A10", 2}};
+  const ReplayResult r = Run(nodes, pods, o);
+  EXPECT_EQ(node_of(r, 0), 1);  // v0: a0 would leave 1 idle A10 GPU of the 2 kept
+  EXPECT_EQ(node_of(r, 1), 1);
+  EXPECT_DOUBLE_EQ(StartOf(r, 0), 0);
+  EXPECT_DOUBLE_EQ(StartOf(r, 1), 1);
+  EXPECT_DOUBLE_EQ(StartOf(r, 3), 3);  // LS on the kept A10 GPUs at once
+  EXPECT_DOUBLE_EQ(StartOf(r, 4), 4);
+  EXPECT_EQ(node_of(r, 3), 0);
+  EXPECT_EQ(node_of(r, 4), 0);
+  // be2 found v0 full and a0 refused for the A10 floor (2 idle of 2 kept) though the cluster
+  // had 2 idle GPUs against H = 1; it waited for v0 to take it and leave H idle (be0 ends at
+  // 50 and be1 at 51, while LS holds a0).
+  EXPECT_DOUBLE_EQ(StartOf(r, 2), 51);
+  EXPECT_EQ(node_of(r, 2), 1);
+  EXPECT_EQ(r.preemptions, 0);
+}
+
 TEST_F(ReplayTest, ForecastHeadroomFollowsLsDemand) {
   ReplayOptions o;
   o.horizon_s = 1000;

@@ -56,9 +56,18 @@ std::string Extender::AssumeLocked(const std::string& uid, int node, GpuSet* gpu
   const int cls = ClassOfRecord(*r);
   const NodeState& s = cluster_->state(node);
   const std::string name = cluster_->spec(node).name;
-  if (HeldLocked(cls) && name != r->meta.nominated_node &&
-      !PlaceHeld(*headroom_, IdleGpusLocked(), s, cluster_->spec(node).gpu_count, request, gpus)) {
-    return "refused: " + ReasonText(kReasonHeadroom);
+  if (HeldLocked(cls) && name != r->meta.nominated_node) {
+    std::vector<int64_t> by_model;
+    const int64_t idle = IdleGpusLocked(&by_model);
+    const int model = cluster_->model_id(node);
+    const HeadroomIdle node_idle{idle, model,
+                                 model >= 0 ? by_model[static_cast<size_t>(model)] : 0};
+    Headroom::Shortfall why = Headroom::Shortfall::kNone;
+    if (!PlaceHeld(*headroom_, node_idle, s, cluster_->spec(node).gpu_count, request, gpus, &why)) {
+      return "refused: " + (why == Headroom::Shortfall::kModel
+                                ? ModelHeadroomTextLocked(model, node_idle.model_idle)
+                                : ReasonText(kReasonHeadroom));
+    }
   }
   int taken = 0;
   for (GpuSet g = *gpus; g != 0; g &= g - 1)

@@ -188,7 +188,7 @@ Extender::Extender(const ExtenderOptions& options)
                                            ClockOf(options))) {}
 
 bool Extender::HeldLocked(int cls) const {
-  if (!headroom_->active() || headroom_->target() <= 0 || cls < 0) return false;
+  if (!headroom_->active() || !headroom_->keeps_some() || cls < 0) return false;
   const QosClass& c = options_.classes.classes[static_cast<size_t>(cls)];
   return !c.use_headroom && (c.preemptible || headroom_->options().hold_non_preemptible);
 }
@@ -199,6 +199,18 @@ int64_t Extender::IdleGpusLocked() const {
     idle += IdleGpus(cluster_->state(n), cluster_->spec(n).gpu_count);
   }
   return idle;
+}
+
+int64_t Extender::IdleGpusLocked(std::vector<int64_t>* by_model) const {
+  return CountIdleGpus(*cluster_, by_model);
+}
+
+std::string Extender::ModelHeadroomTextLocked(int model, int64_t idle) const {
+  return "headroom: placing the pod here would take idle " +
+         cluster_->models()[static_cast<size_t>(model)] +
+         " GPUs kept for the classes that may use headroom (" +
+         std::to_string(headroom_->model_target(model)) + " kept, " + std::to_string(idle) +
+         " idle)";
 }
 
 void Extender::UpdateHeadroomLocked() {
@@ -382,7 +394,10 @@ std::string Extender::FilterCandidatesLocked(const Pod& pod, const Result<PodSpe
   const PodRequest request = cluster_->MakeRequest(*spec);
   UpdateHeadroomLocked();
   const bool held = headroom_->active() && HeldLocked(ClassOfPod(options_.classes, pod));
-  const int64_t idle = held ? IdleGpusLocked() : 0;
+  const int64_t idle = held ? IdleGpusLocked(&idle_by_model_) : 0;
+  // (model id, detail code) of each model whose headroom floor refused a node: its text in
+  // `details`, counted as kReasonHeadroom.
+  std::vector<std::pair<int, int>> model_reasons;
   const uint8_t mask = RequestMask(request, PodGpuFamilies(pod));
   std::vector<uint64_t>* passed =
       filter_passes_.Begin(PodUid(pod), Now(), model_generation_, node_names_.QuotedNames());
@@ -432,23 +447,48 @@ std::string Extender::FilterCandidatesLocked(const Pod& pod, const Result<PodSpe
             memo.never = !TopologyFits(*ns.topology, ns.gpu_count, empty, request);
           }
         }
-        // The headroom depends on the node's state too: once per group as well.
+        // The headroom depends on the node's state and model too (a group has one of each):
+        // once per group as well.
+        Headroom::Shortfall why = Headroom::Shortfall::kNone;
+        const int model = cluster_->model_id(node);
+        const HeadroomIdle node_idle{
+            idle, model, held && model >= 0 ? idle_by_model_[static_cast<size_t>(model)] : 0};
         memo.keeps_headroom = !held || memo.reason != kReasonFit ||
-                              HeldMayUse(*headroom_, idle, cluster_->state(node),
-                                         cluster_->spec(node).gpu_count, request);
+                              HeldMayUse(*headroom_, node_idle, cluster_->state(node),
+                                         cluster_->spec(node).gpu_count, request, &why);
+        memo.headroom_reason = kReasonHeadroom;
+        if (why == Headroom::Shortfall::kModel) {
+          auto it = std::find_if(model_reasons.begin(), model_reasons.end(),
+                                 [&](const auto& m) { return m.first == model; });
+          if (it == model_reasons.end()) {
+            model_reasons.emplace_back(model, kReasonDetail + static_cast<int>(details->size()));
+            details->push_back(ModelHeadroomTextLocked(model, node_idle.model_idle));
+            it = model_reasons.end() - 1;
+          }
+          memo.headroom_reason = it->second;
+        }
       }
       reason = memo.reason;
       never = memo.never && reason >= kReasonDetail;
-      if (!memo.keeps_headroom && name != pod.nominated_node_name) reason = kReasonHeadroom;
+      if (!memo.keeps_headroom && name != pod.nominated_node_name) {
+        reason = memo.headroom_reason;
+        never = false;
+      }
     }
     if (reason == kReasonFit) {  // kReasonFit + FitReason::kFits
       if (passed != nullptr) (*passed)[node >> 6] |= uint64_t{1} << (node & 63);
       visit(i, name, node, Candidate::kFits, kReasonUnknown);
       continue;
     }
-    // A node's own reason (kReasonDetail + k) is a topology shortfall.
-    const int counted =
-        reason < kReasonDetail ? reason : kReasonFit + static_cast<int>(FitReason::kTopology);
+    // A node's own reason (kReasonDetail + k) is a topology shortfall or a model's headroom
+    // floor.
+    int counted = reason;
+    if (reason >= kReasonDetail) {
+      counted = kReasonFit + static_cast<int>(FitReason::kTopology);
+      for (const auto& [model, code] : model_reasons) {
+        if (code == reason) counted = kReasonHeadroom;
+      }
+    }
     ++rejected[counted];
     const bool resolvable =
         !never &&
@@ -1010,6 +1050,25 @@ std::vector<prometheus::MetricFamily> Extender::CollectMetrics() const {
       GaugeFamily("tessera_idle_gpus", "Whole idle GPUs (nothing allocated on them).");
   AddGauge(&idle_gpus, cluster_ != nullptr ? static_cast<double>(IdleGpusLocked()) : 0);
   out.push_back(std::move(idle_gpus));
+  // Per GPU model: every model of the cluster, 0 where no floor is kept.
+  prometheus::MetricFamily model_idle = GaugeFamily(
+      "tessera_model_idle_gpus", "Whole idle GPUs (nothing allocated on them) per GPU model.");
+  prometheus::MetricFamily model_target =
+      GaugeFamily("tessera_model_headroom_target_gpus",
+                  "Whole idle GPUs of each GPU model kept for the classes that may use headroom "
+                  "(headroom.models; 0: none kept), besides tessera_headroom_target_gpus.");
+  if (cluster_ != nullptr) {
+    std::vector<int64_t> by_model;
+    IdleGpusLocked(&by_model);
+    for (size_t m = 0; m < by_model.size(); ++m) {
+      const prometheus::Labels labels = {{"model", cluster_->models()[m]}};
+      AddGauge(&model_idle, static_cast<double>(by_model[m]), labels);
+      AddGauge(&model_target, static_cast<double>(headroom_->model_target(static_cast<int>(m))),
+               labels);
+    }
+  }
+  out.push_back(std::move(model_idle));
+  out.push_back(std::move(model_target));
   int blocked = 0;
   size_t unaccounted = 0;
   for (size_t n = 0; n < blocked_.size(); ++n) {
@@ -1228,6 +1287,30 @@ std::string Extender::StateJson() const {
   h["mode"] = kModes[static_cast<int>(headroom_->options().mode)];
   h["target_gpus"] = headroom_->target();
   h["idle_gpus"] = cluster_ != nullptr ? IdleGpusLocked() : 0;
+  // Every GPU model of the cluster, then each model with a floor that the cluster lacks
+  // (target 0: it matches no node).
+  nlohmann::ordered_json models = nlohmann::ordered_json::array();
+  std::vector<int64_t> by_model;
+  if (cluster_ != nullptr) IdleGpusLocked(&by_model);
+  for (size_t m = 0; m < by_model.size(); ++m) {
+    nlohmann::ordered_json e;
+    e["model"] = cluster_->models()[m];
+    e["target_gpus"] = headroom_->model_target(static_cast<int>(m));
+    e["idle_gpus"] = by_model[m];
+    models.push_back(std::move(e));
+  }
+  for (const auto& [name, gpus] : headroom_->options().model_gpus) {
+    if (cluster_ != nullptr && std::find(cluster_->models().begin(), cluster_->models().end(),
+                                         name) != cluster_->models().end()) {
+      continue;
+    }
+    nlohmann::ordered_json e;
+    e["model"] = name;
+    e["target_gpus"] = 0;
+    e["idle_gpus"] = 0;
+    models.push_back(std::move(e));
+  }
+  h["models"] = std::move(models);
   nlohmann::ordered_json may_use = nlohmann::ordered_json::array();
   for (const QosClass& k : options_.classes.classes) {
     if (k.use_headroom) may_use.push_back(k.name);

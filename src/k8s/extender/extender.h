@@ -86,8 +86,10 @@ struct ExtenderOptions {
   /// Whole idle GPUs kept for the classes with use_headroom (sched/headroom.h; its
   /// min_priority is set from those classes). A pod of a preemptible class without
   /// use_headroom is held to it: filter refuses a node where placing it would leave fewer idle
-  /// GPUs than the target (reason "headroom: ..."), and bind puts a held share on a used GPU
-  /// when its GPUs would eat the headroom (HeldMayUse, PlaceHeld: the replay's rule). On its
+  /// GPUs than the target, or fewer idle GPUs of the node's model than that model's floor
+  /// (model_gpus; reason "headroom: ...", naming the model for a floor), and bind puts a held
+  /// share on a used GPU when its GPUs would eat the headroom (HeldMayUse, PlaceHeld: the
+  /// replay's rule). On its
   /// status.nominatedNodeName a held pod is not checked: its preemption freed the GPUs it
   /// takes there. kStatic keeps `gpus`; kForecast and kBacklog size the target from the
   /// idle GPUs protected pods take when this extender binds them, and from the GPUs departures
@@ -333,11 +335,16 @@ class Extender final : public ClusterEventSink {
   std::string PrioritizeJsonOf(const Pod& pod, std::span<const std::string_view> names,
                                uint64_t names_id);
   /// Headroom (ExtenderOptions::headroom); the caller holds the lock.
-  /// Whether pods of class `cls` are held to the headroom now (active, a target above zero,
-  /// a preemptible class without use_headroom).
+  /// Whether pods of class `cls` are held to the headroom now (active, a target or a model's
+  /// floor above zero, a preemptible class without use_headroom).
   bool HeldLocked(int cls) const;
   /// The whole idle GPUs of the cluster.
   int64_t IdleGpusLocked() const;
+  /// The whole idle GPUs of the cluster, and in *by_model those of each GPU model by id.
+  int64_t IdleGpusLocked(std::vector<int64_t>* by_model) const;
+  /// The reason of a held pod refused for the floor of GPU model `model` (an id), naming it,
+  /// with the floor and the model's `idle` GPUs.
+  std::string ModelHeadroomTextLocked(int model, int64_t idle) const;
   /// Moves the headroom to the clock's now (forecast buckets, backlog peaks that aged out).
   void UpdateHeadroomLocked();
   /// Feeds a release: the idle GPUs before and after a change of the model (kBacklog).
@@ -429,6 +436,8 @@ class Extender final : public ClusterEventSink {
     uint32_t stamp = 0;
     int reason = kReasonFit;     ///< kReasonFit + FitReason, or a refined kReason*
     bool keeps_headroom = true;  ///< a held pod that fits keeps the headroom there (HeldMayUse)
+    /// Where it does not: kReasonHeadroom (H), or the detail code of its model's floor.
+    int headroom_reason = kReasonHeadroom;
     /// Refused for a topology that no freeing of GPUs would satisfy (the pod does not fit it
     /// on the node emptied): unresolvable, where other topology refusals are not.
     bool never = false;
@@ -450,6 +459,7 @@ class Extender final : public ClusterEventSink {
   std::unique_ptr<Metrics> metrics_;         // cells are thread-safe themselves
   PendingQueue queue_;                       // GUARDED_BY(mutex_)
   std::unique_ptr<Headroom> headroom_;       // GUARDED_BY(mutex_)
+  std::vector<int64_t> idle_by_model_;       // GUARDED_BY(mutex_), filter's scratch
 
   // API mode only (Create); all GUARDED_BY(mutex_).
   LiveOptions live_;

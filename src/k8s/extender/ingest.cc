@@ -184,9 +184,9 @@ void Extender::Rebuild() {
   engine_ = std::move(*engine);
   cluster_ = &engine_->cluster();
   scheduler_ = &engine_->scheduler();
-  int64_t gpus = 0;
-  for (int n = 0; n < cluster_->size(); ++n) gpus += cluster_->spec(n).gpu_count;
-  headroom_->SetCapacity(gpus);  // the headroom never asks for more than the cluster has
+  // The headroom never asks for more than the cluster (or a model) has; its model floors
+  // follow the new model ids.
+  headroom_->SetCluster(*cluster_);
   blocked_.assign(cluster_->size(), std::string());
   placed_.assign(cluster_->size(), {});
   unaccounted_.assign(cluster_->size(), {});

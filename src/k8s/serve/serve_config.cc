@@ -151,10 +151,43 @@ Status ReadStrings(const std::string& file, const YAML::Node& v, const std::stri
 
 constexpr int kMaxHeadroomBuckets = 100000;
 
-/// headroom: {mode, gpus, windowSeconds, bucketSeconds, quantile, factor}.
+constexpr uint64_t kMaxHeadroomGpus = 10000000;
+
+/// headroom.models: {MODEL: GPUS, ...}, the floors per GPU model.
+Status ReadHeadroomModels(const std::string& file, const YAML::Node& v,
+                          std::vector<std::pair<std::string, int64_t>>* out) {
+  if (!v.IsMap()) {
+    return At(file, v, "headroom.models",
+              "expected a mapping of GPU model to GPUs (e.g. {A10: 4}), got " + Describe(v));
+  }
+  std::vector<std::pair<std::string, int64_t>> models;
+  std::set<std::string> names;
+  for (const auto& kv : v) {
+    if (!kv.first.IsScalar() || kv.first.Scalar().empty()) {
+      return At(file, kv.first, "headroom.models",
+                "expected a GPU model name, got " + Describe(kv.first));
+    }
+    const std::string& name = kv.first.Scalar();
+    const std::string key = "headroom.models." + name;
+    if (!names.insert(name).second) {
+      return At(file, kv.first, key, "duplicate GPU model " + QuoteForError(name));
+    }
+    uint64_t gpus = 0;
+    TESSERA_RETURN_IF_ERROR(ReadUnsigned(file, kv.second, key, &gpus));
+    if (gpus > kMaxHeadroomGpus) {
+      return At(file, kv.second, key, "expected 0..10000000, got " + kv.second.Scalar());
+    }
+    models.emplace_back(name, static_cast<int64_t>(gpus));
+  }
+  *out = std::move(models);
+  return {};
+}
+
+/// headroom: {mode, gpus, windowSeconds, bucketSeconds, quantile, factor, models}.
 Status ReadHeadroom(const std::string& file, const YAML::Node& v, HeadroomOptions* out) {
   if (!v.IsMap()) return At(file, v, "headroom", "expected a mapping, got " + Describe(v));
   HeadroomOptions h = *out;
+  YAML::Mark models_at = v.Mark();  // where the floors are given (else the headroom key)
   for (const auto& kv : v) {
     const std::string sub = kv.first.Scalar();
     const std::string key = "headroom." + sub;
@@ -177,7 +210,9 @@ Status ReadHeadroom(const std::string& file, const YAML::Node& v, HeadroomOption
     } else if (sub == "gpus") {
       uint64_t gpus = 0;
       TESSERA_RETURN_IF_ERROR(ReadUnsigned(file, x, key, &gpus));
-      if (gpus > 10000000) return At(file, x, key, "expected 0..10000000, got " + x.Scalar());
+      if (gpus > kMaxHeadroomGpus) {
+        return At(file, x, key, "expected 0..10000000, got " + x.Scalar());
+      }
       h.gpus = static_cast<int64_t>(gpus);
     } else if (sub == "windowSeconds") {
       TESSERA_RETURN_IF_ERROR(ReadNumber(file, x, key, 1, 1e9, &h.window_s));
@@ -187,11 +222,20 @@ Status ReadHeadroom(const std::string& file, const YAML::Node& v, HeadroomOption
       TESSERA_RETURN_IF_ERROR(ReadNumber(file, x, key, 0, 1, &h.quantile));
     } else if (sub == "factor") {
       TESSERA_RETURN_IF_ERROR(ReadNumber(file, x, key, 0, 1000, &h.factor));
+    } else if (sub == "models") {
+      TESSERA_RETURN_IF_ERROR(ReadHeadroomModels(file, x, &h.model_gpus));
+      models_at = x.Mark();
     } else {
       return At(file, kv.first, key,
                 "unknown key (known: mode, gpus, windowSeconds, bucketSeconds, quantile, "
-                "factor)");
+                "factor, models)");
     }
+  }
+  // Mode none keeps nothing, floors included: a floor given with it would silently not hold.
+  if (h.mode == HeadroomOptions::Mode::kNone && !h.model_gpus.empty()) {
+    return Error{file + ":" + std::to_string(models_at.line + 1) +
+                 ": headroom.models: needs headroom.mode static, forecast or backlog (mode "
+                 "none keeps nothing)"};
   }
   // The forecast keeps one figure per bucket of the window and sorts them at each bucket.
   if (h.window_s / h.bucket_s > kMaxHeadroomBuckets) {

@@ -63,7 +63,8 @@ struct ServeConfig {
 /// (integer, required: the lowest spec.priority of the class), sloWaitSeconds (number
 /// 0..1e9; absent = no SLO), preemptible (bool, default true), useHeadroom (bool, default
 /// false)), headroom (mapping: mode (none | static | forecast | backlog), gpus (unsigned,
-/// 0..1e7), windowSeconds, bucketSeconds (1..1e9), quantile (0..1), factor (0..1000)),
+/// 0..1e7), windowSeconds, bucketSeconds (1..1e9), quantile (0..1), factor (0..1000), models
+/// (mapping of GPU model name to unsigned GPUs 0..1e7, names unique; needs a mode but none)),
 /// schedulerNames (a list of strings), topology (mapping: pools (a list of mappings: selector
 /// (mapping: matchLabels (mapping of strings)), kubeletPolicy (none | best-effort |
 /// restricted | single-numa-node, required))), workload (string: a pod CSV). An empty file is

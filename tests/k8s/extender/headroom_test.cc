@@ -2,13 +2,18 @@
 // default). A BE pod is refused where placing it would leave fewer idle GPUs than the target
 // (the reason names the headroom) and admitted where it would not (a share on a used GPU
 // takes no idle one, and bind puts it there); an LS pod uses the headroom; the backlog mode
-// grows with an LS burst and shrinks once it ages out of the window.
+// grows with an LS burst and shrinks once it ages out of the window. A floor per GPU model
+// refuses a BE pod on a node of that model where it would take the model's kept GPUs (the
+// reason names the model), while nodes of other models take it; /state and the metrics show
+// the target and the idle GPUs per model.
 
 #include <gtest/gtest.h>
 
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "k8s/extender/extender.h"
@@ -20,21 +25,23 @@ namespace {
 
 using Json = nlohmann::json;
 
-Json Nodes() {
+// Nodes of four GPUs: (name, GPU model) each.
+Json NodesOf(const std::vector<std::pair<std::string, std::string>>& nodes) {
   Json items = Json::array();
-  for (const char* name : {"n1", "n2"}) {
+  for (const auto& [name, model] : nodes) {
     Json alloc = {{"cpu", "64"}, {"memory", "256Gi"}, {"pods", "110"}, {"tessera.io/gpu", "4"}};
-    items.push_back({{"apiVersion", "v1"},
-                     {"kind", "Node"},
-                     {"metadata",
-                      {{"name", name},
-                       {"uid", std::string("uid-") + name},
-                       {"labels", {{"tessera.io/gpu-model", "A10"}}}}},
-                     {"spec", Json::object()},
-                     {"status", {{"allocatable", alloc}, {"capacity", alloc}}}});
+    items.push_back(
+        {{"apiVersion", "v1"},
+         {"kind", "Node"},
+         {"metadata",
+          {{"name", name}, {"uid", "uid-" + name}, {"labels", {{"tessera.io/gpu-model", model}}}}},
+         {"spec", Json::object()},
+         {"status", {{"allocatable", alloc}, {"capacity", alloc}}}});
   }
   return {{"apiVersion", "v1"}, {"kind", "NodeList"}, {"items", items}};
 }
+
+Json Nodes() { return NodesOf({{"n1", "A10"}, {"n2", "A10"}}); }
 
 // A pending pod of class `cls` (label tessera.io/class) asking `gpus` GPUs of `milli` each.
 Json PodOf(const std::string& uid, const std::string& cls, int gpus, int milli = 1000) {
@@ -55,16 +62,19 @@ Json PodOf(const std::string& uid, const std::string& cls, int gpus, int milli =
 
 class Cluster {
  public:
-  explicit Cluster(HeadroomOptions headroom) {
+  explicit Cluster(HeadroomOptions headroom, const Json& nodes = Nodes()) {
     ExtenderOptions options;
     options.headroom = headroom;
     options.clock = &clock;
     options.filter_pass_seconds = 0;
-    ext = std::move(Extender::FromJson(Nodes().dump(), "", options).value());
+    ext = std::move(Extender::FromJson(nodes.dump(), "", options).value());
+    for (const Json& n : nodes["items"]) names.push_back(n["metadata"]["name"]);
+  }
+  std::string Body(const Json& pod) const {
+    return Json{{"Pod", pod}, {"Nodes", nullptr}, {"NodeNames", names}}.dump();
   }
   ExtenderFilterResult Filter(const Json& pod) {
-    Json body = {{"Pod", pod}, {"Nodes", nullptr}, {"NodeNames", {"n1", "n2"}}};
-    return ext->Filter(DecodeExtenderArgs(body.dump()).value());
+    return ext->Filter(DecodeExtenderArgs(Body(pod)).value());
   }
   /// Filter then bind to `node`; the bind's error ("" when bound).
   std::string Place(const Json& pod, const std::string& node) {
@@ -83,6 +93,7 @@ class Cluster {
 
   ManualClock clock{1000};
   std::unique_ptr<Extender> ext;
+  std::vector<std::string> names;  ///< the candidates of Filter: every node
 };
 
 HeadroomOptions Static(int gpus) {
@@ -158,6 +169,89 @@ TEST(ServeHeadroom, BacklogGrowsWithAnLsBurstAndShrinksAfterIt) {
   }
   EXPECT_EQ(c.State()["headroom"]["target_gpus"], 0);
   EXPECT_EQ(c.Place(PodOf("be1", "BE", 1), "n2"), "");
+}
+
+// The metric's value in the exposition `text`, or -1 when absent.
+double MetricValue(const std::string& text, const std::string& series) {
+  const size_t at = text.find("\n" + series + " ");
+  return at == std::string::npos ? -1 : std::stod(text.substr(at + series.size() + 2));
+}
+
+// (model, target_gpus, idle_gpus) of each entry of /state's headroom.models, in order.
+std::vector<std::tuple<std::string, int, int>> StateModels(const Json& state) {
+  std::vector<std::tuple<std::string, int, int>> out;
+  for (const Json& m : state["headroom"]["models"]) {
+    out.emplace_back(m["model"], m["target_gpus"], m["idle_gpus"]);
+  }
+  return out;
+}
+
+constexpr char kA10Reason[] =
+    "headroom: placing the pod here would take idle A10 GPUs kept for the classes that may use "
+    "headroom (4 kept, 4 idle)";
+
+TEST(ServeHeadroom, ModelFloorRefusesBeOnA10WhereTheClusterKeepsHAndAdmitsItOnV100) {
+  HeadroomOptions h = Static(2);
+  h.model_gpus = {{"A10", 4}, {"H100", 2}};  // H100: no such node, kept but matching none
+  Cluster c(h, NodesOf({{"a1", "A10"}, {"a2", "A10"}, {"v1", "V100M16"}}));
+  EXPECT_EQ(c.Place(PodOf("be1", "BE", 4), "a1"), "");  // A10: 8 idle -> 4, the floor
+  // One more GPU of A10 would leave 3 < 4 of A10 (the cluster would keep 7 >= 2).
+  const ExtenderFilterResult r = c.Filter(PodOf("be2", "BE", 1));
+  EXPECT_EQ(r.node_names, std::vector<std::string>{"v1"});
+  ASSERT_EQ(r.failed_nodes.count("a2"), 1u);  // resolvable: A10 GPUs may free up
+  EXPECT_EQ(r.failed_nodes.at("a2"), kA10Reason);
+  EXPECT_EQ(r.failed_nodes.count("a1"), 1u);  // full
+  EXPECT_TRUE(r.failed_and_unresolvable_nodes.empty());
+  // The fast codec says the same.
+  const std::string json =
+      c.ext->FilterJson(DecodeExtenderArgs(c.Body(PodOf("be2", "BE", 1))).value());
+  EXPECT_EQ(Json::parse(json)["FailedNodes"]["a2"], kA10Reason) << json;
+  EXPECT_EQ(Json::parse(json)["NodeNames"], Json::array({"v1"})) << json;
+  // Bind applies the same rule.
+  EXPECT_EQ(c.Place(PodOf("be2", "BE", 1), "a2"), std::string("refused: ") + kA10Reason);
+  EXPECT_EQ(c.Place(PodOf("be2", "BE", 1), "v1"), "");
+  // LS may use the A10 floor.
+  EXPECT_EQ(c.Filter(PodOf("ls1", "LS", 1)).node_names, (std::vector<std::string>{"a2", "v1"}));
+  EXPECT_EQ(c.Place(PodOf("ls1", "LS", 1), "a2"), "");
+
+  // /state: every model of the cluster, then the named model it lacks.
+  const Json state = c.State();
+  EXPECT_EQ(state["headroom"]["target_gpus"], 2);
+  EXPECT_EQ(state["headroom"]["idle_gpus"], 6);
+  const std::vector<std::tuple<std::string, int, int>> want = {
+      {"A10", 4, 3}, {"V100M16", 0, 3}, {"H100", 0, 0}};
+  EXPECT_EQ(StateModels(state), want) << state["headroom"].dump();
+  // The metrics: per model, every model of the cluster; the cluster-wide ones as before.
+  const std::string m = c.ext->MetricsText();
+  EXPECT_EQ(MetricValue(m, "tessera_model_idle_gpus{model=\"A10\"}"), 3) << m;
+  EXPECT_EQ(MetricValue(m, "tessera_model_idle_gpus{model=\"V100M16\"}"), 3);
+  EXPECT_EQ(MetricValue(m, "tessera_model_headroom_target_gpus{model=\"A10\"}"), 4);
+  EXPECT_EQ(MetricValue(m, "tessera_model_headroom_target_gpus{model=\"V100M16\"}"), 0);
+  EXPECT_EQ(MetricValue(m, "tessera_model_headroom_target_gpus{model=\"H100\"}"), -1);
+  EXPECT_EQ(MetricValue(m, "tessera_headroom_target_gpus"), 2);
+  EXPECT_EQ(MetricValue(m, "tessera_idle_gpus"), 6);
+  // a2 refused for the A10 floor by Filter, FilterJson and the filters before be2's two binds:
+  // counted as headroom refusals.
+  EXPECT_EQ(MetricValue(m, "tessera_filter_rejections_total{reason=\"headroom\"}"), 4);
+}
+
+TEST(ServeHeadroom, ModelFloorAloneHoldsPodsAndCapsAtTheModelsGpus) {
+  // No cluster-wide H; A10 asks for more than its 8 GPUs: all of them kept.
+  HeadroomOptions h = Static(0);
+  h.model_gpus = {{"A10", 100}};
+  Cluster c(h, NodesOf({{"a1", "A10"}, {"a2", "A10"}, {"v1", "V100M16"}}));
+  const ExtenderFilterResult r = c.Filter(PodOf("be1", "BE", 1));
+  EXPECT_EQ(r.node_names, std::vector<std::string>{"v1"});
+  EXPECT_EQ(r.failed_nodes.at("a1"),
+            "headroom: placing the pod here would take idle A10 GPUs kept for the classes that "
+            "may use headroom (8 kept, 8 idle)");
+  const std::vector<std::tuple<std::string, int, int>> want = {{"A10", 8, 8}, {"V100M16", 0, 4}};
+  EXPECT_EQ(StateModels(c.State()), want);
+  // Without floors the same pod goes anywhere (the default is unchanged).
+  Cluster plain(Static(0), NodesOf({{"a1", "A10"}, {"a2", "A10"}, {"v1", "V100M16"}}));
+  EXPECT_EQ(plain.Filter(PodOf("be1", "BE", 1)).node_names.size(), 3u);
+  const std::vector<std::tuple<std::string, int, int>> none = {{"A10", 0, 8}, {"V100M16", 0, 4}};
+  EXPECT_EQ(StateModels(plain.State()), none);
 }
 
 }  // namespace

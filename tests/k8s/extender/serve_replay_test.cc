@@ -488,6 +488,19 @@ TEST_P(ServeReplay, SameEventsWithHeadroomKept) {
   }
 }
 
+// With floors per GPU model besides H (A10 and T4 GPUs kept, V100M32 none): a held pod the
+// policy would put on a model's node that would take that model's floor goes to the best node
+// that keeps every floor, in-process as in serve's filter, prioritize and bind.
+TEST(ServeReplayHeadroom, SameEventsWithModelFloors) {
+  HeadroomOptions h;
+  h.mode = HeadroomOptions::Mode::kStatic;
+  h.gpus = 2;
+  h.model_gpus = {{"A10", 6}, {"T4", 3}};
+  const Served s = ExpectSameEvents("tessera", h, MakeNodes(), MakeTimeline(160));
+  ExpectBusy(s, "tessera model floors");
+  EXPECT_GT(s.headroom_rejections, 0);  // the floors held pods back
+}
+
 // The comparison can fail: without kube-scheduler's marks the server checks a preemptor
 // against the headroom on the node its victims freed, and counts their departures as refills,
 // and the runs part.

@@ -4,6 +4,8 @@
 
 #include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace tessera::k8s {
 namespace {
@@ -237,7 +239,7 @@ TEST(ServeConfig, ReadsHeadroom) {
             "\"dynamic\"");
   EXPECT_EQ(error("headroom:\n  gpu: 4\n"),
             "tessera.yaml:2: headroom.gpu: unknown key (known: mode, gpus, windowSeconds, "
-            "bucketSeconds, quantile, factor)");
+            "bucketSeconds, quantile, factor, models)");
   EXPECT_EQ(error("headroom:\n  gpus: -1\n"),
             "tessera.yaml:2: headroom.gpus: expected an unsigned integer, got \"-1\"");
   EXPECT_EQ(error("headroom:\n  quantile: 2\n"),
@@ -246,6 +248,48 @@ TEST(ServeConfig, ReadsHeadroom) {
   EXPECT_EQ(error("headroom:\n  mode: forecast\n  windowSeconds: 1000000000\n  bucketSeconds: 1\n"),
             "tessera.yaml:2: headroom: windowSeconds / bucketSeconds is 1000000000 buckets; at "
             "most 100000 (raise bucketSeconds)");
+}
+
+TEST(ServeConfig, ReadsHeadroomModels) {
+  ServeConfig c;
+  Status s = ParseServeConfig(
+      "headroom:\n  mode: static\n  gpus: 1\n  models: {A10: 4, V100M16: 2}\n", "tessera.yaml", &c);
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  const std::vector<std::pair<std::string, int64_t>> want = {{"A10", 4}, {"V100M16", 2}};
+  EXPECT_EQ(c.headroom.model_gpus, want);
+  EXPECT_EQ(c.headroom.gpus, 1);
+  // Block style, and in a sized mode.
+  ServeConfig b;
+  s = ParseServeConfig("headroom:\n  mode: backlog\n  models:\n    A10: 0\n    T4: 10000000\n",
+                       "tessera.yaml", &b);
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  const std::vector<std::pair<std::string, int64_t>> block = {{"A10", 0}, {"T4", 10000000}};
+  EXPECT_EQ(b.headroom.model_gpus, block);
+  const auto error = [](const std::string& text) {
+    ServeConfig c;
+    Status s = ParseServeConfig(text, "tessera.yaml", &c);
+    return s.ok() ? std::string("ok") : s.error().message;
+  };
+  EXPECT_EQ(error("headroom:\n  mode: static\n  models:\n    A10: -4\n"),
+            "tessera.yaml:4: headroom.models.A10: expected an unsigned integer, got \"-4\"");
+  EXPECT_EQ(error("headroom:\n  mode: static\n  models:\n    A10: four\n"),
+            "tessera.yaml:4: headroom.models.A10: expected an unsigned integer, got \"four\"");
+  EXPECT_EQ(error("headroom:\n  mode: static\n  models:\n    A10: 10000001\n"),
+            "tessera.yaml:4: headroom.models.A10: expected 0..10000000, got 10000001");
+  EXPECT_EQ(error("headroom:\n  mode: static\n  models: [A10]\n"),
+            "tessera.yaml:3: headroom.models: expected a mapping of GPU model to GPUs (e.g. "
+            "{A10: 4}), got a list");
+  EXPECT_EQ(error("headroom:\n  mode: static\n  models:\n    A10: {gpus: 4}\n"),
+            "tessera.yaml:4: headroom.models.A10: expected an unsigned integer, got a mapping");
+  EXPECT_EQ(error("headroom:\n  mode: static\n  models:\n    A10: 4\n    A10: 2\n"),
+            "tessera.yaml:5: headroom.models.A10: duplicate GPU model \"A10\"");
+  // Mode none keeps nothing: a floor with it is an error, not silently ignored.
+  EXPECT_EQ(error("headroom:\n  models: {A10: 4}\n"),
+            "tessera.yaml:2: headroom.models: needs headroom.mode static, forecast or backlog "
+            "(mode none keeps nothing)");
+  EXPECT_EQ(error("headroom:\n  models:\n    A10: 4\n  mode: none\n"),
+            "tessera.yaml:3: headroom.models: needs headroom.mode static, forecast or backlog "
+            "(mode none keeps nothing)");
 }
 
 }  // namespace tessera::k8s

@@ -1,0 +1,200 @@
+// The headroom's floors per GPU model (sched/headroom.h): resolved against a cluster's models
+// and capped at each model's GPUs, checked besides the cluster-wide H by HeldMayUse and
+// PlaceHeld (what the pod would break is told); and the values of the replay's
+// --headroom-model (replay/replay_policy.h).
+
+#include "sched/headroom.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "model/cluster.h"
+#include "replay/replay_policy.h"
+#include "util/clock.h"
+
+namespace tessera {
+namespace {
+
+NodeSpec Node(const std::string& name, const std::string& model, int gpus) {
+  NodeSpec n;
+  n.name = name;
+  n.cpu_milli = 64000;
+  n.memory_mib = 262144;
+  n.gpu_count = gpus;
+  n.gpu_model = model;
+  return n;
+}
+
+PodRequest Request(const Cluster& cluster, int gpus, int milli = 1000) {
+  PodSpec p;
+  p.cpu_milli = 1000;
+  p.memory_mib = 1024;
+  p.gpu_count = gpus;
+  p.gpu_milli = milli;
+  return cluster.MakeRequest(p);
+}
+
+int ModelId(const Cluster& cluster, const std::string& model) {
+  for (size_t m = 0; m < cluster.models().size(); ++m) {
+    if (cluster.models()[m] == model) return static_cast<int>(m);
+  }
+  return -1;
+}
+
+HeadroomOptions Static(int64_t gpus, std::vector<std::pair<std::string, int64_t>> models) {
+  HeadroomOptions h;
+  h.mode = HeadroomOptions::Mode::kStatic;
+  h.gpus = gpus;
+  h.model_gpus = std::move(models);
+  return h;
+}
+
+// Two A10 nodes and one V100M16 node of four GPUs each.
+Cluster ThreeNodes() {
+  return Cluster({Node("a1", "A10", 4), Node("a2", "A10", 4), Node("v1", "V100M16", 4)});
+}
+
+TEST(ModelHeadroom, FloorsResolveToTheClusterModelsCappedAtTheirGpus) {
+  const Cluster cluster = ThreeNodes();
+  const VirtualClock clock;
+  Headroom h(Static(2, {{"A10", 5}, {"V100M16", 100}, {"H100", 3}}), &clock);
+  EXPECT_EQ(h.model_target(0), 0);  // nothing resolved before SetCluster
+  h.SetCluster(cluster);
+  EXPECT_EQ(h.target(), 2);
+  EXPECT_EQ(h.model_target(ModelId(cluster, "A10")), 5);
+  EXPECT_EQ(h.model_target(ModelId(cluster, "V100M16")), 4);  // capped: the model has 4 GPUs
+  EXPECT_EQ(h.model_target(-1), 0);
+  EXPECT_TRUE(h.keeps_some());
+
+  // A floor only for a model the cluster lacks keeps nothing.
+  Headroom absent(Static(0, {{"H100", 3}}), &clock);
+  absent.SetCluster(cluster);
+  EXPECT_FALSE(absent.keeps_some());
+  for (int m = 0; m < 2; ++m) EXPECT_EQ(absent.model_target(m), 0);
+
+  // Mode none keeps nothing, floors included.
+  HeadroomOptions none = Static(2, {{"A10", 4}});
+  none.mode = HeadroomOptions::Mode::kNone;
+  Headroom off(none, &clock);
+  off.SetCluster(cluster);
+  EXPECT_EQ(off.model_target(ModelId(cluster, "A10")), 0);
+  EXPECT_FALSE(off.keeps_some());
+
+  // The floors hold in the sized modes too, beside their H.
+  HeadroomOptions backlog = Static(0, {{"A10", 4}});
+  backlog.mode = HeadroomOptions::Mode::kBacklog;
+  Headroom sized(backlog, &clock);
+  sized.SetCluster(cluster);
+  EXPECT_EQ(sized.target(), 0);
+  EXPECT_EQ(sized.model_target(ModelId(cluster, "A10")), 4);
+  EXPECT_TRUE(sized.keeps_some());
+}
+
+TEST(ModelHeadroom, CountsIdleGpusPerModel) {
+  Cluster cluster = ThreeNodes();
+  cluster.Allocate(0, Request(cluster, 4), 0b1111);     // a1 full
+  cluster.Allocate(2, Request(cluster, 1, 300), 0b10);  // a share on v1's GPU 1
+  std::vector<int64_t> by_model;
+  EXPECT_EQ(CountIdleGpus(cluster, &by_model), 7);
+  ASSERT_EQ(by_model.size(), 2u);
+  EXPECT_EQ(by_model[static_cast<size_t>(ModelId(cluster, "A10"))], 4);
+  EXPECT_EQ(by_model[static_cast<size_t>(ModelId(cluster, "V100M16"))], 3);
+}
+
+TEST(ModelHeadroom, HeldPodRefusedWhereItTakesTheA10FloorAdmittedOnV100) {
+  Cluster cluster = ThreeNodes();
+  cluster.Allocate(0, Request(cluster, 4), 0b1111);  // a1 full: 4 A10 idle, 8 in all
+  const VirtualClock clock;
+  Headroom h(Static(2, {{"A10", 4}}), &clock);
+  h.SetCluster(cluster);
+  std::vector<int64_t> by_model;
+  const int64_t idle = CountIdleGpus(cluster, &by_model);
+  const int a10 = ModelId(cluster, "A10");
+  const int v100 = ModelId(cluster, "V100M16");
+  const HeadroomIdle on_a2{idle, a10, by_model[static_cast<size_t>(a10)]};
+  const HeadroomIdle on_v1{idle, v100, by_model[static_cast<size_t>(v100)]};
+  const PodRequest one = Request(cluster, 1);
+
+  // The cluster keeps H (8 - 1 >= 2), the A10s would not keep their 4.
+  Headroom::Shortfall why = Headroom::Shortfall::kNone;
+  EXPECT_FALSE(HeldMayUse(h, on_a2, cluster.state(1), 4, one, &why));
+  EXPECT_EQ(why, Headroom::Shortfall::kModel);
+  EXPECT_TRUE(HeldMayUse(h, on_v1, cluster.state(2), 4, one, &why));
+  EXPECT_EQ(why, Headroom::Shortfall::kNone);
+  GpuSet gpus = 0b1;
+  EXPECT_FALSE(PlaceHeld(h, on_a2, cluster.state(1), 4, one, &gpus, &why));
+  EXPECT_EQ(why, Headroom::Shortfall::kModel);
+  gpus = 0b1;
+  EXPECT_TRUE(PlaceHeld(h, on_v1, cluster.state(2), 4, one, &gpus, &why));
+  EXPECT_EQ(gpus, GpuSet{0b1});
+
+  // H is checked first: with H = 8 the V100 node refuses too, for the cluster.
+  Headroom big(Static(8, {{"A10", 4}}), &clock);
+  big.SetCluster(cluster);
+  EXPECT_FALSE(HeldMayUse(big, on_v1, cluster.state(2), 4, one, &why));
+  EXPECT_EQ(why, Headroom::Shortfall::kCluster);
+  EXPECT_FALSE(HeldMayUse(big, on_a2, cluster.state(1), 4, one, &why));
+  EXPECT_EQ(why, Headroom::Shortfall::kCluster);
+
+  // Without floors the A10 node takes it (the cluster-wide rule alone).
+  Headroom plain(Static(2, {}), &clock);
+  plain.SetCluster(cluster);
+  EXPECT_TRUE(HeldMayUse(plain, on_a2, cluster.state(1), 4, one, &why));
+}
+
+TEST(ModelHeadroom, HeldShareGoesOnAUsedA10GpuInsteadOfTheFloor) {
+  Cluster cluster = ThreeNodes();
+  cluster.Allocate(0, Request(cluster, 4), 0b1111);       // a1 full
+  cluster.Allocate(1, Request(cluster, 1, 500), 0b0100);  // a2's GPU 2 half used: 3 A10 idle
+  const VirtualClock clock;
+  Headroom h(Static(0, {{"A10", 3}}), &clock);
+  h.SetCluster(cluster);
+  std::vector<int64_t> by_model;
+  const int64_t idle = CountIdleGpus(cluster, &by_model);
+  const int a10 = ModelId(cluster, "A10");
+  const HeadroomIdle on_a2{idle, a10, by_model[static_cast<size_t>(a10)]};
+  const PodRequest share = Request(cluster, 1, 250);
+  Headroom::Shortfall why = Headroom::Shortfall::kCluster;
+  EXPECT_TRUE(HeldMayUse(h, on_a2, cluster.state(1), 4, share, &why));  // the used GPU has room
+  EXPECT_EQ(why, Headroom::Shortfall::kNone);
+  GpuSet gpus = 0b0001;  // the policy chose an idle GPU: it would take the floor
+  EXPECT_TRUE(PlaceHeld(h, on_a2, cluster.state(1), 4, share, &gpus, &why));
+  EXPECT_EQ(gpus, GpuSet{0b0100});
+  // A whole GPU has no used GPU to go on.
+  gpus = 0b0001;
+  EXPECT_FALSE(PlaceHeld(h, on_a2, cluster.state(1), 4, Request(cluster, 1), &gpus, &why));
+  EXPECT_EQ(why, Headroom::Shortfall::kModel);
+}
+
+TEST(ModelHeadroom, ReplayFlagValuesParsed) {
+  Result<std::vector<std::pair<std::string, int64_t>>> ok =
+      ParseHeadroomModels({"A10=4", "V100M16=0", "NVIDIA-A100-SXM4-80GB=12"});
+  ASSERT_TRUE(ok.ok()) << ok.error().message;
+  const std::vector<std::pair<std::string, int64_t>> want = {
+      {"A10", 4}, {"V100M16", 0}, {"NVIDIA-A100-SXM4-80GB", 12}};
+  EXPECT_EQ(*ok, want);
+  EXPECT_TRUE(ParseHeadroomModels({}).value().empty());
+  const auto error = [](const std::string& value) {
+    Result<std::vector<std::pair<std::string, int64_t>>> r = ParseHeadroomModels({value});
+    return r.ok() ? std::string("ok") : r.error().message;
+  };
+  EXPECT_EQ(error("A10"), "--headroom-model: expected MODEL=GPUS (e.g. A10=4), got 'A10'");
+  EXPECT_EQ(error("=4"), "--headroom-model: expected MODEL=GPUS (e.g. A10=4), got '=4'");
+  EXPECT_EQ(error("A10="), "--headroom-model: expected MODEL=GPUS (e.g. A10=4), got 'A10='");
+  EXPECT_EQ(error("A10=-1"),
+            "--headroom-model A10=-1: GPUS must be an integer 0..10000000, got '-1'");
+  EXPECT_EQ(error("A10=2.5"),
+            "--headroom-model A10=2.5: GPUS must be an integer 0..10000000, got '2.5'");
+  EXPECT_EQ(error("A10=10000001"),
+            "--headroom-model A10=10000001: GPUS must be an integer 0..10000000, got "
+            "'10000001'");
+  Result<std::vector<std::pair<std::string, int64_t>>> twice =
+      ParseHeadroomModels({"A10=4", "A10=2"});
+  ASSERT_FALSE(twice.ok());
+  EXPECT_EQ(twice.error().message, "--headroom-model: GPU model 'A10' given twice");
+}
+
+}  // namespace
+}  // namespace tessera
