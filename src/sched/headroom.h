@@ -3,9 +3,8 @@
 // GPU headroom for the protected classes: whole idle GPUs that pods below a priority may not
 // take, sized statically, from a forecast of protected demand, or from the protected backlog
 // (docs/REPLAY.md, "Headroom"), plus fixed floors per GPU model. One component for every
-// front door;
-// it reads time only through a Clock (the replay's virtual clock, the extender's wall clock).
-// No I/O. Not thread-safe.
+// front door; it reads time only through a Clock (the replay's virtual clock, the extender's
+// wall clock). No I/O. Not thread-safe.
 
 #include <cstdint>
 #include <deque>
@@ -56,6 +55,7 @@ struct HeadroomOptions {
   /// older than it), so that it decays once protected pods stop taking idle GPUs.
   /// H = ceil(factor · the highest B of the last window_s seconds), growing at the arrival that
   /// raised B, shrinking at bucket_s boundaries as peaks age out.
+
   /// Per GPU model floors, in every mode but kNone and in addition to H: (model name as in
   /// NodeSpec::gpu_model, whole GPUs). A held pod on a node of model m must leave at least
   /// floor(m) idle GPUs of model m. A floor never exceeds its model's GPUs; a name the cluster
