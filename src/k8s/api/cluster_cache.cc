@@ -468,14 +468,18 @@ ClusterCache::~ClusterCache() { Stop(); }
 
 void ClusterCache::UpdateSync() {
   if (!nodes_ || !pods_) return;  // still constructing
-  const auto [nodes_ok, nodes_why] = nodes_->state();
-  const auto [pods_ok, pods_why] = pods_->state();
   SyncStatus next;
-  next.synced = nodes_ok && pods_ok;
-  if (!nodes_ok) next.reason = nodes_why;
-  if (!pods_ok) next.reason += (next.reason.empty() ? "" : "; ") + pods_why;
   {
+    // The reflectors' states are read under the lock: two reflector threads calling this at
+    // once must not let the one that read first (a stale "initial list in progress") write
+    // last, which would leave the cache out of sync with both reflectors healthy. (Lock
+    // order: sync_mutex_, then a reflector's state_mutex_; SetState calls here without it.)
     std::lock_guard<std::mutex> lock(sync_mutex_);
+    const auto [nodes_ok, nodes_why] = nodes_->state();
+    const auto [pods_ok, pods_why] = pods_->state();
+    next.synced = nodes_ok && pods_ok;
+    if (!nodes_ok) next.reason = nodes_why;
+    if (!pods_ok) next.reason += (next.reason.empty() ? "" : "; ") + pods_why;
     if (next == sync_) return;
     sync_ = next;
     // Told under the lock, so that the sink sees the changes in the order they were made.

@@ -41,6 +41,14 @@ Json ModelOf(const Live& live) {
 
 class Property : public ::testing::TestWithParam<uint64_t> {};
 
+// The cache's log lines of `live`, for a failure message.
+std::string LogsOf(Live& live) {
+  std::lock_guard<std::mutex> lock(live.log_mutex);
+  std::string out;
+  for (const std::string& l : live.logs) out += l + "\n";
+  return out;
+}
+
 TEST_P(Property, NoGpuIsEverGivenTwiceAndRelistsRebuildTheFreshModel) {
   const uint64_t seed = GetParam();
   Rng rng(seed);
@@ -126,7 +134,8 @@ TEST_P(Property, NoGpuIsEverGivenTwiceAndRelistsRebuildTheFreshModel) {
     })) << when
         << "\nlive ready: " << live->extender->ready() << " (" << live->extender->not_ready_reason()
         << "), assumed pods: " << live->extender->assumed_pods()
-        << "\nlive:  " << ModelOf(*live).dump() << "\nfresh: " << want.dump();
+        << "\nlive:  " << ModelOf(*live).dump() << "\nfresh: " << want.dump() << "\n"
+        << LogsOf(*live);
   };
 
   for (int step = 0; step < 400; ++step) {
@@ -201,7 +210,7 @@ TEST_P(Property, NoGpuIsEverGivenTwiceAndRelistsRebuildTheFreshModel) {
     } else {  // restart
       live.reset();
       live = std::make_unique<Live>(fake);
-      ASSERT_TRUE(live->Sync()) << live->extender->not_ready_reason();
+      ASSERT_TRUE(live->Sync()) << live->extender->not_ready_reason() << "\n" << LogsOf(*live);
       ++restarts;
       what = "restart";
     }
