@@ -129,12 +129,14 @@ bool Headroom::NoteDemand(int priority, int64_t gpu_milli) {
 }
 
 int64_t CountIdleGpus(const Cluster& cluster, std::vector<int64_t>* by_model) {
-  by_model->assign(cluster.models().size(), 0);
+  if (by_model != nullptr) by_model->assign(cluster.models().size(), 0);
   int64_t idle = 0;
   for (int n = 0; n < cluster.size(); ++n) {
     const int k = IdleGpus(cluster.state(n), cluster.spec(n).gpu_count);
     idle += k;
-    if (cluster.model_id(n) >= 0) (*by_model)[static_cast<size_t>(cluster.model_id(n))] += k;
+    if (by_model != nullptr && cluster.model_id(n) >= 0) {
+      (*by_model)[static_cast<size_t>(cluster.model_id(n))] += k;
+    }
   }
   return idle;
 }

@@ -150,8 +150,8 @@ class Headroom {
   std::deque<std::pair<double, double>> peaks_;     // (time, B), B decreasing: a sliding max
 };
 
-/// The idle GPUs of `cluster` now: in *by_model by model id (resized to its models), and their
-/// sum (the return value).
+/// The idle GPUs of `cluster` now: their sum (the return value) and, unless `by_model` is null,
+/// in *by_model by model id (resized to its models).
 int64_t CountIdleGpus(const Cluster& cluster, std::vector<int64_t>* by_model);
 
 /// The headroom rule of a held pod's placement, one for every front door (the replay's

@@ -193,13 +193,7 @@ bool Extender::HeldLocked(int cls) const {
   return !c.use_headroom && (c.preemptible || headroom_->options().hold_non_preemptible);
 }
 
-int64_t Extender::IdleGpusLocked() const {
-  int64_t idle = 0;
-  for (int n = 0; n < cluster_->size(); ++n) {
-    idle += IdleGpus(cluster_->state(n), cluster_->spec(n).gpu_count);
-  }
-  return idle;
-}
+int64_t Extender::IdleGpusLocked() const { return CountIdleGpus(*cluster_, nullptr); }
 
 int64_t Extender::IdleGpusLocked(std::vector<int64_t>* by_model) const {
   return CountIdleGpus(*cluster_, by_model);
