@@ -22,8 +22,8 @@ struct ReplayPolicy {
 
 /// The tessera replay policy's defaults (docs/REPLAY.md): the `tessera` placement policy
 /// (FGD with CPU-stranding tie-breaks), headroom for the classes with priority >= 1000 (LS)
-/// sized online from the replay so far (kBacklog: twice the highest backlog, over the last
-/// hour, of LS GPU demand drained at the observed rate of GPUs freed by departures), and
+/// sized online from the replay so far (kBacklog: 2.5 times the highest backlog, over the last
+/// 1.5 hours, of LS GPU demand drained at the observed rate of GPUs freed by departures), and
 /// preemption only when the headroom is exhausted. No per-workload setting.
 ReplayPolicy TesseraReplayPolicy();
 
