@@ -39,3 +39,20 @@ with_scratch() {  # sets tmp (a scratch folder), pid="" and fails=0; on exit kil
   fails=0
   trap 'if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then kill -KILL "$pid" 2>/dev/null || true; fi; rm -rf "$tmp"' EXIT
 }
+
+listening_port() {  # listening_port PID OUT ERR: prints the port of the "listening on
+  # 127.0.0.1:PORT" line that the server PID writes to OUT within 10 s; else shows OUT and ERR on
+  # stderr and fails (the caller: port=$(listening_port ...) || exit 1)
+  local port
+  for _ in $(seq 1 100); do
+    port=$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9][0-9]*\)$/\1/p' "$2" | head -1)
+    if [ -n "$port" ]; then echo "$port"; return 0; fi
+    kill -0 "$1" 2>/dev/null || break
+    sleep 0.1
+  done
+  port=$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9][0-9]*\)$/\1/p' "$2" | head -1)
+  if [ -n "$port" ]; then echo "$port"; return 0; fi
+  echo "FAIL: no 'listening on' line" >&2
+  cat "$2" "$3" >&2
+  return 1
+}

@@ -15,6 +15,8 @@
 # panel query is one /metrics exports. Skips only when prometheus is not installed.
 set -euo pipefail
 : "${TESSERA:?}" "${TESSERA_SOURCE_DIR:?}" "${TESSERA_FAKE_APISERVER:?}"
+# shellcheck source=tests/e2e/lib.sh
+source "$(dirname "$0")/lib.sh"
 if ! command -v prometheus >/dev/null || ! command -v promtool >/dev/null; then
   echo "SKIP: prometheus not installed (bash scripts/deps.sh --test installs it)"
   exit 0
@@ -116,14 +118,7 @@ classes:
 YAML
 "$TESSERA" serve --config "$tmp/tessera.yaml" >"$tmp/serve.out" 2>"$tmp/serve.err" &
 serve_pid=$!
-port=""
-for _ in $(seq 1 200); do
-  port=$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9][0-9]*\)$/\1/p' "$tmp/serve.out" | head -1)
-  [ -n "$port" ] && break
-  kill -0 "$serve_pid" 2>/dev/null || break
-  sleep 0.05
-done
-if [ -z "$port" ]; then echo "FAIL: tessera serve did not start"; cat "$tmp/serve.err"; exit 1; fi
+port=$(listening_port "$serve_pid" "$tmp/serve.out" "$tmp/serve.err") || exit 1
 echo "ok   tessera serve on port $port against the fake API server"
 
 prom_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')

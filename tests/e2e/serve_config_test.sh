@@ -54,14 +54,7 @@ printf 'listen: 127.0.0.1:9\npolicy: bestfit\nkubernetes:\n  kubeconfig: %s\n' \
 # The flag overrides the file's listen address (port 9 would need root).
 "$TESSERA" serve --config "$tmp/tessera.yaml" --listen 127.0.0.1:0 >"$tmp/out" 2>"$tmp/err" &
 pid=$!
-port=""
-for _ in $(seq 1 100); do
-  port=$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9][0-9]*\)$/\1/p' "$tmp/out" | head -1)
-  [ -n "$port" ] && break
-  if ! kill -0 "$pid" 2>/dev/null; then break; fi
-  sleep 0.1
-done
-if [ -z "$port" ]; then echo "FAIL: no 'listening on' line"; cat "$tmp/out" "$tmp/err"; exit 1; fi
+port=$(listening_port "$pid" "$tmp/out" "$tmp/err") || exit 1
 echo "ok   listening on port $port (flag over file)"
 [ "$(curl -sS -m 5 "http://127.0.0.1:$port/healthz")" = ok ] && echo "ok   healthz" ||
   { echo "FAIL healthz"; fails=$((fails + 1)); }

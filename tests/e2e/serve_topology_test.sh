@@ -32,14 +32,7 @@ printf 'topology:\n  pools:\n    - selector: {matchLabels: {gpu-pool: train}}\n 
 "$TESSERA" serve --config "$tmp/tessera.yaml" --nodes "$tmp/nodes.json" --listen 127.0.0.1:0 \
   >"$tmp/out" 2>"$tmp/err" &
 pid=$!
-port=""
-for _ in $(seq 1 100); do  # up to 10 s
-  port=$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9][0-9]*\)$/\1/p' "$tmp/out" | head -1)
-  [ -n "$port" ] && break
-  if ! kill -0 "$pid" 2>/dev/null; then break; fi
-  sleep 0.1
-done
-if [ -z "$port" ]; then echo "FAIL: no 'listening on' line"; cat "$tmp/out" "$tmp/err"; exit 1; fi
+port=$(listening_port "$pid" "$tmp/out" "$tmp/err") || exit 1
 echo "ok   listening on port $port"
 url="http://127.0.0.1:$port"
 
