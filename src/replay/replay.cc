@@ -450,17 +450,10 @@ class Replay {
       for (const PlacerVictims& a : placer_->Victims(id, nodes)) {
         NodeVictims nv{a.node, rank_[a.node], {}};
         nv.victims.num_pdb_violations = a.pdb_violations;
+        // kube-scheduler reads the victims' priority and status.startTime (whole seconds).
         for (int v : a.pods) {
-          nv.victims.ids.push_back(ids_[v]);
-          nv.victims.max_priority = std::max(nv.victims.max_priority, pods_[v].priority);
-          nv.victims.sum_priority += pods_[v].priority;
-        }
-        // kube-scheduler reads the victims' status.startTime (whole seconds).
-        for (int v : a.pods) {
-          if (pods_[v].priority == nv.victims.max_priority) {
-            nv.victims.earliest_start_s = std::min(
-                nv.victims.earliest_start_s, static_cast<int64_t>(std::floor(pods_[v].start)));
-          }
+          AddVictim(&nv.victims, ids_[v], pods_[v].priority,
+                    static_cast<int64_t>(std::floor(pods_[v].start)));
         }
         answers.push_back(std::move(nv));
       }

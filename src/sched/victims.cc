@@ -99,6 +99,17 @@ struct Cost {
 
 }  // namespace
 
+void AddVictim(VictimSet* set, std::string id, int32_t priority, int64_t start_s) {
+  set->ids.push_back(std::move(id));
+  if (priority > set->max_priority) {
+    set->max_priority = priority;
+    set->earliest_start_s = start_s;
+  } else if (priority == set->max_priority) {
+    set->earliest_start_s = std::min(set->earliest_start_s, start_s);
+  }
+  set->sum_priority += priority;
+}
+
 int64_t CountPdbViolations(const std::vector<const VictimCandidate*>& victims,
                            const std::vector<int32_t>& allowed) {
   const std::vector<Item> items = MakeItems(victims, allowed.size());
@@ -163,19 +174,10 @@ std::optional<VictimSet> SelectVictims(const PreemptionNode& node,
   };
   const auto answer = [&](const Cost& c) {
     VictimSet v;
-    const auto add = [&](const VictimCandidate& p) {
-      v.ids.push_back(p.id);
-      v.max_priority = std::max(v.max_priority, p.priority);
-      v.sum_priority += p.priority;
-    };
-    for (const VictimCandidate& r : required) add(r);
-    for (int i : c.indices) add(*eligible[i]);
-    const auto earliest = [&](const VictimCandidate& p) {
-      if (p.priority == v.max_priority)
-        v.earliest_start_s = std::min(v.earliest_start_s, p.start_s);
-    };
-    for (const VictimCandidate& r : required) earliest(r);
-    for (int i : c.indices) earliest(*eligible[i]);
+    for (const VictimCandidate& r : required) AddVictim(&v, r.id, r.priority, r.start_s);
+    for (int i : c.indices) {
+      AddVictim(&v, eligible[i]->id, eligible[i]->priority, eligible[i]->start_s);
+    }
     v.num_pdb_violations = c.violations;
     return v;
   };

@@ -65,6 +65,10 @@ struct VictimSet {
   bool operator==(const VictimSet&) const = default;
 };
 
+/// Adds a victim of `priority` that started at `start_s` (whole seconds) to `set`: its id, the
+/// highest and summed priorities, and the earliest start among the highest-priority victims.
+void AddVictim(VictimSet* set, std::string id, int32_t priority, int64_t start_s);
+
 /// How many evictions of `victims` exceed a budget, counted as kube-scheduler does: the pods
 /// in order of priority (highest first, then id), each taking one from every budget that
 /// covers it (VictimCandidate::budgets; `allowed[b]` disruptions left in budget b); a pod that

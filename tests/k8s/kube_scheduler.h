@@ -13,11 +13,13 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "k8s/api/cluster_cache.h"
 #include "k8s/api/kube_api.h"
 #include "k8s/extender/extender.h"
 #include "k8s/extender/extender_internal.h"
+#include "k8s/extender/extender_protocol.h"
 #include "k8s/fake_apiserver.h"
 #include "k8s/live.h"
 #include "k8s/serve/http_server.h"
@@ -56,6 +58,22 @@ class KubeScheduler {
  private:
   httplib::Client client_;
 };
+
+/// kube-scheduler's /preempt for `pod` (its object as stored) with `nodes` as candidates and no
+/// victims proposed (its dry run is blind to GPUs): the extender's answer, or the error.
+inline Result<ExtenderPreemptionResult> PreemptWithoutProposals(
+    KubeScheduler& kube, const Json& pod, const std::vector<std::string>& nodes) {
+  Json candidates = Json::object();
+  for (const std::string& n : nodes) {
+    candidates[n] = {{"Pods", Json::array()}, {"NumPDBViolations", 0}};
+  }
+  const Json args = {
+      {"Pod", pod}, {"NodeNameToVictims", nullptr}, {"NodeNameToMetaVictims", candidates}};
+  bool ok = false;
+  const std::string body = kube.Post("/preempt", args.dump(), &ok);
+  if (!ok) return Error{body};
+  return DecodeExtenderPreemptionResult(body);
+}
 
 /// `tessera serve` in API mode over `fake` (which must hold the nodes already), with `policy`
 /// and `seed` (and the rest of `eo`), its clock standing still unless the test moves it (filter

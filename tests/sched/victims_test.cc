@@ -299,6 +299,21 @@ TEST(SelectVictims, EqualPrioritiesEvictTheLatestStarterFirst) {
   EXPECT_EQ(Select(n, Gpus(1, 1000), 10)->ids, Uids{"b"});
 }
 
+// The earliest start counts only the victims of the highest priority, whatever the order they
+// are added in.
+TEST(AddVictim, EarliestStartOfTheHighestPriority) {
+  VictimSet v;
+  AddVictim(&v, "a", 1, 100);
+  EXPECT_EQ(v.earliest_start_s, 100);
+  AddVictim(&v, "b", 5, 700);  // higher: its start alone
+  AddVictim(&v, "c", 5, 400);
+  AddVictim(&v, "d", 1, 50);  // lower: ignored
+  EXPECT_EQ(v.ids, (Uids{"a", "b", "c", "d"}));
+  EXPECT_EQ(v.max_priority, 5);
+  EXPECT_EQ(v.sum_priority, 12);
+  EXPECT_EQ(v.earliest_start_s, 400);
+}
+
 TEST(ChoosePreemptionNode, FollowsKubeSchedulersOrder) {
   const auto answer = [](int rank, int64_t violations, int32_t max_priority, int64_t sum, int n) {
     NodeVictims a;

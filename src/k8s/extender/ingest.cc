@@ -166,9 +166,7 @@ void Extender::Rebuild() {
   // M from the configured workload, else from the bound pods' decoded requests (file mode:
   // every pod of the file); the engine takes one whole GPU as M when there are none.
   std::vector<PodSpec> bound;
-  if (!options_.workload.empty()) {
-    bound = options_.workload;
-  } else {
+  if (options_.workload.empty()) {
     for (const auto& [uid, r] : pods_.records()) {
       if (r.estimated.empty() && r.opaque.empty() && (!api_mode_ || r.phase != PodPhase::kSeen)) {
         bound.push_back(r.spec);
@@ -179,7 +177,8 @@ void Extender::Rebuild() {
   cluster_ = nullptr;
   engine_.reset();
   Result<std::unique_ptr<Engine>> engine =
-      Engine::Create(std::move(specs), bound, options_.policy, options_.seed);
+      Engine::Create(std::move(specs), options_.workload.empty() ? bound : options_.workload,
+                     options_.policy, options_.seed);
   TESSERA_CHECK(engine.ok());  // the policy name was checked by Create / FromJson
   engine_ = std::move(*engine);
   cluster_ = &engine_->cluster();

@@ -250,17 +250,11 @@ class ServePlacer final : public ReplayPlacer {
   }
 
   std::vector<PlacerVictims> Victims(int pod, const std::vector<int>& nodes) override {
-    Json candidates = Json::object();
-    for (int n : nodes) {
-      candidates[names_[n]] = {{"Pods", Json::array()}, {"NumPDBViolations", 0}};
-    }
-    Json args = {{"Pod", fake_->GetPod("ml", Name(pod))},
-                 {"NodeNameToVictims", nullptr},
-                 {"NodeNameToMetaVictims", candidates}};
-    bool ok = false;
-    const std::string body = serve_->kube->Post("/preempt", args.dump(), &ok);
-    Result<ExtenderPreemptionResult> answer = DecodeExtenderPreemptionResult(body);
-    EXPECT_TRUE(ok && answer.ok()) << body;
+    std::vector<std::string> candidates;
+    for (int n : nodes) candidates.push_back(names_[n]);
+    Result<ExtenderPreemptionResult> answer =
+        PreemptWithoutProposals(*serve_->kube, fake_->GetPod("ml", Name(pod)), candidates);
+    EXPECT_TRUE(answer.ok()) << answer.error().message;
     std::vector<PlacerVictims> out;
     last_victims_.clear();
     if (!answer.ok()) return out;

@@ -152,17 +152,9 @@ class Cluster {
   /// POST /preempt of pod `name` with every node and no victims proposed (the extender chooses
   /// them): the victims' UIDs by node.
   std::map<std::string, std::vector<std::string>> Preempt(const std::string& name) {
-    Json candidates = Json::object();
-    for (const std::string& n : names_) {
-      candidates[n] = {{"Pods", Json::array()}, {"NumPDBViolations", 0}};
-    }
-    const Json args = {{"Pod", fake_.GetPod("ml", name)},
-                       {"NodeNameToVictims", nullptr},
-                       {"NodeNameToMetaVictims", candidates}};
-    bool ok = false;
-    const std::string body = serve_->kube->Post("/preempt", args.dump(), &ok);
-    Result<ExtenderPreemptionResult> answer = DecodeExtenderPreemptionResult(body);
-    EXPECT_TRUE(ok && answer.ok()) << body;
+    Result<ExtenderPreemptionResult> answer =
+        PreemptWithoutProposals(*serve_->kube, fake_.GetPod("ml", name), names_);
+    EXPECT_TRUE(answer.ok()) << answer.error().message;
     std::map<std::string, std::vector<std::string>> out;
     if (!answer.ok()) return out;
     for (const auto& [node, victims] : answer->node_name_to_meta_victims) {
