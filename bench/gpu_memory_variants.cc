@@ -4,14 +4,17 @@
 // capacity) and the pods refused among those arrived. Prints one Markdown table. Measures
 // placement quality, not time.
 //
-// Usage: tessera_gpu_memory_variants SCENARIO COLUMN...
+// Usage: tessera_gpu_memory_variants [--by-class] SCENARIO COLUMN...
 // SCENARIO is an embedded scenario name (mem-v100, ...) or a YAML file. Each COLUMN is a
 // policy name (tessera, fgd, mem-bestfit, ...) or NAME=VALUE[,NAME=VALUE...]: `tessera` with
 // those parameters, among memory_weight, memory_best_fit (0/1), cpu_stranding (0/1),
-// sharing_open_cost, adaptive_open (0/1), hole_fill_primary, model_pressure.
+// sharing_open_cost, adaptive_open (0/1), hole_fill_primary, model_pressure, count_weight,
+// primary_levels. With --by-class, each row is followed by the mean pods refused per pod class
+// (the pod's name without its last '-N' part), from the runs' placements.
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -42,6 +45,10 @@ bool SetParam(TesseraParams* p, const std::string& name, double v) {
     p->adaptive_open = v != 0;
   } else if (name == "hole_fill_primary") {
     p->hole_fill_primary = v;
+  } else if (name == "count_weight") {
+    p->count_weight = v;
+  } else if (name == "primary_levels") {
+    p->primary_levels = v;
   } else if (name == "model_pressure") {
     p->model_pressure = v;
   } else {
@@ -63,9 +70,17 @@ Stats Of(const std::vector<double>& v) {
   return s;
 }
 
+// The class of a scenario pod: its name without the last '-N'.
+std::string ClassOf(const std::string& pod) { return pod.substr(0, pod.find_last_of('-')); }
+
 int Main(int argc, char** argv) {
+  const bool by_class = argc > 1 && std::string(argv[1]) == "--by-class";
+  if (by_class) {
+    --argc;
+    ++argv;
+  }
   if (argc < 3) {
-    std::fprintf(stderr, "usage: %s SCENARIO COLUMN...\n", argv[0]);
+    std::fprintf(stderr, "usage: %s [--by-class] SCENARIO COLUMN...\n", argv[0]);
     return 2;
   }
   const std::string name = argv[1];
@@ -121,7 +136,8 @@ int Main(int argc, char** argv) {
     constexpr int kSeeds = 10;
     std::vector<double> mem(kSeeds), compute(kSeeds), failed(kSeeds);
     InflationOptions options;
-    options.record_placements = false;
+    options.record_placements = by_class;
+    std::vector<std::map<std::string, int>> refused(kSeeds);  // per seed, per class
     std::vector<std::thread> threads;
     const int n = std::max(1u, std::thread::hardware_concurrency());
     for (int t = 0; t < n; ++t) {
@@ -131,6 +147,14 @@ int Main(int argc, char** argv) {
           mem[k] = r.curve[100].unallocated_mem_pct;
           compute[k] = r.curve[100].unallocated_pct;
           failed[k] = r.curve[100].failed;
+          // The first `failed` refusals in submission order are those among the arrived.
+          int left = r.curve[100].failed;
+          for (const PlacementRecord& p : r.placements) {
+            if (left == 0) break;
+            if (p.node >= 0) continue;
+            --left;
+            ++refused[k][ClassOf(pods[p.pod].name)];
+          }
         }
       });
     }
@@ -138,6 +162,15 @@ int Main(int argc, char** argv) {
     const Stats m = Of(mem), u = Of(compute), f = Of(failed);
     std::printf("| %s | %.2f ± %.2f | %.2f ± %.2f | %.1f ± %.1f |\n", column.c_str(), m.mean, m.sd,
                 u.mean, u.sd, f.mean, f.sd);
+    if (by_class) {
+      std::map<std::string, double> mean;
+      for (const auto& seed : refused) {
+        for (const auto& [cls, n] : seed) mean[cls] += n / static_cast<double>(kSeeds);
+      }
+      std::printf("|   refused per class: |");
+      for (const auto& [cls, n] : mean) std::printf(" %s %.1f", cls.c_str(), n);
+      std::printf(" | | |\n");
+    }
     std::fflush(stdout);
   }
   return 0;

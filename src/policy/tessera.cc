@@ -513,7 +513,8 @@ class TesseraPolicy final : public Policy {
           if (best_fit) {
             const double delta =
                 Snap(before.frag - after.frag - pressure + params_.hole_fill_primary * fill);
-            const auto primary = static_cast<int64_t>(100.0 / (1.0 + std::exp(-delta / 1000.0)));
+            const auto primary =
+                static_cast<int64_t>(params_.primary_levels / (1.0 + std::exp(-delta / 1000.0)));
             int64_t left = 0;
             for (int i = 0; i < g; ++i) left += UsableMib(free[i], mem[i]);
             const int64_t top = kSecondaryLevels - 1;
@@ -587,11 +588,34 @@ class TesseraPolicy final : public Policy {
         params_.memory_weight * kMilliPerGpu / static_cast<double>(std::max<int64_t>(1, mem_cap));
     const double all = static_cast<double>(r) + scale * static_cast<double>(r_mib);
     double frag = workload_->cpu_only_probability() * all;
+    // count_weight: class weights p_m · (s̄ / s_m)^count_weight, rescaled to Σ p_m.
+    const double cw = params_.count_weight;
+    const auto size_of = [&](const TargetClass& c) {
+      const double share =
+          c.gpu_milli >= kMilliPerGpu
+              ? 1.0
+              : std::max(c.gpu_milli / static_cast<double>(kMilliPerGpu),
+                         c.gpu_memory_mib / static_cast<double>(std::max<int64_t>(1, mem_cap)));
+      return c.gpu_count * share;
+    };
+    double mean_size = 0, psum = 0, wsum = 0;
+    if (cw != 0) {
+      for (const TargetClass& c : workload_->gpu_classes()) {
+        mean_size += c.probability * size_of(c);
+        psum += c.probability;
+      }
+      mean_size /= std::max(1e-12, psum);
+      for (const TargetClass& c : workload_->gpu_classes()) {
+        wsum += c.probability * std::pow(mean_size / size_of(c), cw);
+      }
+    }
     for (const TargetClass& c : workload_->gpu_classes()) {
       const Served s = Serve(c, model_id, cpu_left, free, mem, g);
-      frag += c.probability * (s.hosts ? static_cast<double>(s.other_milli) +
-                                             scale * static_cast<double>(s.other_mib)
-                                       : all);
+      const double w = cw == 0 ? c.probability
+                               : c.probability * std::pow(mean_size / size_of(c), cw) * psum / wsum;
+      frag += w * (s.hosts ? static_cast<double>(s.other_milli) +
+                                 scale * static_cast<double>(s.other_mib)
+                           : all);
     }
     return frag;
   }

@@ -74,6 +74,14 @@ struct TesseraParams {
   /// (the openb lists) never see either.
   double memory_weight = 0.0;
   bool memory_best_fit = true;
+  /// Pods rather than GPUs (docs/GPU_MEMORY.md, "Measured and not shipped"; off by
+  /// default): in the two-dimensional F_n(M), class m weighs p_m · (s̄ / s_m)^count_weight
+  /// (rescaled to the same Σ), where s_m is the share of a GPU one pod of m takes in its
+  /// larger dimension times its GPU count and s̄ the mean over M, so that a GPU lost to a
+  /// small class counts as the several pods it would have held.
+  double count_weight = 0.0;
+  /// Levels of the two-dimensional primary score, ⌊levels · sigmoid(ΔF / 1000)⌋ (100: FGD's).
+  double primary_levels = 100.0;
 };
 
 /// Builds the `tessera` policy; nullptr without a target workload in `context`.

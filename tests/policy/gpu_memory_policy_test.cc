@@ -10,6 +10,7 @@
 #include "frag/target_workload.h"
 #include "model/cluster.h"
 #include "policy/policy.h"
+#include "policy/tessera_policy.h"
 #include "report/report.h"
 #include "sched/scheduler.h"
 #include "sim/inflation.h"
@@ -79,6 +80,34 @@ TEST(GpuMemoryPolicies, TesseraPlacesTheMemoryHoleSequenceThatFgdRefuses) {
     const std::vector<int> got = Place(policy, cluster, pods);
     for (size_t i = 0; i < got.size(); ++i) EXPECT_GE(got[i], 0) << policy << " pod " << i;
   }
+}
+
+// count_weight weighs a class of F_n(M) by the pods it would fit: with M half 3.8 GiB
+// memory-only shares and half whole-GPU trainers, a 3.8 GiB share goes beside a 12 GiB pod
+// (FGD's weights: the empty GPU is kept for a trainer; ΔF 374 against 500) or, with
+// count_weight 1, to the empty GPU (a lost trainer is one pod, the 205 MiB hole beside the
+// 12 GiB pod four shares: ΔF 192 against 605).
+TEST(GpuMemoryPolicies, CountWeightTradesAnEmptyGpuForTheSharesItWouldHold) {
+  const PodSpec trainer = Share(1000, 0);
+  const PodSpec small = Share(1, 3891);
+  const std::vector<PodSpec> mix = {small, trainer};
+  Cluster cluster({V100("n0", 2)});
+  cluster.Allocate(0, cluster.MakeRequest(Share(250, 12288)), 0b01);  // 4096 MiB left
+  TargetWorkload workload = TargetWorkload::FromPods(mix);
+  workload.Resolve(cluster);
+  PolicyContext ctx;
+  ctx.workload = &workload;
+  const auto gpu_of = [&](double count_weight) {
+    TesseraParams params;
+    params.count_weight = count_weight;
+    const std::unique_ptr<Policy> policy = MakeTesseraPolicy(ctx, params);
+    Scheduler s(&cluster, policy.get(), {0}, 1);
+    const Decision d = s.Decide(cluster.MakeRequest(small));
+    EXPECT_TRUE(d.ok());
+    return std::countr_zero(d.gpus);
+  };
+  EXPECT_EQ(gpu_of(0), 0);
+  EXPECT_EQ(gpu_of(1), 1);
 }
 
 // mem-bestfit takes the GPU with the least memory left after the pod; the generic choice
