@@ -24,6 +24,7 @@
 #include "replay/qos_yaml.h"
 #include "replay/replay_policy.h"
 #include "replay/scenario_timeline.h"
+#include "sched/classes.h"
 #include "trace/csv_reader.h"
 #include "trace/scenario.h"
 #include "util/file.h"
@@ -169,14 +170,8 @@ Result<std::unique_ptr<Loaded>> Load(const PlanCliOptions& o) {
     }
     spec.slos.push_back(std::move(slo).value());
   }
-  int top = 0;
-  for (size_t i = 0; i < spec.replay.qos.classes.size(); ++i) {
-    if (spec.replay.qos.classes[i].priority > spec.replay.qos.classes[top].priority) {
-      top = static_cast<int>(i);
-    }
-  }
   for (ReplayPolicy& p : spec.policies) {
-    if (p.name == "tessera") p.headroom.min_priority = spec.replay.qos.classes[top].priority;
+    if (p.name == "tessera") p.headroom.min_priority = HeadroomProtectedPriority(spec.replay.qos);
   }
   // The demand history and the models it names.
   std::set<std::string> models;

@@ -15,6 +15,7 @@
 #include "replay/replay_policy.h"
 #include "replay/scenario_timeline.h"
 #include "report/replay_report.h"
+#include "sched/classes.h"
 #include "trace/csv_reader.h"
 #include "trace/scenario.h"
 #include "util/file.h"
@@ -270,14 +271,14 @@ int RunReplayCommand(const ReplayCliOptions& o) {
     if (!classes) return fail(classes.error().message);
     base.qos = std::move(classes).value();
   }
-  // tessera keeps its headroom for the top class; the trade-off charts show the top class's
-  // p99 wait and the fallback (best-effort) class's GPU-hours.
+  // tessera keeps its headroom for the classes with use_headroom; the trade-off charts show
+  // the top class's p99 wait and the fallback (best-effort) class's GPU-hours.
   int top = 0;
   for (size_t i = 0; i < base.qos.classes.size(); ++i) {
     if (base.qos.classes[i].priority > base.qos.classes[top].priority) top = static_cast<int>(i);
   }
   for (ReplayPolicy& p : *policies) {
-    if (p.name == "tessera") p.headroom.min_priority = base.qos.classes[top].priority;
+    if (p.name == "tessera") p.headroom.min_priority = HeadroomProtectedPriority(base.qos);
   }
   base.seed = o.seed;
   base.samples = o.samples;

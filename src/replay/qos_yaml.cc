@@ -73,11 +73,13 @@ Result<QosClasses> Parse(const YAML::Node& root, std::string_view file) {
     return At(file, list, "classes", "expected a non-empty list");
   QosClasses q;
   std::set<std::string> names;
+  bool any_use_headroom = false;
   for (size_t i = 0; i < list.size(); ++i) {
     const YAML::Node c = list[i];
     const std::string path = "classes[" + std::to_string(i) + "]";
-    if (auto e =
-            CheckMap(file, c, path, {"name", "priority", "slo_wait_s", "preemptible", "grace_s"})) {
+    if (auto e = CheckMap(
+            file, c, path,
+            {"name", "priority", "slo_wait_s", "preemptible", "grace_s", "use_headroom"})) {
       return *e;
     }
     QosClass k;
@@ -110,7 +112,22 @@ Result<QosClasses> Parse(const YAML::Node& root, std::string_view file) {
         return At(file, p, path + ".preemptible", "expected true or false, got " + YamlShown(p));
       k.preemptible = s == "true";
     }
+    if (const YAML::Node u = c["use_headroom"]) {
+      const std::string s = u.IsScalar() ? u.Scalar() : "";
+      if (s != "true" && s != "false")
+        return At(file, u, path + ".use_headroom", "expected true or false, got " + YamlShown(u));
+      k.use_headroom = s == "true";
+      any_use_headroom = true;
+    }
     q.classes.push_back(std::move(k));
+  }
+  // A file that gives no class use_headroom protects its highest-priority class.
+  if (!any_use_headroom) {
+    size_t top = 0;
+    for (size_t i = 1; i < q.classes.size(); ++i) {
+      if (q.classes[i].priority > q.classes[top].priority) top = i;
+    }
+    q.classes[top].use_headroom = true;
   }
   q.fallback = static_cast<int>(q.classes.size()) - 1;
   if (const YAML::Node f = root["fallback"]) {

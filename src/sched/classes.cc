@@ -1,5 +1,8 @@
 #include "sched/classes.h"
 
+#include <algorithm>
+#include <limits>
+
 namespace tessera {
 
 int QosClasses::Find(std::string_view qos) const {
@@ -23,6 +26,14 @@ int QosClasses::Classify(std::string_view label, int64_t priority) const {
     if (lowest < 0 || p < classes[lowest].priority) lowest = static_cast<int>(i);
   }
   return band >= 0 ? band : lowest;
+}
+
+int HeadroomProtectedPriority(const QosClasses& classes) {
+  int lowest = std::numeric_limits<int>::max();
+  for (const QosClass& c : classes.classes) {
+    if (c.use_headroom) lowest = std::min(lowest, c.priority);
+  }
+  return lowest;
 }
 
 QosClasses DefaultQosClasses() {

@@ -42,6 +42,11 @@ struct QosClasses {
   int Classify(std::string_view label, int64_t priority) const;
 };
 
+/// The priority from which the headroom protects (HeadroomOptions::min_priority): the lowest
+/// priority among the classes with use_headroom; INT_MAX when no class may use it. One rule
+/// for serve, replay and plan.
+int HeadroomProtectedPriority(const QosClasses& classes);
+
 /// The defaults (docs/REPLAY.md): LS 1000 / SLO 1 s / not preemptible / uses headroom;
 /// Guaranteed 900 / 10 s / not preemptible; Burstable 500 / 60 s / preemptible; BE 0 / no SLO /
 /// preemptible (also the fallback). Grace period 30 s for all (Kubernetes' default).

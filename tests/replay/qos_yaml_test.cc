@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cctype>
+#include <limits>
 #include <ostream>
 #include <string>
 
@@ -29,6 +30,31 @@ TEST(QosYaml, ReadsClassesAndFallback) {
   EXPECT_EQ(q->fallback, 1);
   EXPECT_EQ(q->Find("nope"), 1);
   EXPECT_EQ(q->Find("batch"), 2);
+  // No class names use_headroom: the highest-priority class is the one the headroom serves.
+  EXPECT_TRUE(q->classes[0].use_headroom);
+  EXPECT_FALSE(q->classes[1].use_headroom);
+  EXPECT_EQ(HeadroomProtectedPriority(*q), 1000);
+}
+
+// use_headroom as the extender's config has it: the headroom protects from the lowest priority
+// among the classes that may use it, and holds the others.
+TEST(QosYaml, UseHeadroomSetsTheProtectedPriority) {
+  Result<QosClasses> q = ParseQosClasses(
+      "classes:\n"
+      "  - {name: LS, priority: 1000, use_headroom: true}\n"
+      "  - {name: Burstable, priority: 500, use_headroom: true}\n"
+      "  - {name: BE, priority: 0}\n",
+      "c.yaml");
+  ASSERT_TRUE(q.ok()) << q.error().message;
+  EXPECT_TRUE(q->classes[1].use_headroom);
+  EXPECT_FALSE(q->classes[2].use_headroom);
+  EXPECT_EQ(HeadroomProtectedPriority(*q), 500);
+  // Set on none (false everywhere): no class may use it.
+  q = ParseQosClasses("classes:\n  - {name: LS, priority: 1000, use_headroom: false}\n", "c.yaml");
+  ASSERT_TRUE(q.ok()) << q.error().message;
+  EXPECT_FALSE(q->classes[0].use_headroom);
+  EXPECT_EQ(HeadroomProtectedPriority(*q), std::numeric_limits<int>::max());
+  EXPECT_EQ(HeadroomProtectedPriority(DefaultQosClasses()), 1000);
 }
 
 struct Bad {
@@ -67,6 +93,8 @@ INSTANTIATE_TEST_SUITE_P(
                           "field 'classes[0].grace_s': must be in"},
                       Bad{"classes:\n  - {name: LS, priority: 1, preemptible: maybe}\n",
                           "field 'classes[0].preemptible': expected true or false"},
+                      Bad{"classes:\n  - {name: LS, priority: 1, use_headroom: 1}\n",
+                          "c.yaml:2: field 'classes[0].use_headroom': expected true or false"},
                       Bad{"classes:\n  - {name: LS, priority: 1, color: red}\n",
                           "c.yaml:2: field 'classes[0].color': unknown key"},
                       Bad{"classes:\n  - {name: LS, priority: 1}\n  - {name: LS, priority: 2}\n",

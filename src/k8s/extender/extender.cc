@@ -170,10 +170,7 @@ const Clock* ClockOf(const ExtenderOptions& options) {
 
 // The headroom protects the classes with use_headroom: from the lowest of their priorities.
 HeadroomOptions ProtectedHeadroom(HeadroomOptions h, const QosClasses& classes) {
-  h.min_priority = std::numeric_limits<int>::max();
-  for (const QosClass& c : classes.classes) {
-    if (c.use_headroom) h.min_priority = std::min(h.min_priority, c.priority);
-  }
+  h.min_priority = HeadroomProtectedPriority(classes);
   return h;
 }
 
