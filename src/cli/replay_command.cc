@@ -152,8 +152,9 @@ void AddReplayCommand(CLI::App& app, ReplayCliOptions& o, int& exit_code) {
                   "Embedded scenario or YAML file with a timeline, used when no CSVs are given")
       ->capture_default_str();
   cmd->add_option("--classes", o.classes_file,
-                  "YAML file of QoS classes (name, priority, slo_wait_s, preemptible, grace_s); "
-                  "default LS 1000/1 s, Guaranteed 900/10 s, Burstable 500/60 s, BE 0");
+                  "YAML file of QoS classes (name, priority, slo_wait_s, preemptible, grace_s, "
+                  "use_headroom); default LS 1000/1 s (uses the headroom), Guaranteed 900/10 s, "
+                  "Burstable 500/60 s, BE 0");
   cmd->add_option("--policy", o.policies, "Comma-separated replay policies")->capture_default_str();
   cmd->add_option("--time-scale", o.time_scale,
                   "Divide arrival times by this (durations kept): raises the offered load")
