@@ -29,6 +29,8 @@ for w in 1800 5400; do
   for f in 1 1.5 2 2.5; do default_settings+=" tessera:$f:$w"; done
 done
 for f in 1.5 2 2.5; do default_settings+=" k8s-default:$f:5400"; done
+for w in 3600 5400 7200; do default_settings+=" k8s-default:1.75:$w"; done
+default_settings+=" k8s-default:2:7200"
 settings=${SETTINGS:-$default_settings}
 out=${OUT:-/tmp/tessera-replay-settings}
 [ -x "$build/tessera" ] || { echo "replay_settings: $build/tessera not built" >&2; exit 1; }
