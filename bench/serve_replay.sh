@@ -8,14 +8,19 @@
 # an SLO class served worse than under k8s-default, or the LS p99 above its SLO.
 #
 # Usage: bench/serve_replay.sh [BUILD_DIR]        (default: build; needs tessera_tests)
-# Environment: SEEDS (the node draws of the trace, "42"), TESSERA_DATA_DIR is compiled in
-# (../shared/data/alibaba-gpu-v2023/csv; the trace test skips without it).
+# Environment: SEEDS (the node draws of the trace, "42"); PLACEMENT, FACTOR, WINDOW_S (the
+# tessera policy's placement, headroom factor and window, as `tessera replay`'s
+# --tessera-placement, --headroom-factor and --headroom-window-s; default: the policy's own);
+# TESSERA_DATA_DIR is compiled in (../shared/data/alibaba-gpu-v2023/csv; the trace test skips
+# without it).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$root/build}
 tests=$build/tests/tessera_tests
 [ -x "$tests" ] || { echo "serve_replay: $tests not built" >&2; exit 1; }
 export TESSERA_SERVE_REPLAY_SCALE=1
+export TESSERA_SERVE_REPLAY_PLACEMENT=${PLACEMENT:-} TESSERA_SERVE_REPLAY_FACTOR=${FACTOR:-}
+export TESSERA_SERVE_REPLAY_WINDOW_S=${WINDOW_S:-}
 "$tests" --gtest_filter='ServeReplayAtScale.NotebooksScenario'
 for seed in ${SEEDS:-42}; do
   TESSERA_SERVE_REPLAY_SEED=$seed "$tests" --gtest_filter='ServeReplayAtScale.DefaultTrace*'

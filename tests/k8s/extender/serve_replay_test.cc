@@ -511,12 +511,31 @@ TEST(ServeReplayHeadroom, WithoutNominationsTheServerDiffers) {
             << s.result.events.size() << "\n";
 }
 
+// The `tessera` replay policy, with bench/serve_replay.sh's PLACEMENT, FACTOR and WINDOW_S
+// (TESSERA_SERVE_REPLAY_PLACEMENT, _FACTOR, _WINDOW_S) in place of its placement policy,
+// headroom factor and window where they are set.
+ReplayPolicy AtScalePolicy() {
+  ReplayPolicy p = TesseraReplayPolicy();
+  if (const char* v = std::getenv("TESSERA_SERVE_REPLAY_PLACEMENT"); v != nullptr && *v != 0) {
+    p.placement = v;
+  }
+  if (const char* v = std::getenv("TESSERA_SERVE_REPLAY_FACTOR"); v != nullptr && *v != 0) {
+    p.headroom.factor = std::strtod(v, nullptr);
+  }
+  if (const char* v = std::getenv("TESSERA_SERVE_REPLAY_WINDOW_S"); v != nullptr && *v != 0) {
+    p.headroom.window_s = std::strtod(v, nullptr);
+  }
+  std::cout << "tessera: placement " << p.placement << ", headroom factor " << p.headroom.factor
+            << ", window " << p.headroom.window_s << " s\n";
+  return p;
+}
+
 // At scale (bench/serve_replay.sh runs these; skipped unless TESSERA_SERVE_REPLAY_SCALE is
 // set, since each takes minutes): the `tessera` replay policy (tessera placement, backlog
-// headroom factor 2.5, window 1.5 h) in-process and against the server on the default trace at
-// the contention level of docs/REPLAY.md and on the notebooks scenario, beside k8s-default
-// (priority + preemption) in-process. Checked: the two tessera runs agree event for event;
-// each gives BE at least 90 % of k8s-default's GPU-hours, serves every class with an SLO at
+// headroom factor 2.5, window 1.5 h; AtScalePolicy) in-process and against the server on the
+// default trace at the contention level of docs/REPLAY.md and on the notebooks scenario, beside
+// k8s-default (priority + preemption) in-process. Checked: the two tessera runs agree event for
+// event; each gives BE at least 90 % of k8s-default's GPU-hours, serves every class with an SLO at
 // least as well, and keeps the LS p99 wait within its 1 s SLO. The table is printed.
 // `seed` is the replay's and the server's (tie order, the random policy): with the draw's seed
 // the in-process run is `tessera replay --seed SEED`'s.
@@ -532,7 +551,7 @@ void CompareAtScale(std::vector<NodeSpec> nodes, Timeline timeline, const QosCla
     std::snprintf(name, sizeof name, "p-%05zu", i);
     timeline.pods[i].spec.name = name;
   }
-  const ReplayPolicy tessera = TesseraReplayPolicy();
+  const ReplayPolicy tessera = AtScalePolicy();
   ReplayOptions options;
   options.qos = classes;
   options.seed = seed;
