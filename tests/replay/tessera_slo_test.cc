@@ -4,7 +4,9 @@
 // with an SLO at least as well as k8s-default does, and gives BE at least 90 % of k8s-default's
 // GPU-hours — on the default trace and on peak-sale. On a cluster where sharing LS pods burst
 // (notebooks.yaml) the headroom grows with the burst, shrinks after it and never exceeds the
-// cluster. The policies run side by side; the table is printed for the record (docs/REPLAY.md).
+// cluster. On the trace the default misses BE's 90 %; the spreading setting of docs/REPLAY.md
+// (factor 1.75, 1 h) meets every condition there and on the notebooks. The policies run side
+// by side; the table is printed for the record (docs/REPLAY.md).
 
 #include <gtest/gtest.h>
 
@@ -77,26 +79,66 @@ void ExpectOthersServed(const ReplayResult& t, const ReplayResult& k8s, bool be_
             << " % of k8s-default's\n";
 }
 
-TEST(TesseraSlo, DefaultTraceAt50xOn84Nodes) {
+// The default trace at the contention level (docs/REPLAY.md): arrivals compressed 50x, 84 of
+// the 1213 nodes (437 GPUs), drawn with seed 42 keeping the model mix. False without the trace.
+bool TraceAtTheContentionLevel(std::vector<NodeSpec>* nodes, Timeline* timeline) {
   const std::string dir = TESSERA_DATA_DIR;
-  if (!std::filesystem::exists(dir + "/openb_pod_list_default.csv")) {
-    GTEST_SKIP() << "trace not found at " << dir;
-  }
-  const std::string pods_file = dir + "/openb_pod_list_default.csv";
-  Result<std::vector<NodeSpec>> nodes = ReadNodeCsv(
+  if (!std::filesystem::exists(dir + "/openb_pod_list_default.csv")) return false;
+  Result<std::vector<NodeSpec>> all = ReadNodeCsv(
       ReadFile(dir + "/openb_node_list_gpu_node.csv").value(), "openb_node_list_gpu_node.csv");
-  const std::string text = ReadFile(pods_file).value();
+  const std::string text = ReadFile(dir + "/openb_pod_list_default.csv").value();
   Result<std::vector<PodSpec>> pods = ReadPodCsv(text, "openb_pod_list_default.csv");
-  ASSERT_TRUE(nodes.ok() && pods.ok());
-  // The contention level (docs/REPLAY.md): arrivals compressed 50x, 84 of the 1213 nodes
-  // (437 GPUs), drawn with seed 42 keeping the model mix.
-  const Timeline timeline =
-      TimelineFromTrace(*pods, "openb_pod_list_default.csv", CsvDataLines(text), 50);
-  EXPECT_EQ(timeline.skipped.size(), 897u);  // the Pending pods have no scheduled/deletion time
+  EXPECT_TRUE(all.ok() && pods.ok());
+  if (!all.ok() || !pods.ok()) return false;
+  *timeline = TimelineFromTrace(*pods, "openb_pod_list_default.csv", CsvDataLines(text), 50);
+  EXPECT_EQ(timeline->skipped.size(), 897u);  // the Pending pods have no scheduled/deletion time
+  *nodes = SubsetNodes(*all, 84, 42);
+  return true;
+}
+
+TEST(TesseraSlo, DefaultTraceAt50xOn84Nodes) {
+  std::vector<NodeSpec> nodes;
+  Timeline timeline;
+  if (!TraceAtTheContentionLevel(&nodes, &timeline)) GTEST_SKIP() << "trace not found";
   ReplayOptions options;
   options.seed = 42;
-  ExpectTesseraWins(SubsetNodes(*nodes, 84, 42), timeline, TesseraReplayPolicy(), options,
-                    /*be_kept=*/false);
+  ExpectTesseraWins(nodes, timeline, TesseraReplayPolicy(), options, /*be_kept=*/false);
+}
+
+// The setting of docs/REPLAY.md that keeps BE at k8s-default's level: spreading under the
+// backlog headroom, factor 1.75, a 1-hour window. On the trace at the contention level (draw
+// 42) and on the notebooks scenario it meets every condition, BE's included (it misses the LS
+// p99 on other node draws of the trace: docs/REPLAY.md).
+ReplayPolicy BeKeepingSetting() {
+  ReplayPolicy p = TesseraReplayPolicy();
+  p.placement = "k8s-default";
+  p.headroom.factor = 1.75;
+  p.headroom.window_s = 3600;
+  return p;
+}
+
+TEST(TesseraSlo, BeKeepingSettingOnTheTraceAndTheNotebooks) {
+  std::vector<NodeSpec> nodes;
+  Timeline timeline;
+  if (!TraceAtTheContentionLevel(&nodes, &timeline)) GTEST_SKIP() << "trace not found";
+  ReplayOptions options;
+  options.seed = 42;
+  ExpectTesseraWins(nodes, timeline, BeKeepingSetting(), options);
+
+  const std::string file =
+      std::string(TESSERA_SOURCE_DIR) + "/tests/replay/testdata/notebooks.yaml";
+  Result<Scenario> s = ParseScenario(ReadFile(file).value(), file);
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  ReplayOptions nb;
+  nb.horizon_s = s->horizon_h * 3600;
+  nb.samples = 0;
+  const Timeline notebooks = ScenarioTimeline(*s, 1.0);
+  const ReplayResult t = RunReplayPolicy(ScenarioNodes(*s), notebooks, BeKeepingSetting(), nb);
+  const ReplayResult k8s =
+      RunReplayPolicy(ScenarioNodes(*s), notebooks, ReplayPolicyByName("k8s-default").value(), nb);
+  std::cout << ReplayTable({t, k8s});
+  EXPECT_LE(Class(t, "LS").wait_p99_s, 1.0);
+  ExpectOthersServed(t, k8s);
 }
 
 TEST(TesseraSlo, PeakSaleOn40Nodes) {
