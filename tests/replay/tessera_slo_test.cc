@@ -96,6 +96,13 @@ bool TraceAtTheContentionLevel(std::vector<NodeSpec>* nodes, Timeline* timeline)
   return true;
 }
 
+// tests/replay/testdata/notebooks.yaml: the notebooks-plus-training scenario.
+Result<Scenario> Notebooks() {
+  const std::string file =
+      std::string(TESSERA_SOURCE_DIR) + "/tests/replay/testdata/notebooks.yaml";
+  return ParseScenario(ReadFile(file).value(), file);
+}
+
 TEST(TesseraSlo, DefaultTraceAt50xOn84Nodes) {
   std::vector<NodeSpec> nodes;
   Timeline timeline;
@@ -125,9 +132,7 @@ TEST(TesseraSlo, BeKeepingSettingOnTheTraceAndTheNotebooks) {
   options.seed = 42;
   ExpectTesseraWins(nodes, timeline, BeKeepingSetting(), options);
 
-  const std::string file =
-      std::string(TESSERA_SOURCE_DIR) + "/tests/replay/testdata/notebooks.yaml";
-  Result<Scenario> s = ParseScenario(ReadFile(file).value(), file);
+  Result<Scenario> s = Notebooks();
   ASSERT_TRUE(s.ok()) << s.error().message;
   ReplayOptions nb;
   nb.horizon_s = s->horizon_h * 3600;
@@ -154,9 +159,7 @@ TEST(TesseraSlo, PeakSaleOn40Nodes) {
 // 4-GPU BE trainers at 6/h. Sharing LS pods take an idle GPU only when no used GPU has room:
 // the headroom counts what they take, so it follows the burst instead of running away.
 TEST(TesseraSlo, NotebookBurstHeadroomFollowsTheBurst) {
-  const std::string file =
-      std::string(TESSERA_SOURCE_DIR) + "/tests/replay/testdata/notebooks.yaml";
-  Result<Scenario> s = ParseScenario(ReadFile(file).value(), file);
+  Result<Scenario> s = Notebooks();
   ASSERT_TRUE(s.ok()) << s.error().message;
   ReplayOptions options;
   options.horizon_s = s->horizon_h * 3600;
