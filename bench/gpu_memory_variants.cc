@@ -9,8 +9,9 @@
 // policy name (tessera, fgd, mem-bestfit, ...) or NAME=VALUE[,NAME=VALUE...]: `tessera` with
 // those parameters, among memory_weight, memory_best_fit (0/1), cpu_stranding (0/1),
 // sharing_open_cost, adaptive_open (0/1), hole_fill_primary, model_pressure, count_weight,
-// primary_levels. With --by-class, each row is followed by the mean pods refused per pod class
-// (the pod's name without its last '-N' part), from the runs' placements.
+// count_shares_only (0/1), memory_hole_fill, memory_bound_mode (0/1), primary_levels. With
+// --by-class, each row is followed by the mean pods refused per pod class (the pod's name without
+// its last '-N' part), from the runs' placements.
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -47,6 +48,12 @@ bool SetParam(TesseraParams* p, const std::string& name, double v) {
     p->hole_fill_primary = v;
   } else if (name == "count_weight") {
     p->count_weight = v;
+  } else if (name == "count_shares_only") {
+    p->count_shares_only = v != 0;
+  } else if (name == "memory_bound_mode") {
+    p->memory_bound_mode = v != 0;
+  } else if (name == "memory_hole_fill") {
+    p->memory_hole_fill = v;
   } else if (name == "primary_levels") {
     p->primary_levels = v;
   } else if (name == "model_pressure") {

@@ -63,9 +63,16 @@ int64_t TargetWorkload::GpusOfModels(ModelMask models) const {
 
 void TargetWorkload::Resolve(const Cluster& cluster) {
   gpus_by_model_.assign(cluster.models().size(), 0);
+  double mib = 0, gpus = 0;
   for (int n = 0; n < cluster.size(); ++n) {
-    if (cluster.model_id(n) >= 0) gpus_by_model_[cluster.model_id(n)] += cluster.spec(n).gpu_count;
+    const NodeSpec& spec = cluster.spec(n);
+    if (cluster.model_id(n) >= 0) gpus_by_model_[cluster.model_id(n)] += spec.gpu_count;
+    if (spec.gpu_memory_mib > 0) {
+      mib += static_cast<double>(spec.gpu_memory_mib) * spec.gpu_count;
+      gpus += spec.gpu_count;
+    }
   }
+  gpu_memory_mean_mib_ = gpus > 0 ? mib / gpus : 0;
   for (TargetClass& c : classes_) c.models = cluster.ResolveModels(c.gpu_spec);
   for (TargetClass& c : all_classes_) c.models = cluster.ResolveModels(c.gpu_spec);
   for (TargetClass& c : gpu_classes_) c.models = cluster.ResolveModels(c.gpu_spec);

@@ -42,6 +42,9 @@ class TargetWorkload {
   void Resolve(const Cluster& cluster);
   /// GPUs in the cluster whose model is in `models` (after Resolve).
   int64_t GpusOfModels(ModelMask models) const;
+  /// The mean GPU memory (MiB) of the cluster's GPUs whose memory is known (after Resolve; 0
+  /// when none is).
+  double gpu_memory_mean_mib() const { return gpu_memory_mean_mib_; }
 
   const std::vector<TargetClass>& classes() const { return classes_; }
   /// Every class of the source pod list, M's and the rest, in the same order and with
@@ -106,6 +109,7 @@ class TargetWorkload {
   std::vector<TargetClass> classes_;
   std::vector<TargetClass> all_classes_;
   std::vector<int64_t> gpus_by_model_;
+  double gpu_memory_mean_mib_ = 0;
   double cpu_only_probability_ = 0;  // Σ p_m over CPU-only classes (their fragment is R_n)
   std::vector<TargetClass> gpu_classes_;
 };

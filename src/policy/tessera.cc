@@ -31,11 +31,14 @@
 // GPU memory (docs/GPU_MEMORY.md): for pod lists that ask for GPU memory, nodes whose GPU
 // memory is known are scored in two dimensions (ScorePair2D): a GPU serves a class only if
 // both its free milli and its usable memory fit, every placement is weighed with its memory,
-// and FGD's ties go to the placement that leaves the node the least usable GPU memory.
+// and FGD's ties go to the placement that leaves the node the least usable GPU memory; where
+// the target workload asks for a larger share of the cluster's GPU memory than of its compute
+// (MemoryBound), a memory hole fill and pod-count weights of the sharing classes join the score.
 #include <algorithm>
 #include <array>
 #include <bit>
 #include <cmath>
+#include <map>
 #include <vector>
 
 #include "frag/target_workload.h"
@@ -107,6 +110,7 @@ class TesseraPolicy final : public Policy {
     for (const TargetClass& c : workload_->all_classes()) memory_ |= c.gpu_memory_mib > 0;
     for (const TargetClass& c : workload_->classes()) memory_ |= c.gpu_memory_mib > 0;
     if (params_.hole_fill != 0 || params_.hole_fill_primary != 0) BuildHoleWaste();
+    if (memory_ && params_.memory_hole_fill != 0) BuildMemoryWaste();
   }
 
   std::string_view name() const override { return "tessera"; }
@@ -319,6 +323,38 @@ class TesseraPolicy final : public Policy {
     for (int r = 0; r <= kMilliPerGpu; ++r) waste_[r] = r - best[r];
   }
 
+  // mem_waste_[r] = r − the largest sum of frequent sharing memory sizes ≤ r (MiB).
+  void BuildMemoryWaste() {
+    std::map<int64_t, int64_t> by_mib;
+    int64_t sharing = 0;
+    for (const TargetClass& c : workload_->all_classes()) {
+      if (c.gpu_count != 1 || c.gpu_milli <= 0 || c.gpu_milli >= kMilliPerGpu ||
+          c.gpu_memory_mib <= 0)
+        continue;
+      by_mib[c.gpu_memory_mib] += c.count;
+      sharing += c.count;
+    }
+    std::vector<int64_t> sizes;
+    for (const auto& [mib, n] : by_mib) {
+      if (static_cast<double>(n) >= params_.hole_min_share * static_cast<double>(sharing))
+        sizes.push_back(mib);
+    }
+    constexpr int64_t kMax = 131072;
+    std::vector<int32_t> best(kMax + 1, 0);
+    for (int64_t r = 1; r <= kMax; ++r) {
+      best[r] = best[r - 1];
+      for (int64_t m : sizes) {
+        if (m <= r) best[r] = std::max<int32_t>(best[r], best[r - m] + static_cast<int32_t>(m));
+      }
+    }
+    mem_waste_.assign(kMax + 1, 0);
+    for (int64_t r = 0; r <= kMax; ++r) mem_waste_[r] = static_cast<int32_t>(r - best[r]);
+  }
+  int64_t MemWaste(int32_t free, int32_t mem) const {
+    const int64_t u = std::min<int64_t>(UsableMib(free, mem), mem_waste_.size() - 1);
+    return mem_waste_[u];
+  }
+
   // Σ waste over the node's GPUs (0 without hole fill).
   double HoleWaste(const int32_t* gpu_free, int g) const {
     if (waste_.empty()) return 0;
@@ -490,10 +526,11 @@ class TesseraPolicy final : public Policy {
     const double pressure = PodPressure(pod, node.model_id, context);
     const int64_t cap = node.spec.gpu_memory_mib;
     const bool best_fit = params_.memory_best_fit;
+    const bool bound = !params_.memory_bound_mode || MemoryBound(cap);
     const size_t n_plentiful = params_.plentiful_drop_multi_gpu ? m_size_ : classes_.size();
     auto measure = [&](int64_t cpu, const int32_t* free, const int32_t* mem, size_t n) {
       Measures m;
-      m.frag = Frag2D(node.model_id, cpu, free, mem, g, cap);
+      m.frag = Frag2D(node.model_id, cpu, free, mem, g, cap, bound);
       if (!best_fit && params_.cpu_stranding && !idle) {
         m.stranded = Stranded2D(node.model_id, cpu, free, mem, g, n);
         m.stranded_m = m.stranded;
@@ -511,8 +548,22 @@ class TesseraPolicy final : public Policy {
           const Measures after = measure(cpu_after, free, mem, classes_.size());
           const double fill = holes.Fill(*this, free, g);
           if (best_fit) {
-            const double delta =
-                Snap(before.frag - after.frag - pressure + params_.hole_fill_primary * fill);
+            double mfill = 0;
+            if (bound && !mem_waste_.empty() && pod.IsSharing() && pod.gpu_memory_mib > 0) {
+              int64_t w = 0;
+              for (int i = 0; i < g; ++i) {
+                w += MemWaste(node.state.gpu_free[i], node.state.gpu_mem_free[i]) -
+                     MemWaste(free[i], mem[i]);
+              }
+              const auto cap32 = static_cast<int32_t>(cap);
+              w -= MemWaste(kMilliPerGpu, cap32) -
+                   MemWaste(kMilliPerGpu - pod.gpu_milli,
+                            cap32 - static_cast<int32_t>(pod.gpu_memory_mib));
+              mfill = params_.memory_hole_fill * static_cast<double>(w) * kMilliPerGpu /
+                      static_cast<double>(cap);
+            }
+            const double delta = Snap(before.frag - after.frag - pressure +
+                                      params_.hole_fill_primary * fill + mfill);
             const auto primary =
                 static_cast<int64_t>(params_.primary_levels / (1.0 + std::exp(-delta / 1000.0)));
             int64_t left = 0;
@@ -575,8 +626,23 @@ class TesseraPolicy final : public Policy {
   // the GPUs that cannot serve it (all of them when the node cannot host it), plus
   // memory_weight · 1000 · their usable MiB / `mem_cap` (the memory stranded by compute; off
   // by default). TargetWorkload::NodeFragmentation with gpu_mem_free gives the milli part.
+  // Whether M asks, on GPUs of `cap` MiB, for a larger share of their memory than of their
+  // compute (whole-GPU pods take all of both).
+  bool MemoryBound(int64_t node_cap) const {
+    const double cap = workload_->gpu_memory_mean_mib() > 0 ? workload_->gpu_memory_mean_mib()
+                                                            : static_cast<double>(node_cap);
+    double m = 0, u = 0;
+    for (const TargetClass& c : workload_->gpu_classes()) {
+      const bool whole = c.gpu_milli >= kMilliPerGpu;
+      m +=
+          c.probability * c.gpu_count * (whole ? 1.0 : static_cast<double>(c.gpu_memory_mib) / cap);
+      u += c.probability * c.gpu_count * (whole ? 1.0 : c.gpu_milli / 1000.0);
+    }
+    return m > u;
+  }
+
   double Frag2D(int model_id, int64_t cpu_left, const int32_t* free, const int32_t* mem, int g,
-                int64_t mem_cap) const {
+                int64_t mem_cap, bool weigh_count = true) const {
     int64_t r = 0;
     int64_t r_mib = 0;
     for (int i = 0; i < g; ++i) {
@@ -588,8 +654,9 @@ class TesseraPolicy final : public Policy {
         params_.memory_weight * kMilliPerGpu / static_cast<double>(std::max<int64_t>(1, mem_cap));
     const double all = static_cast<double>(r) + scale * static_cast<double>(r_mib);
     double frag = workload_->cpu_only_probability() * all;
-    // count_weight: class weights p_m · (s̄ / s_m)^count_weight, rescaled to Σ p_m.
-    const double cw = params_.count_weight;
+    // count_weight (memory-bound mode): class weights p_m · (s̄ / s_m)^count_weight, rescaled
+    // to the weighed classes' Σ p_m.
+    const double cw = weigh_count ? params_.count_weight : 0.0;
     const auto size_of = [&](const TargetClass& c) {
       const double share =
           c.gpu_milli >= kMilliPerGpu
@@ -598,21 +665,27 @@ class TesseraPolicy final : public Policy {
                          c.gpu_memory_mib / static_cast<double>(std::max<int64_t>(1, mem_cap)));
       return c.gpu_count * share;
     };
+    const bool shares_only = params_.count_shares_only;
+    const auto weighed = [&](const TargetClass& c) {
+      return !shares_only || c.gpu_milli < kMilliPerGpu;
+    };
     double mean_size = 0, psum = 0, wsum = 0;
     if (cw != 0) {
       for (const TargetClass& c : workload_->gpu_classes()) {
+        if (!weighed(c)) continue;
         mean_size += c.probability * size_of(c);
         psum += c.probability;
       }
       mean_size /= std::max(1e-12, psum);
       for (const TargetClass& c : workload_->gpu_classes()) {
-        wsum += c.probability * std::pow(mean_size / size_of(c), cw);
+        if (weighed(c)) wsum += c.probability * std::pow(mean_size / size_of(c), cw);
       }
     }
     for (const TargetClass& c : workload_->gpu_classes()) {
       const Served s = Serve(c, model_id, cpu_left, free, mem, g);
-      const double w = cw == 0 ? c.probability
-                               : c.probability * std::pow(mean_size / size_of(c), cw) * psum / wsum;
+      const double w = cw == 0 || !weighed(c)
+                           ? c.probability
+                           : c.probability * std::pow(mean_size / size_of(c), cw) * psum / wsum;
       frag += w * (s.hosts ? static_cast<double>(s.other_milli) +
                                  scale * static_cast<double>(s.other_mib)
                            : all);
@@ -845,6 +918,7 @@ class TesseraPolicy final : public Policy {
   std::vector<double> demand_share_;  // their constrained request share, by pressured_ index
   std::vector<int> waste_;            // hole fill: waste_[r] for r = 0..1000 (empty: off)
   bool memory_ = false;               // some class of the list asks for GPU memory
+  std::vector<int32_t> mem_waste_;    // memory_hole_fill's table (MiB)
   static std::array<int, kMaxGpuModels> NoSlots() {
     std::array<int, kMaxGpuModels> a;
     a.fill(-1);

@@ -74,12 +74,22 @@ struct TesseraParams {
   /// (the openb lists) never see either.
   double memory_weight = 0.0;
   bool memory_best_fit = true;
-  /// Pods rather than GPUs (docs/GPU_MEMORY.md, "Measured and not shipped"; off by
-  /// default): in the two-dimensional F_n(M), class m weighs p_m · (s̄ / s_m)^count_weight
-  /// (rescaled to the same Σ), where s_m is the share of a GPU one pod of m takes in its
-  /// larger dimension times its GPU count and s̄ the mean over M, so that a GPU lost to a
-  /// small class counts as the several pods it would have held.
-  double count_weight = 0.0;
+  /// Memory-bound mode (docs/GPU_MEMORY.md, "When memory runs out first"): where the target
+  /// workload asks for a larger share of the cluster's GPU memory than of its GPU compute
+  /// (whole-GPU pods counting all of both; TargetWorkload::gpu_memory_mean_mib), memory is
+  /// what runs out, and the two-dimensional score also takes
+  ///  - `memory_hole_fill`: a sharing pod is charged, in ΔF, for the memory its GPU's hole can
+  ///    no longer use, as hole fill does for milli (waste(r) = r − the largest sum of frequent
+  ///    sharing memory sizes ≤ r; weight · 1000 · ΔMiB / the GPU's memory), and
+  ///  - `count_weight`: F_n(M) weighs a sharing class p_m · (s̄ / s_m)^count_weight (rescaled
+  ///    to the sharing classes' Σ p_m), s_m its larger share of a GPU (milli or memory) and s̄
+  ///    their mean, so that a GPU's memory lost to a large share counts as the several small
+  ///    ones it would have held (`count_shares_only` off: every class, whole-GPU ones too).
+  /// `memory_bound_mode` off applies both wherever the two-dimensional score runs.
+  bool memory_bound_mode = true;
+  double memory_hole_fill = 4.0;
+  double count_weight = 4.0;
+  bool count_shares_only = true;
   /// Levels of the two-dimensional primary score, ⌊levels · sigmoid(ΔF / 1000)⌋ (100: FGD's).
   double primary_levels = 100.0;
 };

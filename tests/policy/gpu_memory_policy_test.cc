@@ -41,13 +41,15 @@ NodeSpec V100(const std::string& name, int gpus) {
 
 // Places `pods` in order with `policy` (M from the pods themselves); the GPUs each got, or
 // -1 for a refused pod (bit index of the single GPU for shares).
+// With `params`, `tessera` with those parameters.
 std::vector<int> Place(const std::string& policy_name, Cluster cluster,
-                       const std::vector<PodSpec>& pods) {
+                       const std::vector<PodSpec>& pods, const TesseraParams* params = nullptr) {
   TargetWorkload workload = TargetWorkload::FromPods(pods);
   workload.Resolve(cluster);
   PolicyContext ctx;
   ctx.workload = &workload;
-  std::unique_ptr<Policy> policy = MakePolicy(policy_name, ctx);
+  std::unique_ptr<Policy> policy =
+      params != nullptr ? MakeTesseraPolicy(ctx, *params) : MakePolicy(policy_name, ctx);
   EXPECT_NE(policy, nullptr) << policy_name;
   std::vector<int> order(cluster.size());
   for (int i = 0; i < cluster.size(); ++i) order[i] = i;
@@ -70,23 +72,32 @@ std::vector<int> Place(const std::string& policy_name, Cluster cluster,
 // GPUs. Only SLAM + vision on each GPU holds all four. fgd sees compute only: a vision pod
 // on the SLAM GPU (500 → 250 milli free) would shut SLAM's compute out of it, so both vision
 // pods go to the other GPU (7578 MiB left there, 6963 beside the first SLAM pod) and the
-// second SLAM pod fits nowhere. tessera sees the memory and leaves no such hole.
+// second SLAM pod fits nowhere. tessera's two-dimensional measure sees the memory and leaves
+// no such hole. (This M asks for 1.13 times as large a share of the memory as of the compute,
+// so the shipped tessera is in its memory-bound mode here, which keeps the second GPU's memory
+// for the smaller, more numerous shares and refuses the second SLAM pod as fgd does: the
+// measure alone is what this checks.)
 TEST(GpuMemoryPolicies, TesseraPlacesTheMemoryHoleSequenceThatFgdRefuses) {
   const Cluster cluster({V100("n0", 2)});
   const std::vector<PodSpec> pods = {kSlam, kVision, kVision, kSlam};
   const std::vector<int> fgd = Place("fgd", cluster, pods);
   EXPECT_EQ(fgd[3], -1) << "fgd is expected to strand the memory the second SLAM pod needs";
+  TesseraParams measure_only;
+  measure_only.memory_hole_fill = 0;
+  measure_only.count_weight = 0;
   for (const char* policy : {"tessera", "mem-bestfit"}) {
-    const std::vector<int> got = Place(policy, cluster, pods);
+    const std::vector<int> got =
+        Place(policy, cluster, pods, std::string(policy) == "tessera" ? &measure_only : nullptr);
     for (size_t i = 0; i < got.size(); ++i) EXPECT_GE(got[i], 0) << policy << " pod " << i;
   }
+  EXPECT_EQ(Place("tessera", cluster, pods)[3], -1);
 }
 
-// count_weight weighs a class of F_n(M) by the pods it would fit: with M half 3.8 GiB
-// memory-only shares and half whole-GPU trainers, a 3.8 GiB share goes beside a 12 GiB pod
-// (FGD's weights: the empty GPU is kept for a trainer; ΔF 374 against 500) or, with
-// count_weight 1, to the empty GPU (a lost trainer is one pod, the 205 MiB hole beside the
-// 12 GiB pod four shares: ΔF 192 against 605).
+// count_weight over every class (count_shares_only off) weighs a class of F_n(M) by the pods
+// it would fit: with M half 3.8 GiB memory-only shares and half whole-GPU trainers, a 3.8 GiB
+// share goes beside a 12 GiB pod (FGD's weights: the empty GPU is kept for a trainer; ΔF 374
+// against 500) or, with count_weight 1, to the empty GPU (a lost trainer is one pod, the
+// 205 MiB hole beside the 12 GiB pod four shares: ΔF 192 against 605).
 TEST(GpuMemoryPolicies, CountWeightTradesAnEmptyGpuForTheSharesItWouldHold) {
   const PodSpec trainer = Share(1000, 0);
   const PodSpec small = Share(1, 3891);
@@ -99,6 +110,9 @@ TEST(GpuMemoryPolicies, CountWeightTradesAnEmptyGpuForTheSharesItWouldHold) {
   ctx.workload = &workload;
   const auto gpu_of = [&](double count_weight) {
     TesseraParams params;
+    params.memory_bound_mode = false;
+    params.memory_hole_fill = 0;
+    params.count_shares_only = false;
     params.count_weight = count_weight;
     const std::unique_ptr<Policy> policy = MakeTesseraPolicy(ctx, params);
     Scheduler s(&cluster, policy.get(), {0}, 1);
@@ -163,6 +177,73 @@ TEST(GpuMemoryPolicies, GpuStrandingCountsEachShortDimension) {
   const TargetWorkload::GpuStranding s = w.NodeGpuStranding(0, free, mem, 4);
   EXPECT_EQ(s.compute_no_memory, 1);
   EXPECT_EQ(s.memory_no_compute, 1);
+}
+
+// The memory-bound mode on the embedded scenarios, seeds 42-51 at 100 % arrival
+// (docs/GPU_MEMORY.md): on mem-v100m16, whose mix asks for 1.15 times as large a share of the
+// GPUs' memory as of their compute, tessera refuses fewer pods than every other policy and
+// leaves less GPU memory and no more compute unallocated than fgd; on mem-v100 and mem-openb
+// (0.97 and 0.91) the mode is off and every placement is the one without it.
+struct AtFull {
+  double mem = 0, compute = 0, failed = 0;
+};
+AtFull MeanAt100(const std::string& scenario, const Policy& policy) {
+  Result<Scenario> s = ParseScenario(EmbeddedScenario(scenario), scenario);
+  EXPECT_TRUE(s.ok());
+  const std::vector<NodeSpec> nodes = ScenarioNodes(*s);
+  const std::vector<PodSpec> pods = ScenarioPods(*s);
+  TargetWorkload w = TargetWorkload::FromPods(pods);
+  w.Resolve(Cluster(nodes));
+  InflationOptions options;
+  options.record_placements = false;
+  AtFull a;
+  for (int seed = 42; seed <= 51; ++seed) {
+    const RunResult r = RunInflation(nodes, pods, w, policy, seed, options);
+    a.mem += r.curve[100].unallocated_mem_pct / 10;
+    a.compute += r.curve[100].unallocated_pct / 10;
+    a.failed += r.curve[100].failed / 10.0;
+  }
+  return a;
+}
+
+std::unique_ptr<Policy> Made(const std::string& scenario, const std::string& name,
+                             const TesseraParams* params, TargetWorkload* w) {
+  Result<Scenario> s = ParseScenario(EmbeddedScenario(scenario), scenario);
+  EXPECT_TRUE(s.ok());
+  *w = TargetWorkload::FromPods(ScenarioPods(*s));
+  w->Resolve(Cluster(ScenarioNodes(*s)));
+  PolicyContext ctx;
+  ctx.workload = w;
+  return params != nullptr ? MakeTesseraPolicy(ctx, *params) : MakePolicy(name, ctx);
+}
+
+TEST(GpuMemoryPolicies, MemoryBoundModeOnTheMemoryBoundScenarioOnly) {
+  TargetWorkload wt, wf;
+  const TesseraParams defaults;
+  const AtFull tessera = MeanAt100("mem-v100m16", *Made("mem-v100m16", "", &defaults, &wt));
+  const AtFull fgd = MeanAt100("mem-v100m16", *Made("mem-v100m16", "fgd", nullptr, &wf));
+  EXPECT_LT(tessera.mem, fgd.mem);
+  EXPECT_LE(tessera.compute, fgd.compute);
+  for (const char* other : {"fgd", "mem-bestfit", "hami-binpack", "hami-spread", "bestfit"}) {
+    TargetWorkload w;
+    EXPECT_LT(tessera.failed,
+              MeanAt100("mem-v100m16", *Made("mem-v100m16", other, nullptr, &w)).failed)
+        << other;
+  }
+  TesseraParams off;
+  off.memory_hole_fill = 0;
+  off.count_weight = 0;
+  for (const char* scenario : {"mem-v100", "mem-openb"}) {
+    TargetWorkload a, b;
+    const AtFull on = MeanAt100(scenario, *Made(scenario, "", &defaults, &a));
+    const AtFull without = MeanAt100(scenario, *Made(scenario, "", &off, &b));
+    EXPECT_EQ(on.mem, without.mem) << scenario;
+    EXPECT_EQ(on.failed, without.failed) << scenario;
+  }
+  // The cluster's mean GPU memory, which decides it.
+  TargetWorkload w;
+  Made("mem-v100", "", &defaults, &w);
+  EXPECT_DOUBLE_EQ(w.gpu_memory_mean_mib(), (16384.0 + 32768.0) / 2);
 }
 
 // A run on a GPU-memory scenario fills the curve's memory fields; one without GPU memory
