@@ -184,16 +184,29 @@ TEST(GpuMemoryPolicies, GpuStrandingCountsEachShortDimension) {
 // GPUs' memory as of their compute, tessera refuses fewer pods than every other policy and
 // leaves less GPU memory and no more compute unallocated than fgd; on mem-v100 and mem-openb
 // (0.97 and 0.91) the mode is off and every placement is the one without it.
+// An embedded scenario's nodes and pods, and M from its pods resolved against its nodes.
+struct Loaded {
+  std::vector<NodeSpec> nodes;
+  std::vector<PodSpec> pods;
+  TargetWorkload workload;
+};
+Loaded Load(const std::string& scenario) {
+  Result<Scenario> s = ParseScenario(EmbeddedScenario(scenario), scenario);
+  EXPECT_TRUE(s.ok()) << scenario;
+  Loaded l{ScenarioNodes(*s), ScenarioPods(*s), {}};
+  l.workload = TargetWorkload::FromPods(l.pods);
+  l.workload.Resolve(Cluster(l.nodes));
+  return l;
+}
+
 struct AtFull {
   double mem = 0, compute = 0, failed = 0;
 };
 AtFull MeanAt100(const std::string& scenario, const Policy& policy) {
-  Result<Scenario> s = ParseScenario(EmbeddedScenario(scenario), scenario);
-  EXPECT_TRUE(s.ok());
-  const std::vector<NodeSpec> nodes = ScenarioNodes(*s);
-  const std::vector<PodSpec> pods = ScenarioPods(*s);
-  TargetWorkload w = TargetWorkload::FromPods(pods);
-  w.Resolve(Cluster(nodes));
+  const Loaded l = Load(scenario);
+  const std::vector<NodeSpec>& nodes = l.nodes;
+  const std::vector<PodSpec>& pods = l.pods;
+  const TargetWorkload& w = l.workload;
   InflationOptions options;
   options.record_placements = false;
   AtFull a;
@@ -208,10 +221,7 @@ AtFull MeanAt100(const std::string& scenario, const Policy& policy) {
 
 std::unique_ptr<Policy> Made(const std::string& scenario, const std::string& name,
                              const TesseraParams* params, TargetWorkload* w) {
-  Result<Scenario> s = ParseScenario(EmbeddedScenario(scenario), scenario);
-  EXPECT_TRUE(s.ok());
-  *w = TargetWorkload::FromPods(ScenarioPods(*s));
-  w->Resolve(Cluster(ScenarioNodes(*s)));
+  *w = Load(scenario).workload;
   PolicyContext ctx;
   ctx.workload = w;
   return params != nullptr ? MakeTesseraPolicy(ctx, *params) : MakePolicy(name, ctx);
@@ -249,12 +259,10 @@ TEST(GpuMemoryPolicies, MemoryBoundModeOnTheMemoryBoundScenarioOnly) {
 // A run on a GPU-memory scenario fills the curve's memory fields; one without GPU memory
 // leaves them empty.
 TEST(GpuMemoryPolicies, RunReportsGpuMemory) {
-  Result<Scenario> s = ParseScenario(EmbeddedScenario("mem-v100"), "mem-v100");
-  ASSERT_TRUE(s.ok()) << s.error().message;
-  const std::vector<NodeSpec> nodes = ScenarioNodes(*s);
-  const std::vector<PodSpec> pods = ScenarioPods(*s);
-  TargetWorkload w = TargetWorkload::FromPods(pods);
-  w.Resolve(Cluster(nodes));
+  const Loaded l = Load("mem-v100");
+  const std::vector<NodeSpec>& nodes = l.nodes;
+  const std::vector<PodSpec>& pods = l.pods;
+  const TargetWorkload& w = l.workload;
   InflationOptions options;
   options.record_placements = false;
   for (const char* policy : {"tessera", "mem-bestfit", "hami-binpack", "hami-spread"}) {

@@ -103,13 +103,20 @@ Result<Scenario> Notebooks() {
   return ParseScenario(ReadFile(file).value(), file);
 }
 
-TEST(TesseraSlo, DefaultTraceAt50xOn84Nodes) {
+// ExpectTesseraWins for `tessera` on the trace at the contention level (seed 42); false when
+// the trace is not there.
+bool WinsOnTheTrace(const ReplayPolicy& tessera, bool be_kept) {
   std::vector<NodeSpec> nodes;
   Timeline timeline;
-  if (!TraceAtTheContentionLevel(&nodes, &timeline)) GTEST_SKIP() << "trace not found";
+  if (!TraceAtTheContentionLevel(&nodes, &timeline)) return false;
   ReplayOptions options;
   options.seed = 42;
-  ExpectTesseraWins(nodes, timeline, TesseraReplayPolicy(), options, /*be_kept=*/false);
+  ExpectTesseraWins(nodes, timeline, tessera, options, be_kept);
+  return true;
+}
+
+TEST(TesseraSlo, DefaultTraceAt50xOn84Nodes) {
+  if (!WinsOnTheTrace(TesseraReplayPolicy(), /*be_kept=*/false)) GTEST_SKIP() << "no trace";
 }
 
 // The setting of docs/REPLAY.md that keeps BE at k8s-default's level: spreading under the
@@ -125,12 +132,7 @@ ReplayPolicy BeKeepingSetting() {
 }
 
 TEST(TesseraSlo, BeKeepingSettingOnTheTraceAndTheNotebooks) {
-  std::vector<NodeSpec> nodes;
-  Timeline timeline;
-  if (!TraceAtTheContentionLevel(&nodes, &timeline)) GTEST_SKIP() << "trace not found";
-  ReplayOptions options;
-  options.seed = 42;
-  ExpectTesseraWins(nodes, timeline, BeKeepingSetting(), options);
+  if (!WinsOnTheTrace(BeKeepingSetting(), /*be_kept=*/true)) GTEST_SKIP() << "no trace";
 
   Result<Scenario> s = Notebooks();
   ASSERT_TRUE(s.ok()) << s.error().message;
