@@ -339,7 +339,8 @@ class TesseraPolicy final : public Policy {
       if (static_cast<double>(n) >= params_.hole_min_share * static_cast<double>(sharing))
         sizes.push_back(mib);
     }
-    constexpr int64_t kMax = 131072;
+    // MiB: 256 GiB, more than any GPU has today; a larger free memory counts as this much.
+    constexpr int64_t kMax = 262144;
     std::vector<int32_t> best(kMax + 1, 0);
     for (int64_t r = 1; r <= kMax; ++r) {
       best[r] = best[r - 1];
