@@ -110,7 +110,13 @@ class TesseraPolicy final : public Policy {
     for (const TargetClass& c : workload_->all_classes()) memory_ |= c.gpu_memory_mib > 0;
     for (const TargetClass& c : workload_->classes()) memory_ |= c.gpu_memory_mib > 0;
     if (params_.hole_fill != 0 || params_.hole_fill_primary != 0) BuildHoleWaste();
-    if (memory_ && params_.memory_hole_fill != 0) BuildMemoryWaste();
+    // The memory-bound mode (docs/GPU_MEMORY.md), decided once from M and the cluster's mean
+    // GPU memory; memory_bound_mode off applies it wherever memory is known.
+    const double mean_mib = workload_->gpu_memory_mean_mib();
+    if (memory_ && mean_mib > 0 && (!params_.memory_bound_mode || MemoryBound(mean_mib))) {
+      if (params_.memory_hole_fill != 0) BuildMemoryWaste();
+      if (params_.count_weight != 0) BuildCountWeights(mean_mib);
+    }
   }
 
   std::string_view name() const override { return "tessera"; }
@@ -351,6 +357,56 @@ class TesseraPolicy final : public Policy {
     mem_waste_.assign(kMax + 1, 0);
     for (int64_t r = 0; r <= kMax; ++r) mem_waste_[r] = static_cast<int32_t>(r - best[r]);
   }
+  // Whether M asks for a larger share of GPUs of `cap` MiB's memory than of their compute
+  // (whole-GPU pods take all of both).
+  bool MemoryBound(double cap) const {
+    double m = 0, u = 0;
+    for (const TargetClass& c : workload_->gpu_classes()) {
+      const bool whole = c.gpu_milli >= kMilliPerGpu;
+      m +=
+          c.probability * c.gpu_count * (whole ? 1.0 : static_cast<double>(c.gpu_memory_mib) / cap);
+      u += c.probability * c.gpu_count * (whole ? 1.0 : c.gpu_milli / 1000.0);
+    }
+    return m > u;
+  }
+
+  // count_weight_[k] = p_k · (s̄ / s_k)^count_weight, rescaled to the weighed classes' Σ p
+  // (the sharing classes; every class without count_shares_only), for M's GPU classes: s_k is
+  // the larger of a pod's milli and memory shares of a GPU of `cap` MiB (1 for a whole GPU)
+  // times its GPU count, s̄ their p-weighted mean. Unweighed classes keep p_k.
+  void BuildCountWeights(double cap) {
+    const std::vector<TargetClass>& classes = workload_->gpu_classes();
+    const auto weighed = [&](const TargetClass& c) {
+      return !params_.count_shares_only || c.gpu_milli < kMilliPerGpu;
+    };
+    const auto size_of = [&](const TargetClass& c) {
+      const double share = c.gpu_milli >= kMilliPerGpu
+                               ? 1.0
+                               : std::max(c.gpu_milli / static_cast<double>(kMilliPerGpu),
+                                          static_cast<double>(c.gpu_memory_mib) / cap);
+      return c.gpu_count * share;
+    };
+    double mean = 0, psum = 0, wsum = 0;
+    for (const TargetClass& c : classes) {
+      if (!weighed(c)) continue;
+      mean += c.probability * size_of(c);
+      psum += c.probability;
+    }
+    if (psum <= 0) return;
+    mean /= psum;
+    count_weight_.resize(classes.size());
+    for (size_t k = 0; k < classes.size(); ++k) {
+      const TargetClass& c = classes[k];
+      count_weight_[k] = weighed(c)
+                             ? c.probability * std::pow(mean / size_of(c), params_.count_weight)
+                             : c.probability;
+      if (weighed(c)) wsum += count_weight_[k];
+    }
+    for (size_t k = 0; k < classes.size(); ++k) {
+      if (weighed(classes[k])) count_weight_[k] *= psum / wsum;
+    }
+  }
+
   int64_t MemWaste(int32_t free, int32_t mem) const {
     const int64_t u = std::min<int64_t>(UsableMib(free, mem), mem_waste_.size() - 1);
     return mem_waste_[u];
@@ -527,11 +583,10 @@ class TesseraPolicy final : public Policy {
     const double pressure = PodPressure(pod, node.model_id, context);
     const int64_t cap = node.spec.gpu_memory_mib;
     const bool best_fit = params_.memory_best_fit;
-    const bool bound = !params_.memory_bound_mode || MemoryBound(cap);
     const size_t n_plentiful = params_.plentiful_drop_multi_gpu ? m_size_ : classes_.size();
     auto measure = [&](int64_t cpu, const int32_t* free, const int32_t* mem, size_t n) {
       Measures m;
-      m.frag = Frag2D(node.model_id, cpu, free, mem, g, cap, bound);
+      m.frag = Frag2D(node.model_id, cpu, free, mem, g, cap);
       if (!best_fit && params_.cpu_stranding && !idle) {
         m.stranded = Stranded2D(node.model_id, cpu, free, mem, g, n);
         m.stranded_m = m.stranded;
@@ -544,22 +599,28 @@ class TesseraPolicy final : public Policy {
                                        : measure(node.state.cpu_left, node.state.gpu_free.data(),
                                                  node.state.gpu_mem_free.data(), n_plentiful);
     const HoleFill holes = HoleFillFor(node, pod);
+    // Memory hole fill (memory-bound mode): Σ waste over the GPUs now, and the drop the pod
+    // makes on a free GPU, which the fill is taken relative to.
+    const bool mem_fill = !mem_waste_.empty() && pod.IsSharing() && pod.gpu_memory_mib > 0;
+    int64_t mem_waste_before = 0;
+    if (mem_fill) {
+      const auto cap32 = static_cast<int32_t>(cap);
+      for (int i = 0; i < g; ++i) {
+        mem_waste_before += MemWaste(node.state.gpu_free[i], node.state.gpu_mem_free[i]);
+      }
+      mem_waste_before -=
+          MemWaste(kMilliPerGpu, cap32) -
+          MemWaste(kMilliPerGpu - pod.gpu_milli, cap32 - static_cast<int32_t>(pod.gpu_memory_mib));
+    }
     const std::array<NodeScore, 2> scores = BestHypotheticalPlacements2D<2>(
         node, pod, [&](int64_t cpu_after, const int32_t* free, const int32_t* mem) {
           const Measures after = measure(cpu_after, free, mem, classes_.size());
           const double fill = holes.Fill(*this, free, g);
           if (best_fit) {
             double mfill = 0;
-            if (bound && !mem_waste_.empty() && pod.IsSharing() && pod.gpu_memory_mib > 0) {
-              int64_t w = 0;
-              for (int i = 0; i < g; ++i) {
-                w += MemWaste(node.state.gpu_free[i], node.state.gpu_mem_free[i]) -
-                     MemWaste(free[i], mem[i]);
-              }
-              const auto cap32 = static_cast<int32_t>(cap);
-              w -= MemWaste(kMilliPerGpu, cap32) -
-                   MemWaste(kMilliPerGpu - pod.gpu_milli,
-                            cap32 - static_cast<int32_t>(pod.gpu_memory_mib));
+            if (mem_fill) {
+              int64_t w = mem_waste_before;
+              for (int i = 0; i < g; ++i) w -= MemWaste(free[i], mem[i]);
               mfill = params_.memory_hole_fill * static_cast<double>(w) * kMilliPerGpu /
                       static_cast<double>(cap);
             }
@@ -627,23 +688,9 @@ class TesseraPolicy final : public Policy {
   // the GPUs that cannot serve it (all of them when the node cannot host it), plus
   // memory_weight · 1000 · their usable MiB / `mem_cap` (the memory stranded by compute; off
   // by default). TargetWorkload::NodeFragmentation with gpu_mem_free gives the milli part.
-  // Whether M asks, on GPUs of `cap` MiB, for a larger share of their memory than of their
-  // compute (whole-GPU pods take all of both).
-  bool MemoryBound(int64_t node_cap) const {
-    const double cap = workload_->gpu_memory_mean_mib() > 0 ? workload_->gpu_memory_mean_mib()
-                                                            : static_cast<double>(node_cap);
-    double m = 0, u = 0;
-    for (const TargetClass& c : workload_->gpu_classes()) {
-      const bool whole = c.gpu_milli >= kMilliPerGpu;
-      m +=
-          c.probability * c.gpu_count * (whole ? 1.0 : static_cast<double>(c.gpu_memory_mib) / cap);
-      u += c.probability * c.gpu_count * (whole ? 1.0 : c.gpu_milli / 1000.0);
-    }
-    return m > u;
-  }
-
+  // With count_weight_, class k weighs count_weight_[k] instead of p_m.
   double Frag2D(int model_id, int64_t cpu_left, const int32_t* free, const int32_t* mem, int g,
-                int64_t mem_cap, bool weigh_count = true) const {
+                int64_t mem_cap) const {
     int64_t r = 0;
     int64_t r_mib = 0;
     for (int i = 0; i < g; ++i) {
@@ -655,38 +702,11 @@ class TesseraPolicy final : public Policy {
         params_.memory_weight * kMilliPerGpu / static_cast<double>(std::max<int64_t>(1, mem_cap));
     const double all = static_cast<double>(r) + scale * static_cast<double>(r_mib);
     double frag = workload_->cpu_only_probability() * all;
-    // count_weight (memory-bound mode): class weights p_m · (s̄ / s_m)^count_weight, rescaled
-    // to the weighed classes' Σ p_m.
-    const double cw = weigh_count ? params_.count_weight : 0.0;
-    const auto size_of = [&](const TargetClass& c) {
-      const double share =
-          c.gpu_milli >= kMilliPerGpu
-              ? 1.0
-              : std::max(c.gpu_milli / static_cast<double>(kMilliPerGpu),
-                         c.gpu_memory_mib / static_cast<double>(std::max<int64_t>(1, mem_cap)));
-      return c.gpu_count * share;
-    };
-    const bool shares_only = params_.count_shares_only;
-    const auto weighed = [&](const TargetClass& c) {
-      return !shares_only || c.gpu_milli < kMilliPerGpu;
-    };
-    double mean_size = 0, psum = 0, wsum = 0;
-    if (cw != 0) {
-      for (const TargetClass& c : workload_->gpu_classes()) {
-        if (!weighed(c)) continue;
-        mean_size += c.probability * size_of(c);
-        psum += c.probability;
-      }
-      mean_size /= std::max(1e-12, psum);
-      for (const TargetClass& c : workload_->gpu_classes()) {
-        if (weighed(c)) wsum += c.probability * std::pow(mean_size / size_of(c), cw);
-      }
-    }
-    for (const TargetClass& c : workload_->gpu_classes()) {
+    const std::vector<TargetClass>& classes = workload_->gpu_classes();
+    for (size_t k = 0; k < classes.size(); ++k) {
+      const TargetClass& c = classes[k];
       const Served s = Serve(c, model_id, cpu_left, free, mem, g);
-      const double w = cw == 0 || !weighed(c)
-                           ? c.probability
-                           : c.probability * std::pow(mean_size / size_of(c), cw) * psum / wsum;
+      const double w = count_weight_.empty() ? c.probability : count_weight_[k];
       frag += w * (s.hosts ? static_cast<double>(s.other_milli) +
                                  scale * static_cast<double>(s.other_mib)
                            : all);
@@ -919,7 +939,8 @@ class TesseraPolicy final : public Policy {
   std::vector<double> demand_share_;  // their constrained request share, by pressured_ index
   std::vector<int> waste_;            // hole fill: waste_[r] for r = 0..1000 (empty: off)
   bool memory_ = false;               // some class of the list asks for GPU memory
-  std::vector<int32_t> mem_waste_;    // memory_hole_fill's table (MiB)
+  std::vector<int32_t> mem_waste_;    // memory_hole_fill's table (MiB; empty: off)
+  std::vector<double> count_weight_;  // count_weight: gpu_classes()' weights (empty: p_m)
   static std::array<int, kMaxGpuModels> NoSlots() {
     std::array<int, kMaxGpuModels> a;
     a.fill(-1);

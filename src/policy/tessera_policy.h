@@ -82,9 +82,10 @@ struct TesseraParams {
   ///    no longer use, as hole fill does for milli (waste(r) = r − the largest sum of frequent
   ///    sharing memory sizes ≤ r; weight · 1000 · ΔMiB / the GPU's memory), and
   ///  - `count_weight`: F_n(M) weighs a sharing class p_m · (s̄ / s_m)^count_weight (rescaled
-  ///    to the sharing classes' Σ p_m), s_m its larger share of a GPU (milli or memory) and s̄
-  ///    their mean, so that a GPU's memory lost to a large share counts as the several small
-  ///    ones it would have held (`count_shares_only` off: every class, whole-GPU ones too).
+  ///    to the sharing classes' Σ p_m), s_m its larger share (milli or memory) of a GPU with
+  ///    the cluster's mean memory and s̄ their mean, so that a GPU's memory lost to a large share
+  ///    counts as the several small ones it would have held (`count_shares_only` off: every class,
+  ///    whole-GPU ones too).
   /// `memory_bound_mode` off applies both wherever the two-dimensional score runs.
   bool memory_bound_mode = true;
   double memory_hole_fill = 4.0;
