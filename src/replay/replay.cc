@@ -143,8 +143,7 @@ class Replay {
 
   // The idle GPUs a held pod's placement on `node` is judged by (sched/headroom.h).
   HeadroomIdle IdleFor(int node) const {
-    const int m = cluster_.model_id(node);
-    return {idle_gpus_, m, m >= 0 ? idle_by_model_[static_cast<size_t>(m)] : 0};
+    return HeadroomIdleOf(cluster_, node, idle_gpus_, idle_by_model_);
   }
 
   // The node's idle GPUs went from `before` to `after`: the running counts follow.

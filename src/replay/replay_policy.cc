@@ -52,7 +52,6 @@ Result<ReplayPolicy> ReplayPolicyByName(const std::string& name) {
 
 Result<std::vector<std::pair<std::string, int64_t>>> ParseHeadroomModels(
     const std::vector<std::string>& values) {
-  constexpr int64_t kMaxGpus = 10000000;
   std::vector<std::pair<std::string, int64_t>> out;
   for (const std::string& v : values) {
     const size_t eq = v.find('=');
@@ -67,9 +66,9 @@ Result<std::vector<std::pair<std::string, int64_t>>> ParseHeadroomModels(
       ok = ok && c >= '0' && c <= '9';
       if (ok) n = n * 10 + (c - '0');
     }
-    if (!ok || n > kMaxGpus) {
+    if (!ok || n > kMaxHeadroomGpus) {
       return Error{"--headroom-model " + v + ": GPUS must be an integer 0.." +
-                   std::to_string(kMaxGpus) + ", got '" + gpus + "'"};
+                   std::to_string(kMaxHeadroomGpus) + ", got '" + gpus + "'"};
     }
     for (const auto& [m, g] : out) {
       if (m == model) return Error{"--headroom-model: GPU model '" + model + "' given twice"};

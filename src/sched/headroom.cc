@@ -141,6 +141,13 @@ int64_t CountIdleGpus(const Cluster& cluster, std::vector<int64_t>* by_model) {
   return idle;
 }
 
+HeadroomIdle HeadroomIdleOf(const Cluster& cluster, int node, int64_t idle,
+                            const std::vector<int64_t>& by_model) {
+  const int m = cluster.model_id(node);
+  const bool known = m >= 0 && static_cast<size_t>(m) < by_model.size();
+  return {idle, m, known ? by_model[static_cast<size_t>(m)] : 0};
+}
+
 bool HeldMayUse(const Headroom& headroom, const HeadroomIdle& idle, const NodeState& state,
                 int gpu_count, const PodRequest& request, Headroom::Shortfall* why) {
   // A whole-GPU pod takes its count; a share none where a used GPU has room, else one.

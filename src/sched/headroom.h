@@ -26,6 +26,9 @@ class Cluster;
 /// model with a floor (`model_gpus`), at least that floor's idle GPUs of that model. Pods of
 /// the protected classes may use the headroom. The idle GPUs are the holes a whole-GPU or
 /// sharing pod of a protected class can always use.
+/// The most whole GPUs a headroom target or a model's floor may name (config and flags).
+inline constexpr int64_t kMaxHeadroomGpus = 10000000;
+
 struct HeadroomOptions {
   enum class Mode { kNone, kStatic, kForecast, kBacklog };
   Mode mode = Mode::kNone;
@@ -108,11 +111,6 @@ class Headroom {
     if (idle.model_idle - consumed < model_target(idle.model)) return Shortfall::kModel;
     return Shortfall::kNone;
   }
-  /// Whether such a pod leaves at least H idle GPUs in the cluster and the floor of its
-  /// node's model idle in that model.
-  bool Keeps(const HeadroomIdle& idle, int consumed) const {
-    return Short(idle, consumed) == Shortfall::kNone;
-  }
 
   /// A pod of `priority` asking `gpu_milli` in all arrived now: protected demand feeds the
   /// forecast (kForecast) or the backlog (kBacklog, which may raise H at once). Returns
@@ -153,6 +151,10 @@ class Headroom {
 /// The idle GPUs of `cluster` now: their sum (the return value) and, unless `by_model` is null,
 /// in *by_model by model id (resized to its models).
 int64_t CountIdleGpus(const Cluster& cluster, std::vector<int64_t>* by_model);
+/// The idle counts a held pod's placement on `node` is judged by, from the cluster's `idle`
+/// GPUs and `by_model` (CountIdleGpus' by model id).
+HeadroomIdle HeadroomIdleOf(const Cluster& cluster, int node, int64_t idle,
+                            const std::vector<int64_t>& by_model);
 
 /// The headroom rule of a held pod's placement, one for every front door (the replay's
 /// in-process placement, serve's filter and bind). `idle`: the cluster's idle GPUs now and

@@ -113,8 +113,13 @@ TEST(ModelHeadroom, HeldPodRefusedWhereItTakesTheA10FloorAdmittedOnV100) {
   const int64_t idle = CountIdleGpus(cluster, &by_model);
   const int a10 = ModelId(cluster, "A10");
   const int v100 = ModelId(cluster, "V100M16");
-  const HeadroomIdle on_a2{idle, a10, by_model[static_cast<size_t>(a10)]};
-  const HeadroomIdle on_v1{idle, v100, by_model[static_cast<size_t>(v100)]};
+  const HeadroomIdle on_a2 = HeadroomIdleOf(cluster, 1, idle, by_model);
+  const HeadroomIdle on_v1 = HeadroomIdleOf(cluster, 2, idle, by_model);
+  EXPECT_EQ(on_a2.cluster, 8);
+  EXPECT_EQ(on_a2.model, a10);
+  EXPECT_EQ(on_a2.model_idle, 4);
+  EXPECT_EQ(on_v1.model, v100);
+  EXPECT_EQ(on_v1.model_idle, 4);
   const PodRequest one = Request(cluster, 1);
 
   // The cluster keeps H (8 - 1 >= 2), the A10s would not keep their 4.
@@ -153,8 +158,8 @@ TEST(ModelHeadroom, HeldShareGoesOnAUsedA10GpuInsteadOfTheFloor) {
   h.SetCluster(cluster);
   std::vector<int64_t> by_model;
   const int64_t idle = CountIdleGpus(cluster, &by_model);
-  const int a10 = ModelId(cluster, "A10");
-  const HeadroomIdle on_a2{idle, a10, by_model[static_cast<size_t>(a10)]};
+  const HeadroomIdle on_a2 = HeadroomIdleOf(cluster, 1, idle, by_model);
+  EXPECT_EQ(on_a2.model_idle, 3);
   const PodRequest share = Request(cluster, 1, 250);
   Headroom::Shortfall why = Headroom::Shortfall::kCluster;
   EXPECT_TRUE(HeldMayUse(h, on_a2, cluster.state(1), 4, share, &why));  // the used GPU has room

@@ -190,8 +190,6 @@ bool Extender::HeldLocked(int cls) const {
   return !c.use_headroom && (c.preemptible || headroom_->options().hold_non_preemptible);
 }
 
-int64_t Extender::IdleGpusLocked() const { return CountIdleGpus(*cluster_, nullptr); }
-
 int64_t Extender::IdleGpusLocked(std::vector<int64_t>* by_model) const {
   return CountIdleGpus(*cluster_, by_model);
 }
@@ -441,9 +439,8 @@ std::string Extender::FilterCandidatesLocked(const Pod& pod, const Result<PodSpe
         // The headroom depends on the node's state and model too (a group has one of each):
         // once per group as well.
         Headroom::Shortfall why = Headroom::Shortfall::kNone;
-        const int model = cluster_->model_id(node);
-        const HeadroomIdle node_idle{
-            idle, model, held && model >= 0 ? idle_by_model_[static_cast<size_t>(model)] : 0};
+        const HeadroomIdle node_idle = HeadroomIdleOf(*cluster_, node, idle, idle_by_model_);
+        const int model = node_idle.model;
         memo.keeps_headroom = !held || memo.reason != kReasonFit ||
                               HeldMayUse(*headroom_, node_idle, cluster_->state(node),
                                          cluster_->spec(node).gpu_count, request, &why);
@@ -1037,9 +1034,11 @@ std::vector<prometheus::MetricFamily> Extender::CollectMetrics() const {
                   "Whole idle GPUs kept for the classes that may use headroom (0: none kept).");
   AddGauge(&headroom_target, static_cast<double>(headroom_->target()));
   out.push_back(std::move(headroom_target));
+  std::vector<int64_t> by_model;  // idle GPUs per model id
+  const int64_t whole_idle = cluster_ != nullptr ? IdleGpusLocked(&by_model) : 0;
   prometheus::MetricFamily idle_gpus =
       GaugeFamily("tessera_idle_gpus", "Whole idle GPUs (nothing allocated on them).");
-  AddGauge(&idle_gpus, cluster_ != nullptr ? static_cast<double>(IdleGpusLocked()) : 0);
+  AddGauge(&idle_gpus, static_cast<double>(whole_idle));
   out.push_back(std::move(idle_gpus));
   // Per GPU model: every model of the cluster, 0 where no floor is kept.
   prometheus::MetricFamily model_idle = GaugeFamily(
@@ -1048,15 +1047,11 @@ std::vector<prometheus::MetricFamily> Extender::CollectMetrics() const {
       GaugeFamily("tessera_model_headroom_target_gpus",
                   "Whole idle GPUs of each GPU model kept for the classes that may use headroom "
                   "(headroom.models; 0: none kept), besides tessera_headroom_target_gpus.");
-  if (cluster_ != nullptr) {
-    std::vector<int64_t> by_model;
-    IdleGpusLocked(&by_model);
-    for (size_t m = 0; m < by_model.size(); ++m) {
-      const prometheus::Labels labels = {{"model", cluster_->models()[m]}};
-      AddGauge(&model_idle, static_cast<double>(by_model[m]), labels);
-      AddGauge(&model_target, static_cast<double>(headroom_->model_target(static_cast<int>(m))),
-               labels);
-    }
+  for (size_t m = 0; m < by_model.size(); ++m) {
+    const prometheus::Labels labels = {{"model", cluster_->models()[m]}};
+    AddGauge(&model_idle, static_cast<double>(by_model[m]), labels);
+    AddGauge(&model_target, static_cast<double>(headroom_->model_target(static_cast<int>(m))),
+             labels);
   }
   out.push_back(std::move(model_idle));
   out.push_back(std::move(model_target));
@@ -1277,12 +1272,11 @@ std::string Extender::StateJson() const {
   nlohmann::ordered_json h;
   h["mode"] = kModes[static_cast<int>(headroom_->options().mode)];
   h["target_gpus"] = headroom_->target();
-  h["idle_gpus"] = cluster_ != nullptr ? IdleGpusLocked() : 0;
+  std::vector<int64_t> by_model;  // idle GPUs per model id
+  h["idle_gpus"] = cluster_ != nullptr ? IdleGpusLocked(&by_model) : 0;
   // Every GPU model of the cluster, then each model with a floor that the cluster lacks
   // (target 0: it matches no node).
   nlohmann::ordered_json models = nlohmann::ordered_json::array();
-  std::vector<int64_t> by_model;
-  if (cluster_ != nullptr) IdleGpusLocked(&by_model);
   for (size_t m = 0; m < by_model.size(); ++m) {
     nlohmann::ordered_json e;
     e["model"] = cluster_->models()[m];

@@ -338,10 +338,9 @@ class Extender final : public ClusterEventSink {
   /// Whether pods of class `cls` are held to the headroom now (active, a target or a model's
   /// floor above zero, a preemptible class without use_headroom).
   bool HeldLocked(int cls) const;
-  /// The whole idle GPUs of the cluster.
-  int64_t IdleGpusLocked() const;
-  /// The whole idle GPUs of the cluster, and in *by_model those of each GPU model by id.
-  int64_t IdleGpusLocked(std::vector<int64_t>* by_model) const;
+  /// The whole idle GPUs of the cluster, and, unless `by_model` is null, in *by_model those of
+  /// each GPU model by id.
+  int64_t IdleGpusLocked(std::vector<int64_t>* by_model = nullptr) const;
   /// The reason of a held pod refused for the floor of GPU model `model` (an id), naming it,
   /// with the floor and the model's `idle` GPUs.
   std::string ModelHeadroomTextLocked(int model, int64_t idle) const;

@@ -151,8 +151,6 @@ Status ReadStrings(const std::string& file, const YAML::Node& v, const std::stri
 
 constexpr int kMaxHeadroomBuckets = 100000;
 
-constexpr uint64_t kMaxHeadroomGpus = 10000000;
-
 /// headroom.models: {MODEL: GPUS, ...}, the floors per GPU model.
 Status ReadHeadroomModels(const std::string& file, const YAML::Node& v,
                           std::vector<std::pair<std::string, int64_t>>* out) {
@@ -174,7 +172,7 @@ Status ReadHeadroomModels(const std::string& file, const YAML::Node& v,
     }
     uint64_t gpus = 0;
     TESSERA_RETURN_IF_ERROR(ReadUnsigned(file, kv.second, key, &gpus));
-    if (gpus > kMaxHeadroomGpus) {
+    if (gpus > static_cast<uint64_t>(kMaxHeadroomGpus)) {
       return At(file, kv.second, key, "expected 0..10000000, got " + kv.second.Scalar());
     }
     models.emplace_back(name, static_cast<int64_t>(gpus));
@@ -210,7 +208,7 @@ Status ReadHeadroom(const std::string& file, const YAML::Node& v, HeadroomOption
     } else if (sub == "gpus") {
       uint64_t gpus = 0;
       TESSERA_RETURN_IF_ERROR(ReadUnsigned(file, x, key, &gpus));
-      if (gpus > kMaxHeadroomGpus) {
+      if (gpus > static_cast<uint64_t>(kMaxHeadroomGpus)) {
         return At(file, x, key, "expected 0..10000000, got " + x.Scalar());
       }
       h.gpus = static_cast<int64_t>(gpus);
