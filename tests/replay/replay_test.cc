@@ -56,6 +56,13 @@ class ReplayTest : public ::testing::Test {
     }
     return -1;
   }
+  // The node of pod i's first start (-1: it never started).
+  static int NodeOf(const ReplayResult& r, int i) {
+    for (const ReplayEvent& e : r.events) {
+      if (e.kind == ReplayEvent::Kind::kStart && e.pod == i) return e.node;
+    }
+    return -1;
+  }
   Timeline timeline_;
   std::unique_ptr<Policy> policy_ = MakePolicy("k8s-default", PolicyContext{});
 };
@@ -291,32 +298,26 @@ TEST_F(ReplayTest, ModelHeadroomKeepsA10GpusForLsAndSendsBeElsewhere) {
   const std::vector<TimedPod> pods = {Pod("be0", "BE", 0, 50), Pod("be1", "BE", 1, 50),
                                       Pod("be2", "BE", 2, 50), Pod("ls0", "LS", 3, 100),
                                       Pod("ls1", "LS", 4, 100)};
-  const auto node_of = [](const ReplayResult& r, int pod) {
-    for (const ReplayEvent& e : r.events) {
-      if (e.kind == ReplayEvent::Kind::kStart && e.pod == pod) return e.node;
-    }
-    return -1;
-  };
   // Without the floor the cluster-wide H alone lets be0..be2 start on 3 of the 4 GPUs.
   const ReplayResult plain = Run(nodes, pods, o);
   EXPECT_DOUBLE_EQ(StartOf(plain, 2), 2);
-  EXPECT_TRUE(node_of(plain, 0) == 0 || node_of(plain, 1) == 0 || node_of(plain, 2) == 0);
+  EXPECT_TRUE(NodeOf(plain, 0) == 0 || NodeOf(plain, 1) == 0 || NodeOf(plain, 2) == 0);
 
   o.headroom.model_gpus = {{"A10", 2}};
   const ReplayResult r = Run(nodes, pods, o);
-  EXPECT_EQ(node_of(r, 0), 1);  // v0: a0 would leave 1 idle A10 GPU of the 2 kept
-  EXPECT_EQ(node_of(r, 1), 1);
+  EXPECT_EQ(NodeOf(r, 0), 1);  // v0: a0 would leave 1 idle A10 GPU of the 2 kept
+  EXPECT_EQ(NodeOf(r, 1), 1);
   EXPECT_DOUBLE_EQ(StartOf(r, 0), 0);
   EXPECT_DOUBLE_EQ(StartOf(r, 1), 1);
   EXPECT_DOUBLE_EQ(StartOf(r, 3), 3);  // LS on the kept A10 GPUs at once
   EXPECT_DOUBLE_EQ(StartOf(r, 4), 4);
-  EXPECT_EQ(node_of(r, 3), 0);
-  EXPECT_EQ(node_of(r, 4), 0);
+  EXPECT_EQ(NodeOf(r, 3), 0);
+  EXPECT_EQ(NodeOf(r, 4), 0);
   // be2 found v0 full and a0 refused for the A10 floor (2 idle of 2 kept) though the cluster
   // had 2 idle GPUs against H = 1; it waited for v0 to take it and leave H idle (be0 ends at
   // 50 and be1 at 51, while LS holds a0).
   EXPECT_DOUBLE_EQ(StartOf(r, 2), 51);
-  EXPECT_EQ(node_of(r, 2), 1);
+  EXPECT_EQ(NodeOf(r, 2), 1);
   EXPECT_EQ(r.preemptions, 0);
 }
 

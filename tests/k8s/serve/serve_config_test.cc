@@ -10,6 +10,13 @@
 namespace tessera::k8s {
 namespace {
 
+// The error message of parsing `text` as tessera.yaml, or "ok".
+std::string ParseError(const std::string& text) {
+  ServeConfig c;
+  Status s = ParseServeConfig(text, "tessera.yaml", &c);
+  return s.ok() ? std::string("ok") : s.error().message;
+}
+
 TEST(ServeConfig, ReadsEveryKey) {
   ServeConfig c;
   Status s = ParseServeConfig(R"(# tessera.yaml
@@ -76,54 +83,46 @@ TEST(ServeConfig, TopologyPoolsSetTheKubeletPolicy) {
   EXPECT_TRUE(c.topology_pools[1].match_labels.empty());
   EXPECT_EQ(c.topology_pools[1].kubelet, KubeletTopologyPolicy::kBestEffort);
 
-  const auto error = [](const std::string& text) {
-    ServeConfig c;
-    Status s = ParseServeConfig(text, "tessera.yaml", &c);
-    return s.ok() ? std::string("ok") : s.error().message;
-  };
-  EXPECT_EQ(error("topology:\n  pools:\n    - kubeletPolicy: strict\n"),
+  EXPECT_EQ(ParseError("topology:\n  pools:\n    - kubeletPolicy: strict\n"),
             "tessera.yaml:3: topology.pools[0].kubeletPolicy: unknown kubelet topology policy "
             "\"strict\" (known: none, best-effort, restricted, single-numa-node)");
-  EXPECT_EQ(error("topology:\n  pools:\n    - selector: {matchLabels: {a: b}}\n"),
+  EXPECT_EQ(ParseError("topology:\n  pools:\n    - selector: {matchLabels: {a: b}}\n"),
             "tessera.yaml:3: topology.pools[0].kubeletPolicy: missing (required)");
-  EXPECT_EQ(error("topology:\n  pools:\n    - selector: {labels: {a: b}}\n"
-                  "      kubeletPolicy: none\n"),
+  EXPECT_EQ(ParseError("topology:\n  pools:\n    - selector: {labels: {a: b}}\n"
+                       "      kubeletPolicy: none\n"),
             "tessera.yaml:3: topology.pools[0].selector.labels: unknown key (known: matchLabels)");
-  EXPECT_EQ(error("topology:\n  nodes: []\n"),
+  EXPECT_EQ(ParseError("topology:\n  nodes: []\n"),
             "tessera.yaml:2: topology.nodes: unknown key (known: pools)");
 }
 
 TEST(ServeConfig, ErrorsNameFileLineAndKey) {
-  const auto error = [](const std::string& text) {
-    ServeConfig c;
-    Status s = ParseServeConfig(text, "tessera.yaml", &c);
-    return s.ok() ? std::string("ok") : s.error().message;
-  };
-  EXPECT_EQ(error("listen: a:1\nport: 80\n"),
+  EXPECT_EQ(ParseError("listen: a:1\nport: 80\n"),
             "tessera.yaml:2: port: unknown key (known: listen, probeListen, policy, seed, "
             "logRequests, spinMicroseconds, bindRequiresFilterSeconds, classes, headroom, "
             "schedulerNames, topology, workload, tls, kubernetes)");
-  EXPECT_EQ(error("tls:\n  cert: x\n"),
+  EXPECT_EQ(ParseError("tls:\n  cert: x\n"),
             "tessera.yaml:2: tls.cert: unknown key (known: certFile, keyFile, clientCAFile)");
-  EXPECT_EQ(error("spinMicroseconds: 10001\n"),
+  EXPECT_EQ(ParseError("spinMicroseconds: 10001\n"),
             "tessera.yaml:1: spinMicroseconds: expected 0..10000, got 10001");
-  EXPECT_EQ(error("spinMicroseconds: -5\n"),
+  EXPECT_EQ(ParseError("spinMicroseconds: -5\n"),
             "tessera.yaml:1: spinMicroseconds: expected an unsigned integer, got \"-5\"");
-  EXPECT_EQ(error("kubernetes:\n  inCluster: maybe\n"),
+  EXPECT_EQ(ParseError("kubernetes:\n  inCluster: maybe\n"),
             "tessera.yaml:2: kubernetes.inCluster: expected true or false, got \"maybe\"");
-  EXPECT_EQ(error("kubernetes:\n  inCluster: \"true\"\n"),
+  EXPECT_EQ(ParseError("kubernetes:\n  inCluster: \"true\"\n"),
             "tessera.yaml:2: kubernetes.inCluster: expected true or false, got \"true\"");
-  EXPECT_EQ(error("kubernetes:\n  kubeConfig: x\n"),
+  EXPECT_EQ(ParseError("kubernetes:\n  kubeConfig: x\n"),
             "tessera.yaml:2: kubernetes.kubeConfig: unknown key (known: inCluster, kubeconfig, "
             "readNodeBeforeBind)");
-  EXPECT_EQ(error("seed: -1\n"), "tessera.yaml:1: seed: expected an unsigned integer, got \"-1\"");
-  EXPECT_EQ(error("seed: 99999999999999999999\n"),
+  EXPECT_EQ(ParseError("seed: -1\n"),
+            "tessera.yaml:1: seed: expected an unsigned integer, got \"-1\"");
+  EXPECT_EQ(ParseError("seed: 99999999999999999999\n"),
             "tessera.yaml:1: seed: expected an unsigned integer, got \"99999999999999999999\"");
-  EXPECT_EQ(error("\n\npolicy: [fgd]\n"), "tessera.yaml:3: policy: expected a string, got a list");
-  EXPECT_EQ(error("kubernetes: yes\n"),
+  EXPECT_EQ(ParseError("\n\npolicy: [fgd]\n"),
+            "tessera.yaml:3: policy: expected a string, got a list");
+  EXPECT_EQ(ParseError("kubernetes: yes\n"),
             "tessera.yaml:1: kubernetes: expected a mapping, got \"yes\"");
-  EXPECT_EQ(error("- listen\n"), "tessera.yaml:1: expected a mapping of settings, got a list");
-  EXPECT_EQ(error("listen: [unclosed\n").rfind("tessera.yaml:", 0), 0u);
+  EXPECT_EQ(ParseError("- listen\n"), "tessera.yaml:1: expected a mapping of settings, got a list");
+  EXPECT_EQ(ParseError("listen: [unclosed\n").rfind("tessera.yaml:", 0), 0u);
 }
 
 TEST(ServeConfig, ClassesDefaultToTheReplays) {
@@ -178,38 +177,33 @@ schedulerNames: [tessera-scheduler, gpu-scheduler]
 }
 
 TEST(ServeConfig, ClassErrorsNameFileLineAndKey) {
-  const auto error = [](const std::string& text) {
-    ServeConfig c;
-    Status s = ParseServeConfig(text, "tessera.yaml", &c);
-    return s.ok() ? std::string("ok") : s.error().message;
-  };
-  EXPECT_EQ(error("classes: []\n"),
+  EXPECT_EQ(ParseError("classes: []\n"),
             "tessera.yaml:1: classes: expected a non-empty list of classes, got a list");
-  EXPECT_EQ(error("classes: LS\n"),
+  EXPECT_EQ(ParseError("classes: LS\n"),
             "tessera.yaml:1: classes: expected a non-empty list of classes, got \"LS\"");
-  EXPECT_EQ(error("classes:\n  - LS\n"),
+  EXPECT_EQ(ParseError("classes:\n  - LS\n"),
             "tessera.yaml:2: classes[0]: expected a mapping, got \"LS\"");
-  EXPECT_EQ(error("classes:\n  - {name: LS}\n"),
+  EXPECT_EQ(ParseError("classes:\n  - {name: LS}\n"),
             "tessera.yaml:2: classes[0].priority: missing (required)");
-  EXPECT_EQ(error("classes:\n  - {priority: 3}\n"),
+  EXPECT_EQ(ParseError("classes:\n  - {priority: 3}\n"),
             "tessera.yaml:2: classes[0].name: missing (required)");
-  EXPECT_EQ(error("classes:\n  - {name: LS, priority: 1}\n  - {name: LS, priority: 2}\n"),
+  EXPECT_EQ(ParseError("classes:\n  - {name: LS, priority: 1}\n  - {name: LS, priority: 2}\n"),
             "tessera.yaml:3: classes[1].name: duplicate class \"LS\"");
-  EXPECT_EQ(error("classes:\n  - {name: LS, priority: high}\n"),
+  EXPECT_EQ(ParseError("classes:\n  - {name: LS, priority: high}\n"),
             "tessera.yaml:2: classes[0].priority: expected a number, got \"high\"");
-  EXPECT_EQ(error("classes:\n  - {name: LS, priority: 1.5}\n"),
+  EXPECT_EQ(ParseError("classes:\n  - {name: LS, priority: 1.5}\n"),
             "tessera.yaml:2: classes[0].priority: expected an integer, got 1.5");
-  EXPECT_EQ(error("classes:\n  - {name: LS, priority: 3000000000}\n"),
+  EXPECT_EQ(ParseError("classes:\n  - {name: LS, priority: 3000000000}\n"),
             "tessera.yaml:2: classes[0].priority: expected -2147483648..2147483647, got "
             "3000000000");
-  EXPECT_EQ(error("classes:\n  - name: LS\n    priority: 1\n    sloWaitSeconds: -1\n"),
+  EXPECT_EQ(ParseError("classes:\n  - name: LS\n    priority: 1\n    sloWaitSeconds: -1\n"),
             "tessera.yaml:4: classes[0].sloWaitSeconds: expected 0..1000000000, got -1");
-  EXPECT_EQ(error("classes:\n  - {name: LS, priority: 1, preemptible: sometimes}\n"),
+  EXPECT_EQ(ParseError("classes:\n  - {name: LS, priority: 1, preemptible: sometimes}\n"),
             "tessera.yaml:2: classes[0].preemptible: expected true or false, got \"sometimes\"");
-  EXPECT_EQ(error("classes:\n  - {name: LS, priority: 1, slo: 3}\n"),
+  EXPECT_EQ(ParseError("classes:\n  - {name: LS, priority: 1, slo: 3}\n"),
             "tessera.yaml:2: classes[0].slo: unknown key (known: name, priority, sloWaitSeconds, "
             "preemptible, useHeadroom)");
-  EXPECT_EQ(error("schedulerNames: tessera-scheduler\n"),
+  EXPECT_EQ(ParseError("schedulerNames: tessera-scheduler\n"),
             "tessera.yaml:1: schedulerNames: expected a list of strings, got "
             "\"tessera-scheduler\"");
 }
@@ -229,25 +223,21 @@ TEST(ServeConfig, ReadsHeadroom) {
   EXPECT_EQ(c.headroom.bucket_s, 30);
   EXPECT_EQ(c.headroom.quantile, 0.95);
   EXPECT_EQ(c.headroom.factor, 1.5);
-  const auto error = [](const std::string& text) {
-    ServeConfig c;
-    Status s = ParseServeConfig(text, "tessera.yaml", &c);
-    return s.ok() ? std::string("ok") : s.error().message;
-  };
-  EXPECT_EQ(error("headroom:\n  mode: dynamic\n"),
+  EXPECT_EQ(ParseError("headroom:\n  mode: dynamic\n"),
             "tessera.yaml:2: headroom.mode: expected none, static, forecast or backlog, got "
             "\"dynamic\"");
-  EXPECT_EQ(error("headroom:\n  gpu: 4\n"),
+  EXPECT_EQ(ParseError("headroom:\n  gpu: 4\n"),
             "tessera.yaml:2: headroom.gpu: unknown key (known: mode, gpus, windowSeconds, "
             "bucketSeconds, quantile, factor, models)");
-  EXPECT_EQ(error("headroom:\n  gpus: -1\n"),
+  EXPECT_EQ(ParseError("headroom:\n  gpus: -1\n"),
             "tessera.yaml:2: headroom.gpus: expected an unsigned integer, got \"-1\"");
-  EXPECT_EQ(error("headroom:\n  quantile: 2\n"),
+  EXPECT_EQ(ParseError("headroom:\n  quantile: 2\n"),
             "tessera.yaml:2: headroom.quantile: expected 0..1, got 2");
-  EXPECT_EQ(error("headroom: 4\n"), "tessera.yaml:1: headroom: expected a mapping, got \"4\"");
-  EXPECT_EQ(error("headroom:\n  mode: forecast\n  windowSeconds: 1000000000\n  bucketSeconds: 1\n"),
-            "tessera.yaml:2: headroom: windowSeconds / bucketSeconds is 1000000000 buckets; at "
-            "most 100000 (raise bucketSeconds)");
+  EXPECT_EQ(ParseError("headroom: 4\n"), "tessera.yaml:1: headroom: expected a mapping, got \"4\"");
+  EXPECT_EQ(
+      ParseError("headroom:\n  mode: forecast\n  windowSeconds: 1000000000\n  bucketSeconds: 1\n"),
+      "tessera.yaml:2: headroom: windowSeconds / bucketSeconds is 1000000000 buckets; at "
+      "most 100000 (raise bucketSeconds)");
 }
 
 TEST(ServeConfig, ReadsHeadroomModels) {
@@ -265,29 +255,24 @@ TEST(ServeConfig, ReadsHeadroomModels) {
   ASSERT_TRUE(s.ok()) << s.error().message;
   const std::vector<std::pair<std::string, int64_t>> block = {{"A10", 0}, {"T4", 10000000}};
   EXPECT_EQ(b.headroom.model_gpus, block);
-  const auto error = [](const std::string& text) {
-    ServeConfig c;
-    Status s = ParseServeConfig(text, "tessera.yaml", &c);
-    return s.ok() ? std::string("ok") : s.error().message;
-  };
-  EXPECT_EQ(error("headroom:\n  mode: static\n  models:\n    A10: -4\n"),
+  EXPECT_EQ(ParseError("headroom:\n  mode: static\n  models:\n    A10: -4\n"),
             "tessera.yaml:4: headroom.models.A10: expected an unsigned integer, got \"-4\"");
-  EXPECT_EQ(error("headroom:\n  mode: static\n  models:\n    A10: four\n"),
+  EXPECT_EQ(ParseError("headroom:\n  mode: static\n  models:\n    A10: four\n"),
             "tessera.yaml:4: headroom.models.A10: expected an unsigned integer, got \"four\"");
-  EXPECT_EQ(error("headroom:\n  mode: static\n  models:\n    A10: 10000001\n"),
+  EXPECT_EQ(ParseError("headroom:\n  mode: static\n  models:\n    A10: 10000001\n"),
             "tessera.yaml:4: headroom.models.A10: expected 0..10000000, got 10000001");
-  EXPECT_EQ(error("headroom:\n  mode: static\n  models: [A10]\n"),
+  EXPECT_EQ(ParseError("headroom:\n  mode: static\n  models: [A10]\n"),
             "tessera.yaml:3: headroom.models: expected a mapping of GPU model to GPUs (e.g. "
             "{A10: 4}), got a list");
-  EXPECT_EQ(error("headroom:\n  mode: static\n  models:\n    A10: {gpus: 4}\n"),
+  EXPECT_EQ(ParseError("headroom:\n  mode: static\n  models:\n    A10: {gpus: 4}\n"),
             "tessera.yaml:4: headroom.models.A10: expected an unsigned integer, got a mapping");
-  EXPECT_EQ(error("headroom:\n  mode: static\n  models:\n    A10: 4\n    A10: 2\n"),
+  EXPECT_EQ(ParseError("headroom:\n  mode: static\n  models:\n    A10: 4\n    A10: 2\n"),
             "tessera.yaml:5: headroom.models.A10: duplicate GPU model \"A10\"");
   // Mode none keeps nothing: a floor with it is an error, not silently ignored.
-  EXPECT_EQ(error("headroom:\n  models: {A10: 4}\n"),
+  EXPECT_EQ(ParseError("headroom:\n  models: {A10: 4}\n"),
             "tessera.yaml:2: headroom.models: needs headroom.mode static, forecast or backlog "
             "(mode none keeps nothing)");
-  EXPECT_EQ(error("headroom:\n  models:\n    A10: 4\n  mode: none\n"),
+  EXPECT_EQ(ParseError("headroom:\n  models:\n    A10: 4\n  mode: none\n"),
             "tessera.yaml:3: headroom.models: needs headroom.mode static, forecast or backlog "
             "(mode none keeps nothing)");
 }
