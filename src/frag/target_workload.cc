@@ -48,6 +48,7 @@ TargetWorkload TargetWorkload::FromClasses(std::vector<TargetClass> classes) {
       w.cpu_only_probability_ += c.probability;
     } else {
       w.gpu_classes_.push_back(c);
+      if (c.gpu_memory_mib != 0) w.any_gpu_memory_ = true;
     }
   }
   return w;
@@ -78,9 +79,10 @@ void TargetWorkload::Resolve(const Cluster& cluster) {
   for (TargetClass& c : gpu_classes_) c.models = cluster.ResolveModels(c.gpu_spec);
 }
 
-double TargetWorkload::NodeFragmentation(int model_id, int64_t cpu_left, const int32_t* gpu_free,
-                                         int gpu_count, const int32_t* gpu_mem_free,
-                                         const GpuTopology* topology) const {
+template <bool kMemory, bool kTopology>
+double TargetWorkload::Fragmentation(int model_id, int64_t cpu_left, const int32_t* gpu_free,
+                                     int gpu_count, const int32_t* gpu_mem_free,
+                                     const GpuTopology* topology) const {
   int64_t idle = 0;
   for (int i = 0; i < gpu_count; ++i) idle += gpu_free[i];
   if (idle == 0) return 0;
@@ -92,48 +94,57 @@ double TargetWorkload::NodeFragmentation(int model_id, int64_t cpu_left, const i
       frag += c.probability * r;
       continue;
     }
+    // Whether GPU i can host the class: its free milli, and its free memory where both the
+    // class and the caller have one.
+    const auto hosts = [&](int i) {
+      if constexpr (kMemory) {
+        if (c.gpu_memory_mib != 0 && gpu_mem_free[i] < c.gpu_memory_mib) return false;
+      }
+      return gpu_free[i] >= c.gpu_milli;
+    };
     int fitting = 0;
     int64_t too_small = 0;  // free milli of the GPUs that cannot host the class
-    if (gpu_mem_free == nullptr || c.gpu_memory_mib == 0) {
-      for (int i = 0; i < gpu_count; ++i) {
-        if (gpu_free[i] >= c.gpu_milli) {
-          ++fitting;
-        } else {
-          too_small += gpu_free[i];
-        }
-      }
-    } else {
-      for (int i = 0; i < gpu_count; ++i) {
-        if (gpu_free[i] >= c.gpu_milli && gpu_mem_free[i] >= c.gpu_memory_mib) {
-          ++fitting;
-        } else {
-          too_small += gpu_free[i];
-        }
+    for (int i = 0; i < gpu_count; ++i) {
+      if (hosts(i)) {
+        ++fitting;
+      } else {
+        too_small += gpu_free[i];
       }
     }
-    if (topology != nullptr && c.gpu_count >= 2 && fitting >= c.gpu_count) {
-      // Only the GPUs of an aligned set that fits the class are usable to it.
-      GpuSet fits = 0;
-      for (int i = 0; i < gpu_count; ++i) {
-        if (gpu_free[i] >= c.gpu_milli && (gpu_mem_free == nullptr || c.gpu_memory_mib == 0 ||
-                                           gpu_mem_free[i] >= c.gpu_memory_mib)) {
-          fits |= GpuSet{1} << i;
-        }
-      }
-      const GpuSet usable = AlignedUsable(*topology, gpu_count, fits, c.gpu_count);
-      if (usable != fits) {
-        int64_t unusable = 0;
+    if constexpr (kTopology) {
+      if (c.gpu_count >= 2 && fitting >= c.gpu_count) {
+        // Only the GPUs of an aligned set that fits the class are usable to it.
+        GpuSet fits = 0;
         for (int i = 0; i < gpu_count; ++i) {
-          if (((usable >> i) & 1) == 0) unusable += gpu_free[i];
+          if (hosts(i)) fits |= GpuSet{1} << i;
         }
-        frag += c.probability * (usable == 0 ? r : static_cast<double>(unusable));
-        continue;
+        const GpuSet usable = AlignedUsable(*topology, gpu_count, fits, c.gpu_count);
+        if (usable != fits) {
+          int64_t unusable = 0;
+          for (int i = 0; i < gpu_count; ++i) {
+            if (((usable >> i) & 1) == 0) unusable += gpu_free[i];
+          }
+          frag += c.probability * (usable == 0 ? r : static_cast<double>(unusable));
+          continue;
+        }
       }
     }
     frag += c.probability * (fitting >= c.gpu_count ? static_cast<double>(too_small) : r);
   }
   return frag;
 }
+
+template double TargetWorkload::Fragmentation<false, false>(int, int64_t, const int32_t*, int,
+                                                            const int32_t*,
+                                                            const GpuTopology*) const;
+template double TargetWorkload::Fragmentation<true, false>(int, int64_t, const int32_t*, int,
+                                                           const int32_t*,
+                                                           const GpuTopology*) const;
+template double TargetWorkload::Fragmentation<false, true>(int, int64_t, const int32_t*, int,
+                                                           const int32_t*,
+                                                           const GpuTopology*) const;
+template double TargetWorkload::Fragmentation<true, true>(int, int64_t, const int32_t*, int,
+                                                          const int32_t*, const GpuTopology*) const;
 
 int64_t TargetWorkload::NodeStranded(int model_id, int64_t cpu_left, const int32_t* gpu_free,
                                      int gpu_count) const {

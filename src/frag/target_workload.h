@@ -66,9 +66,25 @@ class TargetWorkload {
   /// for the classes that need the island whole. Classes of one GPU or a share, and nodes
   /// without topology, are measured as without it. (The fgd policy's score passes no
   /// topology: FGD as published.)
+  ///
+  /// Inline, so that a caller that passes neither memory nor topology (the fgd policy's score,
+  /// for every hypothetical placement) calls the loop without either test directly; pod lists
+  /// without GPU memory take the loops without the memory test whatever the caller passes.
   double NodeFragmentation(int model_id, int64_t cpu_left, const int32_t* gpu_free, int gpu_count,
                            const int32_t* gpu_mem_free = nullptr,
-                           const GpuTopology* topology = nullptr) const;
+                           const GpuTopology* topology = nullptr) const {
+    const bool memory = gpu_mem_free != nullptr && any_gpu_memory_;
+    if (topology == nullptr) {
+      return memory ? Fragmentation<true, false>(model_id, cpu_left, gpu_free, gpu_count,
+                                                 gpu_mem_free, nullptr)
+                    : Fragmentation<false, false>(model_id, cpu_left, gpu_free, gpu_count, nullptr,
+                                                  nullptr);
+    }
+    return memory ? Fragmentation<true, true>(model_id, cpu_left, gpu_free, gpu_count, gpu_mem_free,
+                                              topology)
+                  : Fragmentation<false, true>(model_id, cpu_left, gpu_free, gpu_count, nullptr,
+                                               topology);
+  }
   /// F_n(M) of a cluster's node, in both dimensions and with its topology.
   double NodeFragmentation(const Cluster& cluster, int node) const {
     return NodeFragmentation(cluster.model_id(node), cluster.state(node).cpu_left,
@@ -112,6 +128,14 @@ class TargetWorkload {
   double gpu_memory_mean_mib_ = 0;
   double cpu_only_probability_ = 0;  // Σ p_m over CPU-only classes (their fragment is R_n)
   std::vector<TargetClass> gpu_classes_;
+  bool any_gpu_memory_ = false;  // some class of gpu_classes_ asks for GPU memory
+
+  /// NodeFragmentation with the memory test (kMemory: gpu_mem_free given and some class asks
+  /// for memory) and the topology test (kTopology: topology given) compiled in or out; the
+  /// four are instantiated in target_workload.cc.
+  template <bool kMemory, bool kTopology>
+  double Fragmentation(int model_id, int64_t cpu_left, const int32_t* gpu_free, int gpu_count,
+                       const int32_t* gpu_mem_free, const GpuTopology* topology) const;
 };
 
 }  // namespace tessera
