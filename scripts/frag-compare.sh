@@ -17,6 +17,10 @@ out=${3:-$(mktemp -d)}
 data=${TESSERA_DATA_DIR:-$(cd "$(dirname "$0")/.." && pwd)/../shared/data/alibaba-gpu-v2023/csv}
 [ -d "$data" ] || { echo "frag-compare: no trace at $data" >&2; exit 2; }
 mkdir -p "$out"
+# Builds older than --placements wrote placements.csv without being asked.
+placements_flag() { "$1" frag --help 2>/dev/null | grep -q -- '--placements' && echo --placements; }
+base_flag=$(placements_flag "$base" || true)
+new_flag=$(placements_flag "$new" || true)
 same=0
 different=0
 for pods in "$data"/openb_pod_list_*.csv; do
@@ -25,10 +29,11 @@ for pods in "$data"/openb_pod_list_*.csv; do
   if [ -n "${LISTS:-}" ] && ! grep -Eq "$LISTS" <<<"$list"; then continue; fi
   for side in base new; do
     bin=$base
-    [ "$side" = new ] && bin=$new
+    flag=$base_flag
+    [ "$side" = new ] && bin=$new && flag=$new_flag
     "$bin" frag --nodes "$data/openb_node_list_gpu_node.csv" --pods "$pods" \
       --policy "${POLICY:-all}" --seeds "${SEEDS:-42-51}" --threads "${THREADS:-$(nproc)}" \
-      --placements -q --out "$out/$side/$list" >/dev/null
+      $flag -q --out "$out/$side/$list" >/dev/null
   done
   for file in placements.csv curve.csv; do
     if cmp -s "$out/base/$list/$file" "$out/new/$list/$file"; then
