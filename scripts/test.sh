@@ -3,7 +3,8 @@
 #   1. install what is missing (scripts/deps.sh --test: the build set and the test tools),
 #   2. Release build of everything, benchmarks included (they are only compiled here, so CI
 #      still proves they build), and every test: unit tests and all e2e scripts,
-#   3. ASan + UBSan build (-O1 -g1, no benchmarks) and every unit test under the sanitizers,
+#   3. ASan + UBSan build (-O1 -g1, no benchmarks; the *_test.cc files at -O0, see
+#      tests/CMakeLists.txt) and every unit test under the sanitizers,
 #      plus the e2e scripts that drive our binaries with inputs the unit tests do not: `tessera
 #      serve` over real HTTP (serve_curl, serve_config) and the CLI on good and bad files
 #      (replay_cli, cli_bad_input, cli_errors, cli_first_run).
