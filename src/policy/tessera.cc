@@ -72,6 +72,7 @@ class TesseraPolicy final : public Policy {
         if (c.gpu_count > 1 && !in_m) classes_.push_back(c);
       }
     }
+    BuildPrimary();
     const double all_gpus = static_cast<double>(workload_->GpusOfModels(kAnyModel));
     for (const TargetClass& c : classes_) {
       double w = c.probability;
@@ -130,6 +131,7 @@ class TesseraPolicy final : public Policy {
   int64_t ContextKey(const ClusterSummary& s) const override {
     if (!UsesContext()) return 0;
     int64_t key = params_.adaptive_open ? Plentiful(s) : 0;
+    if (key != 0 && !CountPrimary(s)) key |= kDemandWhilePlentifulBit;
     const double free = static_cast<double>(s.free_gpu_milli);
     for (size_t i = 0; i < pressured_.size(); ++i) {
       // Expected constrained request still to come on model k (its share of what the free GPUs
@@ -147,7 +149,7 @@ class TesseraPolicy final : public Policy {
   // pressure level of the node's model and the least level among the models the pod may use:
   // bit 0 as in ContextKey (adaptive_open only), bits 1..4 the level here, bits 5..8 the least.
   int64_t ContextFor(int64_t context, int model_id, const PodRequest& pod) const override {
-    int64_t key = params_.adaptive_open ? (context & 1) : 0;
+    int64_t key = params_.adaptive_open ? (context & (1 | kDemandWhilePlentifulBit)) : 0;
     if (pressured_.empty() || pod.IsCpuOnly() || model_id < 0 || model_id >= kMaxGpuModels)
       return key;
     const int64_t here = Level(model_id, context);
@@ -161,6 +163,19 @@ class TesseraPolicy final : public Policy {
     if (least == here) return key;
     return key | here << 1 | least << 5;
   }
+
+  // Whether FGD's term is over M itself (demand_weight): while idle nodes are plentiful and
+  // (count_needs_multi) some multi-GPU pod has been seen.
+  bool CountPrimary(const ClusterSummary& s) const {
+    if (!params_.count_needs_multi) return true;
+    for (int k = 2; k <= kMaxGpusPerNode; ++k) {
+      if (s.seen_gpu_milli_by_count[k] > 0) return true;
+    }
+    return false;
+  }
+  // Set with bit 0 while FGD's term stays over the demand-weighted classes (no multi-GPU pod
+  // seen yet).
+  static constexpr int64_t kDemandWhilePlentifulBit = int64_t{1} << 62;
 
   // 1 while idle nodes are plentiful for the multi-GPU demand expected from now on, else 0.
   int64_t Plentiful(const ClusterSummary& s) const {
@@ -238,7 +253,8 @@ class TesseraPolicy final : public Policy {
         BestHypotheticalPlacement(node, pod, [&](int64_t cpu_after, const int32_t* free) {
           const double fill = holes.Fill(*this, free, g);
           return Combine(before, Measure(node.model_id, cpu_after, free, g, idle, n_classes, topo),
-                         idle, plentiful, pod, pressure, fill);
+                         idle, plentiful, pod, pressure, fill,
+                         plentiful && (node.context & kDemandWhilePlentifulBit) == 0);
         });
     PreferAligned(node, pod, &out);
     return out;
@@ -271,8 +287,9 @@ class TesseraPolicy final : public Policy {
               Measure(node.model_id, cpu_after, free, g, idle, classes_.size(), topo);
           const double fill = holes.Fill(*this, free, g);
           return std::array<int64_t, 2>{
-              Combine(before, after, idle, false, pod, pressure, fill),
-              Combine(before_p, plentiful_view(after), idle, true, pod, pressure, fill)};
+              Combine(before, after, idle, false, pod, pressure, fill, false),
+              Combine(before_p, plentiful_view(after), idle, true, pod, pressure, fill,
+                      (node.context & kDemandWhilePlentifulBit) == 0)};
         });
     out[0] = scores[0];
     out[1] = scores[1];
@@ -444,7 +461,9 @@ class TesseraPolicy final : public Policy {
   }
 
   struct Measures {
-    double frag = 0;        // FGD's F_n(M)
+    double frag = 0;        // FGD's F_n(M) (over the demand-weighted M with demand_weight)
+    double frag_p = 0;      // F_n(M) while idle nodes are plentiful (M itself; = frag without
+                            // demand_weight)
     double stranded = 0;    // S_n
     double stranded_m = 0;  // S_n over M's classes only
   };
@@ -513,6 +532,18 @@ class TesseraPolicy final : public Policy {
       }
     }
     m.frag = frag;
+    m.frag_p = frag;
+    if (primary_ != workload_) {
+      double frag_p = r * frag_p_weight_;
+      if (known_model) {
+        for (const Bucket& b : frag_p_buckets_[model_id]) {
+          if (fitting[b.threshold] < b.gpu_count) continue;
+          frag_p -=
+              b.weight_sum[b.AtMost(cpu_left)] * (r - static_cast<double>(too_small[b.threshold]));
+        }
+      }
+      m.frag_p = frag_p;
+    }
     if (!params_.cpu_stranding || idle) return m;
     // S_n(m) = r − min(U, cpu_left / cpu_m · milli_m · n_m) for a class that fits, with U the
     // free milli on the GPUs with ≥ milli_m free, else r. In a bucket sorted by CPU request,
@@ -551,7 +582,7 @@ class TesseraPolicy final : public Policy {
                          const GpuTopology* topo = nullptr) const {
     PolicyScratch* memo = node.scratch;
     if (memo != nullptr && memo->valid) {
-      return Measures{memo->values[0], memo->values[1], memo->values[2]};
+      return Measures{memo->values[0], memo->values[3], memo->values[1], memo->values[2]};
     }
     const Measures m = Measure(node.model_id, node.state.cpu_left, node.state.gpu_free.data(), g,
                                idle, classes_.size(), topo);
@@ -559,6 +590,7 @@ class TesseraPolicy final : public Policy {
       memo->values[0] = m.frag;
       memo->values[1] = m.stranded;
       memo->values[2] = m.stranded_m;
+      memo->values[3] = m.frag_p;
       memo->valid = true;
     }
     return m;
@@ -587,6 +619,7 @@ class TesseraPolicy final : public Policy {
     auto measure = [&](int64_t cpu, const int32_t* free, const int32_t* mem, size_t n) {
       Measures m;
       m.frag = Frag2D(node.model_id, cpu, free, mem, g, cap);
+      m.frag_p = m.frag;
       if (!best_fit && params_.cpu_stranding && !idle) {
         m.stranded = Stranded2D(node.model_id, cpu, free, mem, g, n);
         m.stranded_m = m.stranded;
@@ -637,8 +670,8 @@ class TesseraPolicy final : public Policy {
           }
           const Measures after_p = measure(cpu_after, free, mem, n_plentiful);
           return std::array<int64_t, 2>{
-              Combine(before, after, idle, false, pod, pressure, fill),
-              Combine(before_p, after_p, idle, params_.adaptive_open, pod, pressure, fill)};
+              Combine(before, after, idle, false, pod, pressure, fill, false),
+              Combine(before_p, after_p, idle, params_.adaptive_open, pod, pressure, fill, false)};
         });
     out[0] = scores[0];
     out[1] = scores[1];
@@ -748,7 +781,10 @@ class TesseraPolicy final : public Policy {
   Measures ReferenceMeasure(int model_id, int64_t cpu_left, const int32_t* gpu_free, int g,
                             bool idle, size_t n_classes, const GpuTopology* topo = nullptr) const {
     Measures m;
-    m.frag = workload_->NodeFragmentation(model_id, cpu_left, gpu_free, g);
+    m.frag = primary_->NodeFragmentation(model_id, cpu_left, gpu_free, g);
+    m.frag_p = primary_ == workload_
+                   ? m.frag
+                   : workload_->NodeFragmentation(model_id, cpu_left, gpu_free, g);
     if (params_.cpu_stranding && !idle) {
       m.stranded = ReferenceStranded(model_id, cpu_left, gpu_free, g, n_classes, topo);
       m.stranded_m =
@@ -765,9 +801,12 @@ class TesseraPolicy final : public Policy {
   static double Snap(double delta) { return std::abs(delta) < kNoChange ? 0.0 : delta; }
 
   int64_t Combine(const Measures& before, const Measures& after, bool idle, bool plentiful,
-                  const PodRequest& pod, double pressure, double fill) const {
+                  const PodRequest& pod, double pressure, double fill, bool count_primary) const {
+    // While idle nodes are plentiful, F_n over M itself (frag_p; the same as frag without
+    // demand_weight).
     const double primary_delta =
-        Snap(before.frag - after.frag - pressure + params_.hole_fill_primary * fill);
+        Snap((count_primary ? before.frag_p - after.frag_p : before.frag - after.frag) - pressure +
+             params_.hole_fill_primary * fill);
     const auto primary = static_cast<int64_t>(100.0 / (1.0 + std::exp(-primary_delta / 1000.0)));
     if (!params_.cpu_stranding) return primary;
     double delta = Snap(before.stranded - after.stranded);
@@ -858,7 +897,8 @@ class TesseraPolicy final : public Policy {
 
   void BuildMeasureTables() {
     for (const std::vector<TargetClass>* list :
-         {static_cast<const std::vector<TargetClass>*>(&classes_), &workload_->gpu_classes()}) {
+         {static_cast<const std::vector<TargetClass>*>(&classes_), &primary_->gpu_classes(),
+          &workload_->gpu_classes()}) {
       for (const TargetClass& c : *list) {
         if (c.gpu_milli != 0 && c.gpu_count != 0) thresholds_.push_back(c.gpu_milli);
       }
@@ -888,8 +928,8 @@ class TesseraPolicy final : public Policy {
                                                          : 0.0);
       }
     };
-    frag_weight_ = workload_->cpu_only_probability();
-    for (const TargetClass& c : workload_->gpu_classes()) {
+    frag_weight_ = primary_->cpu_only_probability();
+    for (const TargetClass& c : primary_->gpu_classes()) {
       frag_weight_ += c.probability;
       add(frag_buckets_, c, c.probability);
     }
@@ -897,7 +937,15 @@ class TesseraPolicy final : public Policy {
       (k < m_size_ ? strand_m_weight_ : strand_x_weight_) += weights_[k];
       add(k < m_size_ ? strand_m_buckets_ : strand_x_buckets_, classes_[k], weights_[k]);
     }
-    for (ModelBuckets* tables : {&frag_buckets_, &strand_m_buckets_, &strand_x_buckets_}) {
+    if (primary_ != workload_) {
+      frag_p_weight_ = workload_->cpu_only_probability();
+      for (const TargetClass& c : workload_->gpu_classes()) {
+        frag_p_weight_ += c.probability;
+        add(frag_p_buckets_, c, c.probability);
+      }
+    }
+    for (ModelBuckets* tables :
+         {&frag_buckets_, &frag_p_buckets_, &strand_m_buckets_, &strand_x_buckets_}) {
       for (std::vector<Bucket>& buckets : *tables) {
         for (Bucket& b : buckets) {
           // Entry i + 1 holds class i's values until here: sort by CPU, then sum up.
@@ -918,13 +966,53 @@ class TesseraPolicy final : public Policy {
     }
   }
 
+  // The workload of FGD's term F_n: M itself, or (demand_weight > 0) the list's classes
+  // weighed by their GPU request as well as their count (docs/POLICIES.md, "Demand-weighted M").
+  void BuildPrimary() {
+    primary_ = workload_;
+    if (params_.demand_weight <= 0 || workload_->all_classes().empty()) return;
+    std::vector<TargetClass> all = workload_->all_classes();
+    // A class's demand per pod: its GPU request in milli (0 for CPU-only pods).
+    const auto demand = [](const TargetClass& c) {
+      return static_cast<double>(c.gpu_milli) * c.gpu_count;
+    };
+    double pods = 0, request = 0;
+    for (const TargetClass& c : all) {
+      pods += static_cast<double>(c.count);
+      request += static_cast<double>(c.count) * demand(c);
+    }
+    if (pods <= 0 || request <= 0) return;
+    const double beta = std::min(1.0, params_.demand_weight);
+    for (TargetClass& c : all) {
+      const double n = static_cast<double>(c.count);
+      c.probability = (1 - beta) * n / pods + beta * n * demand(c) / request;
+    }
+    std::stable_sort(all.begin(), all.end(), [](const TargetClass& a, const TargetClass& b) {
+      return a.probability > b.probability;
+    });
+    double covered = 0;
+    size_t taken = 0;
+    while (taken < all.size() && covered < params_.demand_coverage) {
+      covered += all[taken].probability;
+      ++taken;
+    }
+    all.resize(taken);
+    for (TargetClass& c : all) c.probability /= covered;
+    own_primary_ = TargetWorkload::FromClasses(std::move(all));
+    primary_ = &own_primary_;
+  }
+
   const TargetWorkload* workload_;
+  const TargetWorkload* primary_ = nullptr;  // F_n's workload: workload_ or &own_primary_
+  TargetWorkload own_primary_;
   TesseraParams params_;
   std::vector<int32_t> thresholds_;            // the distinct GPU milli of the classes, ascending
-  ModelBuckets frag_buckets_;                  // workload_->gpu_classes() with p_m, for F_n
+  ModelBuckets frag_buckets_;                  // primary_->gpu_classes() with p_m, for F_n
+  ModelBuckets frag_p_buckets_;                // workload_->gpu_classes(), when not primary_
   ModelBuckets strand_m_buckets_;              // M's classes with w_m, for S_n
   ModelBuckets strand_x_buckets_;              // the other classes of classes_ with w_m
   double frag_weight_ = 0;                     // the cpu-only classes' p plus Σ p_m
+  double frag_p_weight_ = 0;                   // the same for frag_p_buckets_
   double strand_m_weight_ = 0;                 // Σ w_m over M
   double strand_x_weight_ = 0;                 // Σ w_m over the other classes
   std::vector<TargetClass> classes_;           // M plus the multi-GPU classes

@@ -29,10 +29,11 @@ struct TesseraParams {
   /// those were opened so far per GPU milli allocated, free the free GPU milli of the
   /// cluster and share_k the share of pods with ≥ k GPUs in the GPU request seen so far (an
   /// online estimate: no pod is known before it is asked about). While plentiful, sharing pods
-  /// open idle nodes at `plentiful_open_cost` and, with `plentiful_drop_multi_gpu`, the
-  /// multi-GPU classes leave the stranding measure.
+  /// open idle nodes at `plentiful_open_cost`, with `plentiful_drop_multi_gpu` the multi-GPU
+  /// classes leave the stranding measure, and FGD's term is over M, not the demand-weighted
+  /// classes (demand_weight).
   bool adaptive_open = true;
-  double open_reserve = 0.0;
+  double open_reserve = 0.5;
   double project_opening = 0.5;
   double plentiful_open_cost = 0.0;
   bool plentiful_drop_multi_gpu = true;
@@ -91,6 +92,16 @@ struct TesseraParams {
   double memory_hole_fill = 4.0;
   double count_weight = 4.0;
   bool count_shares_only = true;
+  /// Demand-weighted M (docs/POLICIES.md, "Demand-weighted M"): while idle nodes are not
+  /// plentiful (adaptive_open; always without it), FGD's F_n(M) is taken over the list's
+  /// classes weighed p_m ∝ (1 − demand_weight) · count_m / pods + demand_weight · count_m ·
+  /// GPU request_m / the list's GPU request, the heaviest first until `demand_coverage` of the
+  /// weight: a class of 2 % of the pods that asks for 8 GPUs weighs what it asks of the GPUs,
+  /// where M's 95 % cut of the pods drops it. While plentiful, M itself. 0: M throughout (FGD's).
+  /// Pods that ask for GPU memory are scored with M (docs/GPU_MEMORY.md).
+  double demand_weight = 1.0;
+  double demand_coverage = 0.95;
+  bool count_needs_multi = true;
   /// Levels of the two-dimensional primary score, ⌊levels · sigmoid(ΔF / 1000)⌋ (100: FGD's).
   double primary_levels = 100.0;
 };

@@ -87,9 +87,10 @@ TEST_F(CpuStranding, WithoutTheStrandingIngredientItIsFgd) {
 }
 
 // The primary key of tessera's score is FGD's published score, on any node state: without
-// GPU-model constraints in the pod list (no model pressure) and without hole fill, tessera only
-// reorders FGD's ties; with hole fill (the default) it still does for pods that do not share a
-// GPU.
+// GPU-model constraints in the pod list (no model pressure), without hole fill and without the
+// demand-weighted M, tessera only reorders FGD's ties; with hole fill (the default) it still
+// does for pods that do not share a GPU, while idle nodes are plentiful (context bit 0 set:
+// FGD's term is then over M itself).
 TEST(TesseraPolicy, PrimaryScoreIsFgdsScore) {
   Rng rng(5);
   std::vector<NodeSpec> nodes;
@@ -113,6 +114,7 @@ TEST(TesseraPolicy, PrimaryScoreIsFgdsScore) {
   std::unique_ptr<Policy> fgd = MakePolicy("fgd", ctx);
   TesseraParams no_hole_fill;
   no_hole_fill.hole_fill_primary = 0;
+  no_hole_fill.demand_weight = 0;
   std::unique_ptr<Policy> t = MakeTesseraPolicy(ctx, no_hole_fill);
   std::unique_ptr<Policy> shipped = MakePolicy("tessera", ctx);
   int compared = 0;
@@ -124,7 +126,8 @@ TEST(TesseraPolicy, PrimaryScoreIsFgdsScore) {
       const NodeView view{c.spec(n), c.model_id(n), c.state(n)};
       const auto fgd_score = static_cast<int64_t>(fgd->Score(view, r).score);
       ASSERT_EQ(static_cast<int64_t>(t->Score(view, r).score) / 1000, fgd_score);
-      const auto shipped_primary = static_cast<int64_t>(shipped->Score(view, r).score) / 1000;
+      const NodeView plentiful{c.spec(n), c.model_id(n), c.state(n), 1};
+      const auto shipped_primary = static_cast<int64_t>(shipped->Score(plentiful, r).score) / 1000;
       if (r.IsSharing()) {
         sharing_differs += shipped_primary != fgd_score;
       } else {
@@ -191,6 +194,7 @@ class HoleFill : public ::testing::Test {
     ctx.workload = &workload_;
     TesseraParams params;
     params.hole_fill_primary = hole_fill_primary;
+    params.demand_weight = 0;  // FGD's term over M, as the fgd policy's here
     return MakeTesseraPolicy(ctx, params);
   }
   Cluster cluster_;
@@ -249,8 +253,12 @@ TEST(TesseraPolicy, AdaptiveOpenContextFollowsTheProjectedIdleNodes) {
   ClusterSummary s;
   s.total_gpu_milli = s.free_gpu_milli = s.start_free_gpu_milli = 80000;
   s.idle_nodes_by_gpus[8] = s.start_idle_nodes_by_gpus[8] = 10;
-  EXPECT_EQ(t->ContextKey(s), 1);  // nothing seen yet
+  // Nothing seen yet: plentiful, and FGD's term stays over the demand-weighted classes until a
+  // multi-GPU pod is seen (a bit above the model pressure's).
+  EXPECT_EQ(t->ContextKey(s) & 1, 1);
+  EXPECT_GT(t->ContextKey(s), 1);
   s.seen_gpu_milli_by_count[1] = 500;
+  EXPECT_GT(t->ContextKey(s), 1);
   s.seen_gpu_milli_by_count[8] = 8000;
   EXPECT_EQ(t->ContextKey(s), 1);  // all nodes idle
   // Half the GPUs allocated, 8 of 10 nodes opened: at that opening rate (1.6 idle GPUs per
@@ -258,10 +266,11 @@ TEST(TesseraPolicy, AdaptiveOpenContextFollowsTheProjectedIdleNodes) {
   s.free_gpu_milli = 40000;
   s.idle_nodes_by_gpus[8] = 2;
   EXPECT_EQ(t->ContextKey(s), 0);
-  // 5 of 10 opened (rate 1.0): 40 idle GPUs − 0.5 · 40 ≥ 0, still plentiful ...
+  // 5 of 10 opened (rate 1.0): 40 idle GPUs − 0.5 · 40 = 20 ≥ the reserve for the expected
+  // multi-GPU demand, open_reserve 0.5 · 0.94 · 40 GPUs = 18.8: still plentiful ...
   s.idle_nodes_by_gpus[8] = 5;
   EXPECT_EQ(t->ContextKey(s), 1);
-  // ... unless a reserve for the expected multi-GPU demand (0.94 · 40 GPUs) is asked for.
+  // ... unless the reserve is all of that demand.
   params.open_reserve = 1.0;
   EXPECT_EQ(MakeTesseraPolicy(ctx, params)->ContextKey(s), 0);
 }
@@ -276,8 +285,8 @@ TEST(TesseraPolicy, AdaptiveOpenContextChangesTheIdleNodeScoreOfSharingPods) {
   ctx.workload = &w;
   TesseraParams params;
   params.adaptive_open = true;
+  params.demand_weight = 0;  // its own test below; here the context moves only the tie-break
   std::unique_ptr<Policy> t = MakeTesseraPolicy(ctx, params);
-  std::unique_ptr<Policy> shipped = MakePolicy("tessera", ctx);
   const PodRequest sharing = c.MakeRequest(Pod(4000, 1, 500));
   const PodRequest whole = c.MakeRequest(Pod(4000, 1, 1000));
   const auto score = [&](const Policy& p, const PodRequest& r, int64_t context) {
@@ -286,11 +295,62 @@ TEST(TesseraPolicy, AdaptiveOpenContextChangesTheIdleNodeScoreOfSharingPods) {
   };
   const int64_t scarce = score(*t, sharing, 0);
   const int64_t plentiful = score(*t, sharing, 1);
-  EXPECT_EQ(scarce, score(*shipped, sharing, 0));       // context 0: the shipped protection
   EXPECT_EQ(scarce / 1000, plentiful / 1000);           // FGD's score is untouched
   EXPECT_EQ(plentiful % 1000, 500);                     // sigmoid(0): no cost
   EXPECT_LT(scarce % 1000, 500);                        // sigmoid(−200 / 1000)
   EXPECT_EQ(score(*t, whole, 0), score(*t, whole, 1));  // whole-GPU pods never paid it
+}
+
+// Demand-weighted M: while idle nodes are scarce (context bit 0 clear), FGD's term is over the
+// list's classes weighed by count × GPU request, so the 8-GPU class that M's 95 % cut of the
+// pods drops (3 pods of 100) weighs 3 · 8000 / (97 · 500 + 3 · 8000) of it; while plentiful
+// (once a multi-GPU pod has been seen), over M.
+TEST(TesseraPolicy, ScarceIdleNodesWeighTheClassesByTheirGpuRequest) {
+  Cluster c(
+      {NodeSpec{"idle", 96000, 393216, 8, "G2", 0}, NodeSpec{"used", 96000, 393216, 8, "G2", 0}});
+  std::vector<PodSpec> pods(97, Pod(4000, 1, 500));
+  for (int i = 0; i < 3; ++i) pods.push_back(Pod(64000, 8, 1000));
+  TargetWorkload w = TargetWorkload::FromPods(pods);
+  w.Resolve(c);
+  ASSERT_EQ(w.classes().size(), 1u);  // the 8-GPU pods are not in M
+  ASSERT_EQ(w.all_classes().size(), 2u);
+  TargetClass share = w.all_classes()[0], big = w.all_classes()[1];
+  ASSERT_EQ(big.gpu_count, 8);
+  share.probability = 97.0 * 500 / (97.0 * 500 + 3.0 * 8000);
+  big.probability = 3.0 * 8000 / (97.0 * 500 + 3.0 * 8000);
+  TargetWorkload demand = TargetWorkload::FromClasses({share, big});
+  demand.Resolve(c);
+  PolicyContext ctx, demand_ctx;
+  ctx.workload = &w;
+  demand_ctx.workload = &demand;
+  TesseraParams params;
+  params.hole_fill_primary = 0;
+  std::unique_ptr<Policy> t = MakeTesseraPolicy(ctx, params);
+  std::unique_ptr<Policy> fgd = MakePolicy("fgd", ctx);
+  std::unique_ptr<Policy> fgd_demand = MakePolicy("fgd", demand_ctx);
+  const PodRequest sharing = c.MakeRequest(Pod(4000, 1, 500));
+  c.Allocate(1, sharing, GpuSet{1});
+  const auto primary = [&](int n, int64_t context) {
+    return static_cast<int64_t>(
+               t->Score(NodeView{c.spec(n), c.model_id(n), c.state(n), context}, sharing).score) /
+           1000;
+  };
+  const auto fgd_score = [&](const Policy& p, int n) {
+    return static_cast<int64_t>(
+        p.Score(NodeView{c.spec(n), c.model_id(n), c.state(n)}, sharing).score);
+  };
+  // Plentiful before any multi-GPU pod is seen: still the demand-weighted classes.
+  const int64_t early = t->ContextKey(ClusterSummary{});
+  ASSERT_EQ(early & 1, 1);
+  for (int n = 0; n < 2; ++n) {
+    EXPECT_EQ(primary(n, 0), fgd_score(*fgd_demand, n)) << n;
+    EXPECT_EQ(primary(n, early), fgd_score(*fgd_demand, n)) << n;
+    EXPECT_EQ(primary(n, 1), fgd_score(*fgd, n)) << n;
+  }
+  // M sees no difference between opening the idle node and sharing the used one's GPU; the
+  // demand-weighted classes see the idle node broken for the 8-GPU pods.
+  EXPECT_EQ(fgd_score(*fgd, 0), fgd_score(*fgd, 1));
+  EXPECT_GT(primary(1, 0), primary(0, 0));
 }
 
 PodSpec ConstrainedPod(int64_t cpu, int gpus, int32_t milli, const std::string& spec) {
