@@ -7,9 +7,7 @@
 // Usage: tessera_gpu_memory_variants [--by-class] SCENARIO COLUMN...
 // SCENARIO is an embedded scenario name (mem-v100, ...) or a YAML file. Each COLUMN is a
 // policy name (tessera, fgd, mem-bestfit, ...) or NAME=VALUE[,NAME=VALUE...]: `tessera` with
-// those parameters, among memory_weight, memory_best_fit (0/1), cpu_stranding (0/1),
-// sharing_open_cost, adaptive_open (0/1), hole_fill_primary, model_pressure, count_weight,
-// count_shares_only (0/1), memory_hole_fill, memory_bound_mode (0/1), primary_levels. With
+// those TesseraParams changed (bench/params_text.h), e.g. memory_best_fit=0,count_weight=2. With
 // --by-class, each row is followed by the mean pods refused per pod class (the pod's name without
 // its last '-N' part), from the runs' placements.
 #include <cmath>
@@ -24,6 +22,7 @@
 
 #include "frag/target_workload.h"
 #include "model/cluster.h"
+#include "params_text.h"
 #include "policy/policy.h"
 #include "policy/tessera_policy.h"
 #include "sim/inflation.h"
@@ -32,37 +31,6 @@
 
 namespace tessera {
 namespace {
-
-bool SetParam(TesseraParams* p, const std::string& name, double v) {
-  if (name == "memory_weight") {
-    p->memory_weight = v;
-  } else if (name == "memory_best_fit") {
-    p->memory_best_fit = v != 0;
-  } else if (name == "cpu_stranding") {
-    p->cpu_stranding = v != 0;
-  } else if (name == "sharing_open_cost") {
-    p->sharing_open_cost = v;
-  } else if (name == "adaptive_open") {
-    p->adaptive_open = v != 0;
-  } else if (name == "hole_fill_primary") {
-    p->hole_fill_primary = v;
-  } else if (name == "count_weight") {
-    p->count_weight = v;
-  } else if (name == "count_shares_only") {
-    p->count_shares_only = v != 0;
-  } else if (name == "memory_bound_mode") {
-    p->memory_bound_mode = v != 0;
-  } else if (name == "memory_hole_fill") {
-    p->memory_hole_fill = v;
-  } else if (name == "primary_levels") {
-    p->primary_levels = v;
-  } else if (name == "model_pressure") {
-    p->model_pressure = v;
-  } else {
-    return false;
-  }
-  return true;
-}
 
 struct Stats {
   double mean = 0, sd = 0;
@@ -122,17 +90,10 @@ int Main(int argc, char** argv) {
       policy = MakePolicy(column, context);
     } else {
       TesseraParams params;
-      std::stringstream items(column);
-      std::string item;
-      while (std::getline(items, item, ',')) {
-        const size_t eq = item.find('=');
-        char* end = nullptr;
-        const double v = eq == std::string::npos ? 0 : std::strtod(item.c_str() + eq + 1, &end);
-        if (eq == std::string::npos || end == item.c_str() + eq + 1 || *end != '\0' ||
-            !SetParam(&params, item.substr(0, eq), v)) {
-          std::fprintf(stderr, "bad column item '%s'\n", item.c_str());
-          return 2;
-        }
+      const std::string error = ApplyTesseraParams(column, &params);
+      if (!error.empty()) {
+        std::fprintf(stderr, "column '%s': %s\n", column.c_str(), error.c_str());
+        return 2;
       }
       policy = MakeTesseraPolicy(context, params);
     }

@@ -5,11 +5,8 @@
 // Usage: tessera_policy_compare [DATA_DIR] [--lists default,cpu050,...] [--ablation]
 //                               [--variant NAME=VALUE[,NAME=VALUE...]]...
 // Each --variant adds a column: `tessera` with the named TesseraParams fields changed, e.g.
-// `--variant sharing_open_cost=0 --variant scarcity=3,multi_gpu_weight=1`. Names:
-// cpu_stranding, multi_gpu_classes (0/1), multi_gpu_weight, scarcity, sharing_open_cost,
-// adaptive_open (0/1), open_reserve, project_opening, plentiful_open_cost,
-// plentiful_drop_multi_gpu (0/1), model_pressure, pressure_step, hole_fill_primary,
-// hole_fill, hole_min_share, hole_relative (0/1).
+// `--variant sharing_open_cost=0 --variant scarcity=3,multi_gpu_weight=1`. Names: the
+// TesseraParams fields (bench/params_text.h).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -27,6 +24,7 @@
 
 #include "frag/target_workload.h"
 #include "model/cluster.h"
+#include "params_text.h"
 #include "policy/policy.h"
 #include "policy/tessera_policy.h"
 #include "sim/inflation.h"
@@ -63,55 +61,9 @@ struct Curve {
 // Applies "name=value,name=value" to `p`; returns false (and says why) on an unknown name or
 // a value that is not a number.
 bool ApplyVariant(const std::string& spec, TesseraParams& p) {
-  std::stringstream ss(spec);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    const size_t eq = item.find('=');
-    char* end = nullptr;
-    const double v = eq == std::string::npos ? 0 : std::strtod(item.c_str() + eq + 1, &end);
-    if (eq == std::string::npos || end == item.c_str() + eq + 1 || *end != '\0') {
-      std::fprintf(stderr, "--variant: expected NAME=NUMBER, got '%s'\n", item.c_str());
-      return false;
-    }
-    const std::string name = item.substr(0, eq);
-    if (name == "cpu_stranding") {
-      p.cpu_stranding = v != 0;
-    } else if (name == "multi_gpu_classes") {
-      p.multi_gpu_classes = v != 0;
-    } else if (name == "multi_gpu_weight") {
-      p.multi_gpu_weight = v;
-    } else if (name == "scarcity") {
-      p.scarcity = v;
-    } else if (name == "sharing_open_cost") {
-      p.sharing_open_cost = v;
-    } else if (name == "adaptive_open") {
-      p.adaptive_open = v != 0;
-    } else if (name == "open_reserve") {
-      p.open_reserve = v;
-    } else if (name == "project_opening") {
-      p.project_opening = v;
-    } else if (name == "plentiful_open_cost") {
-      p.plentiful_open_cost = v;
-    } else if (name == "plentiful_drop_multi_gpu") {
-      p.plentiful_drop_multi_gpu = v != 0;
-    } else if (name == "model_pressure") {
-      p.model_pressure = v;
-    } else if (name == "pressure_step") {
-      p.pressure_step = v;
-    } else if (name == "hole_fill") {
-      p.hole_fill = v;
-    } else if (name == "hole_fill_primary") {
-      p.hole_fill_primary = v;
-    } else if (name == "hole_relative") {
-      p.hole_relative = v != 0;
-    } else if (name == "hole_min_share") {
-      p.hole_min_share = v;
-    } else {
-      std::fprintf(stderr, "--variant: unknown parameter '%s'\n", name.c_str());
-      return false;
-    }
-  }
-  return true;
+  const std::string error = ApplyTesseraParams(spec, &p);
+  if (!error.empty()) std::fprintf(stderr, "--variant: %s\n", error.c_str());
+  return error.empty();
 }
 
 Curve Run(const std::vector<NodeSpec>& nodes, const std::vector<PodSpec>& pods,
@@ -204,6 +156,7 @@ int main(int argc, char** argv) {
     variants.push_back(variant("model_pressure 0", [](TesseraParams& p) { p.model_pressure = 0; }));
     variants.push_back(
         variant("hole_fill_primary 0", [](TesseraParams& p) { p.hole_fill_primary = 0; }));
+    variants.push_back(variant("demand_weight 0", [](TesseraParams& p) { p.demand_weight = 0; }));
   }
 
   // Per pod list and variant: mean unallocated % at 100 % arrival, and in brackets the worst
