@@ -73,6 +73,9 @@ class TesseraPolicy final : public Policy {
       }
     }
     BuildPrimary();
+    for (const TargetClass& c : workload_->all_classes()) {
+      whole_gpu_classes_ = whole_gpu_classes_ || (c.gpu_count > 0 && c.gpu_milli >= kMilliPerGpu);
+    }
     const double all_gpus = static_cast<double>(workload_->GpusOfModels(kAnyModel));
     for (const TargetClass& c : classes_) {
       double w = c.probability;
@@ -167,7 +170,7 @@ class TesseraPolicy final : public Policy {
   // Whether FGD's term is over M itself (demand_weight): while idle nodes are plentiful and
   // (count_needs_multi) some multi-GPU pod has been seen.
   bool CountPrimary(const ClusterSummary& s) const {
-    if (!params_.count_needs_multi) return true;
+    if (!params_.count_needs_multi || !whole_gpu_classes_) return true;
     for (int k = 2; k <= kMaxGpusPerNode; ++k) {
       if (s.seen_gpu_milli_by_count[k] > 0) return true;
     }
@@ -1005,6 +1008,7 @@ class TesseraPolicy final : public Policy {
   const TargetWorkload* workload_;
   const TargetWorkload* primary_ = nullptr;  // F_n's workload: workload_ or &own_primary_
   TargetWorkload own_primary_;
+  bool whole_gpu_classes_ = false;  // the pod list has pods that ask for whole GPUs
   TesseraParams params_;
   std::vector<int32_t> thresholds_;            // the distinct GPU milli of the classes, ascending
   ModelBuckets frag_buckets_;                  // primary_->gpu_classes() with p_m, for F_n
