@@ -28,6 +28,13 @@
 // to a 470 (210 left, which no frequent size fits) when a 680 next to a 320 is free (360
 // left, which a 320 closes). See docs/POLICIES.md.
 //
+// Demand-weighted M (`demand_weight`): M keeps the classes that cover 95 % of the *pods*, so a
+// class of 2 % of the pods that asks for 8 GPUs, a sixth of the GPU request, is not in it and
+// FGD's term never charges a placement for breaking the last idle node such a pod needs. While
+// idle nodes are short (the adaptive_open context), FGD's term is over the list's classes
+// weighed by count × GPU request instead; while plentiful, over M (the openb lists' figures
+// depend on it). See docs/POLICIES.md, "Demand-weighted M", and its robustness benchmark.
+//
 // GPU memory (docs/GPU_MEMORY.md): for pod lists that ask for GPU memory, nodes whose GPU
 // memory is known are scored in two dimensions (ScorePair2D): a GPU serves a class only if
 // both its free milli and its usable memory fit, every placement is weighed with its memory,

@@ -12,14 +12,16 @@ struct TesseraParams {
   /// Break FGD's ties by the CPU-stranding score (off: FGD as published).
   bool cpu_stranding = true;
   /// Add the pod list's multi-GPU classes, which M's 95 % cut usually drops, to the stranding
-  /// measure, each weighing p_m · (1 + multi_gpu_weight · (GPUs − 1)).
-  bool multi_gpu_classes = true;
+  /// measure, each weighing p_m · (1 + multi_gpu_weight · (GPUs − 1)). Off: the demand-weighted
+  /// M (demand_weight) protects them in FGD's own term (docs/POLICIES.md, ablation).
+  bool multi_gpu_classes = false;
   double multi_gpu_weight = 3.0;
   /// Classes limited to some GPU models weigh (cluster GPUs / GPUs they may use)^scarcity.
   double scarcity = 2.0;
   /// A sharing pod opens an idle node only if the used nodes that tie with it would strand
-  /// more than this (milli-GPU); other pods see idle nodes as stranding nothing.
-  double sharing_open_cost = 200.0;
+  /// more than this (milli-GPU); other pods see idle nodes as stranding nothing. 0: off, as
+  /// multi_gpu_classes.
+  double sharing_open_cost = 0.0;
   /// Adaptive idle-node protection (docs/POLICIES.md, "The `tessera` policy"; its ablation
   /// there: default trace 4.06 % with it, 4.26 % without). Off, the protection above always
   /// applies. On, the policy watches the cluster (Policy::ContextKey) and calls idle nodes
@@ -101,6 +103,10 @@ struct TesseraParams {
   /// Pods that ask for GPU memory are scored with M (docs/GPU_MEMORY.md).
   double demand_weight = 1.0;
   double demand_coverage = 0.95;
+  /// While plentiful, FGD's term stays over the demand-weighted classes until the first
+  /// multi-GPU pod is seen, for lists that have whole-GPU pods: a workload whose whole-GPU pods
+  /// all ask for one GPU gives the plentiful test nothing to watch (it stays plentiful), yet
+  /// its whole GPUs are what sharing pods break.
   bool count_needs_multi = true;
   /// Levels of the two-dimensional primary score, ⌊levels · sigmoid(ΔF / 1000)⌋ (100: FGD's).
   double primary_levels = 100.0;
