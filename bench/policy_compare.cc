@@ -144,13 +144,14 @@ int main(int argc, char** argv) {
     variants.push_back(variant(spec, [spec](TesseraParams& p) { ApplyVariant(spec, p); }));
   }
   if (ablation) {
+    // Each ingredient switched off, or on for those shipped off (docs/POLICIES.md, "Ablation").
     variants.push_back(
-        variant("no multi-GPU classes", [](TesseraParams& p) { p.multi_gpu_classes = false; }));
+        variant("multi-GPU classes on", [](TesseraParams& p) { p.multi_gpu_classes = true; }));
     variants.push_back(
         variant("multi_gpu_weight 0", [](TesseraParams& p) { p.multi_gpu_weight = 0; }));
     variants.push_back(variant("scarcity 0", [](TesseraParams& p) { p.scarcity = 0; }));
     variants.push_back(
-        variant("sharing_open_cost 0", [](TesseraParams& p) { p.sharing_open_cost = 0; }));
+        variant("sharing_open_cost 200", [](TesseraParams& p) { p.sharing_open_cost = 200; }));
     variants.push_back(
         variant("adaptive_open 0", [](TesseraParams& p) { p.adaptive_open = false; }));
     variants.push_back(variant("model_pressure 0", [](TesseraParams& p) { p.model_pressure = 0; }));
