@@ -276,6 +276,7 @@ class Replay {
         }
         if (placer_ != nullptr) placer_->Created(e.pod);
         Enqueue(e.pod);
+        scheduler_.Observe(p.req);  // counted once per pod, as the extender counts a UID
         TryPod(e.pod);
         break;
       }
@@ -380,7 +381,7 @@ class Replay {
         fits =
             d.ok() || (Held(p) && headroom_.keeps_some() && !p.req.IsSharing() && FitsSomewhere(p));
       } else {
-        d = scheduler_.Decide(p.req);
+        d = scheduler_.Decide(p.req, /*observe=*/false);  // counted when it arrived
         fits = d.ok();
         Headroom::Shortfall why = Headroom::Shortfall::kNone;
         if (d.ok() && !KeepsHeadroom(p, &d, &why)) {
@@ -529,7 +530,8 @@ class Replay {
         placer_->Deleted(v);
         placer_->Created(v);
       }
-      Enqueue(v);  // re-created by its controller: it starts over
+      Enqueue(v);                 // re-created by its controller: it starts over
+      scheduler_.Observe(q.req);  // a new pod object, seen once more
     }
     p.victims.clear();
     p.node = -1;

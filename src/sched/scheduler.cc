@@ -658,10 +658,10 @@ void Scheduler::Observe(const PodRequest& pod) {
   ++summary_.seen_pods;
 }
 
-Decision Scheduler::Decide(const PodRequest& pod) {
+Decision Scheduler::Decide(const PodRequest& pod, bool observe) {
   const int shape = ShapeId(pod);
   if (uses_context_) {
-    Observe(pod);
+    if (observe) Observe(pod);
     UpdateContext();
     ProjectContext(pod);
   }

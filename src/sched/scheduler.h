@@ -63,8 +63,10 @@ class Scheduler {
   Scheduler(const Scheduler&) = delete;
   Scheduler& operator=(const Scheduler&) = delete;
 
-  /// Chooses a node and GPUs for `pod`; changes no allocation. Counts `pod` as seen (Observe).
-  Decision Decide(const PodRequest& pod);
+  /// Chooses a node and GPUs for `pod`; changes no allocation. Counts `pod` as seen (Observe)
+  /// unless `observe` is false: for a pod asked about again (the replay's retries of a pending
+  /// pod), which was counted once when it arrived, as the extender counts a pod UID once.
+  Decision Decide(const PodRequest& pod, bool observe = true);
   /// Counts `pod` among the pods seen (ClusterSummary::seen_*), as Decide does. For callers
   /// that score through ScoreNodes (the extender), which counts nothing: they call it once per
   /// pod, when they first see it. No effect for policies without a context.

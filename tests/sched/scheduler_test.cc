@@ -446,6 +446,33 @@ TEST(Scheduler, FailureCountsRejectionsPerFilter) {
   EXPECT_EQ(d.rejected[static_cast<int>(FitReason::kGpuModel)], 1);
 }
 
+// A pod asked about again (the replay's retries) is not counted again: the context of a
+// context-using policy sees each pod once, as the extender counts each pod UID once.
+TEST(Scheduler, DecideWithoutObservingCountsNothing) {
+  Cluster c({NodeSpec{"a", 96000, 393216, 8, "G2", 0}});
+  PodSpec pod;
+  pod.cpu_milli = 4000;
+  pod.memory_mib = 1024;
+  pod.gpu_count = 1;
+  pod.gpu_milli = 500;
+  TargetWorkload w = TargetWorkload::FromPods({pod});
+  w.Resolve(c);
+  PolicyContext ctx;
+  ctx.workload = &w;
+  std::unique_ptr<Policy> p = MakePolicy("tessera", ctx);
+  ASSERT_TRUE(p->UsesContext());
+  Scheduler s(&c, p.get(), {0}, 1);
+  const PodRequest r = c.MakeRequest(pod);
+  EXPECT_TRUE(s.Decide(r).ok());
+  EXPECT_EQ(s.summary().seen_pods, 1);
+  EXPECT_EQ(s.summary().seen_gpu_milli_by_count[1], 500);
+  EXPECT_TRUE(s.Decide(r, /*observe=*/false).ok());
+  EXPECT_EQ(s.summary().seen_pods, 1);
+  s.Observe(r);
+  EXPECT_EQ(s.summary().seen_pods, 2);
+  EXPECT_EQ(s.summary().seen_gpu_milli_by_count[1], 1000);
+}
+
 TEST(Scheduler, EqualNodesShareOneGroupUntilTheyDiffer) {
   std::vector<NodeSpec> nodes;
   for (int i = 0; i < 1000; ++i)
