@@ -136,8 +136,9 @@ class TesseraPolicy final : public Policy {
     return params_.cpu_stranding && (params_.adaptive_open || !pressured_.empty());
   }
 
-  // Bit 0: idle nodes are plentiful (adaptive_open). Bits 1 + 4i .. 4 + 4i: the pressure level
-  // of the i-th pressured model, in steps of pressure_step (0..15).
+  // Bit 0: idle nodes are plentiful (adaptive_open); bit 62 with it: FGD's term stays over the
+  // demand-weighted classes (CountPrimary). Bits 1 + 4i .. 4 + 4i: the pressure level of the
+  // i-th pressured model, in steps of pressure_step (0..15).
   int64_t ContextKey(const ClusterSummary& s) const override {
     if (!UsesContext()) return 0;
     int64_t key = params_.adaptive_open ? Plentiful(s) : 0;
@@ -157,7 +158,8 @@ class TesseraPolicy final : public Policy {
 
   // Score reads the context through the plentiful bit and PodPressure, which depends on the
   // pressure level of the node's model and the least level among the models the pod may use:
-  // bit 0 as in ContextKey (adaptive_open only), bits 1..4 the level here, bits 5..8 the least.
+  // bits 0 and 62 as in ContextKey (adaptive_open only), bits 1..4 the level here, bits 5..8
+  // the least.
   int64_t ContextFor(int64_t context, int model_id, const PodRequest& pod) const override {
     int64_t key = params_.adaptive_open ? (context & (1 | kDemandWhilePlentifulBit)) : 0;
     if (pressured_.empty() || pod.IsCpuOnly() || model_id < 0 || model_id >= kMaxGpuModels)
@@ -812,8 +814,8 @@ class TesseraPolicy final : public Policy {
 
   int64_t Combine(const Measures& before, const Measures& after, bool idle, bool plentiful,
                   const PodRequest& pod, double pressure, double fill, bool count_primary) const {
-    // While idle nodes are plentiful, F_n over M itself (frag_p; the same as frag without
-    // demand_weight).
+    // count_primary (plentiful, and not kDemandWhilePlentifulBit): F_n over M itself (frag_p;
+    // the same as frag without demand_weight).
     const double primary_delta =
         Snap((count_primary ? before.frag_p - after.frag_p : before.frag - after.frag) - pressure +
              params_.hole_fill_primary * fill);
