@@ -36,6 +36,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -242,7 +243,22 @@ int Main(int argc, char** argv) {
     p.nodes = ScenarioNodes(p.scenario);
     p.pods = ScenarioPods(p.scenario);
     p.workload = TargetWorkload::FromPods(p.pods);
-    p.workload.Resolve(Cluster(p.nodes));
+    const Cluster empty(p.nodes);
+    p.workload.Resolve(empty);
+    // The generator's promise: every pod fits some node of the empty cluster (the pods of a
+    // class, "<class>-<k>", are alike: one of each is checked).
+    std::set<std::string> checked;
+    for (const PodSpec& pod : p.pods) {
+      if (!checked.insert(pod.name.substr(0, pod.name.find_last_of('-'))).second) continue;
+      const PodRequest r = empty.MakeRequest(pod);
+      bool fits = false;
+      for (int n = 0; n < empty.size() && !fits; ++n) fits = empty.Check(n, r) == FitReason::kFits;
+      if (!fits) {
+        std::fprintf(stderr, "%s: pod %s fits no node of the empty cluster\n",
+                     p.scenario.name.c_str(), pod.name.c_str());
+        return 2;
+      }
+    }
     if (!opt.yaml.empty()) {
       std::filesystem::create_directories(opt.yaml);
       std::ofstream(opt.yaml + "/" + p.scenario.name + ".yaml") << ScenarioYaml(p.scenario);
