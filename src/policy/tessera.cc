@@ -535,27 +535,19 @@ class TesseraPolicy final : public Policy {
     // The same as TargetWorkload::NodeFragmentation up to the order of the sums (the scores
     // are compared with reference_measure's in tests/policy/tessera_policy_test.cc).
     const bool known_model = model_id >= 0 && model_id < kMaxGpuModels;
-    double frag = r * frag_weight_;
-    if (known_model) {
-      for (const Bucket& b : frag_buckets_[model_id]) {
-        if (fitting[b.threshold] < b.gpu_count) continue;
-        frag -=
-            b.weight_sum[b.AtMost(cpu_left)] * (r - static_cast<double>(too_small[b.threshold]));
-      }
-    }
-    m.frag = frag;
-    m.frag_p = frag;
-    if (primary_ != workload_) {
-      double frag_p = r * frag_p_weight_;
+    const auto frag_over = [&](double weight, const ModelBuckets& tables) {
+      double frag = r * weight;
       if (known_model) {
-        for (const Bucket& b : frag_p_buckets_[model_id]) {
+        for (const Bucket& b : tables[model_id]) {
           if (fitting[b.threshold] < b.gpu_count) continue;
-          frag_p -=
+          frag -=
               b.weight_sum[b.AtMost(cpu_left)] * (r - static_cast<double>(too_small[b.threshold]));
         }
       }
-      m.frag_p = frag_p;
-    }
+      return frag;
+    };
+    m.frag = frag_over(frag_weight_, frag_buckets_);
+    m.frag_p = primary_ != workload_ ? frag_over(frag_p_weight_, frag_p_buckets_) : m.frag;
     if (!params_.cpu_stranding || idle) return m;
     // S_n(m) = r − min(U, cpu_left / cpu_m · milli_m · n_m) for a class that fits, with U the
     // free milli on the GPUs with ≥ milli_m free, else r. In a bucket sorted by CPU request,

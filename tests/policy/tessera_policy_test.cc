@@ -286,7 +286,7 @@ TEST(TesseraPolicy, AdaptiveOpenContextChangesTheIdleNodeScoreOfSharingPods) {
   ctx.workload = &w;
   TesseraParams params;
   params.adaptive_open = true;
-  params.demand_weight = 0;  // its own test below; here the context moves only the tie-break
+  params.demand_weight = 0;        // its own test below; here the context moves only the tie-break
   params.sharing_open_cost = 200;  // off by default (docs/POLICIES.md, ablation)
   std::unique_ptr<Policy> t = MakeTesseraPolicy(ctx, params);
   const PodRequest sharing = c.MakeRequest(Pod(4000, 1, 500));
