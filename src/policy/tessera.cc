@@ -11,14 +11,14 @@
 // Among FGD's ties this policy prefers the placement that strands the least idle GPU:
 //   S_n(m) = R_n − min(GPU milli m could use, (CPU left / cpu_m) · milli_m · n_m)
 //            (R_n when m cannot use the node at all), S_n = Σ_m w_m S_n(m),
-// over M plus the multi-GPU classes of the pod list (M's 95 % cut drops them, yet they alone
-// need whole free GPUs), with weights raised for multi-GPU classes and for classes limited to
-// scarce GPU models. The secondary score is ⌊1000 · sigmoid(ΔS / 1000)⌋. Idle nodes are scored
-// as stranding nothing (and, for sharing pods, as costing `sharing_open_cost`), so that the
-// policy does not use up the idle nodes that multi-GPU pods need. With `adaptive_open` (on
-// by default) that protection is dropped while idle nodes are projected to remain plentiful for the
-// multi-GPU demand seen so far, a cluster-wide context (Policy::ContextKey) that the scheduler
-// passes in NodeView::context. With `model_pressure`, pods that may use other GPU models pay, in
+// over M (with `multi_gpu_classes`, off by default, also the list's multi-GPU classes that M's
+// cut drops), with weights raised for multi-GPU classes and for classes limited to scarce GPU
+// models. The secondary score is ⌊1000 · sigmoid(ΔS / 1000)⌋. Idle nodes are scored as
+// stranding nothing (with `sharing_open_cost`, off by default, a sharing pod pays for opening
+// one). `adaptive_open` (on by default) watches whether idle nodes are projected to remain
+// plentiful for the multi-GPU demand seen so far, a cluster-wide context (Policy::ContextKey)
+// that the scheduler passes in NodeView::context; it chooses the workload of FGD's term (below,
+// "Demand-weighted M"). With `model_pressure`, pods that may use other GPU models pay, in
 // FGD's own score, for GPUs of a model that the list's model-constrained pods are expected to need
 // (constrained request still to come per free GPU of that model, also in the context), so
 // that, e.g., unconstrained pods leave the T4 nodes to T4-only pods. With hole fill
