@@ -320,8 +320,9 @@ void Extender::SeeLocked(const Pod& pod, const PodSpec& spec) {
   PodRecord r = RecordOf(pod, spec, nullptr);
   r.node.clear();
   if (pods_.See(uid, std::move(r)) && scheduler_) {
-    // The engine counts each pod it is asked about once (Scheduler::Decide); here that is the
-    // first sighting of its UID, so that context-using policies see the same history.
+    // The engine counts each pod once (Scheduler::Decide in frag, the replay when the pod
+    // arrives); here that is the first sighting of its UID, so that context-using policies see
+    // the same history.
     scheduler_->Observe(cluster_->MakeRequest(spec));
   }
 }
