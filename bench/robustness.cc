@@ -270,14 +270,11 @@ int Main(int argc, char** argv) {
   std::vector<std::vector<std::vector<double>>> curve(
       scenarios.size(), std::vector<std::vector<double>>(n_cols, std::vector<double>(kLevels, 0)));
   // by_seed[k][c][seed * kLevels + level]: each run's curve, summed in seed order after the
-  // runs, so that the means do not depend on which thread finished first.
+  // runs, so that the means do not depend on which thread finished first; level 100 also gives
+  // the seed-by-seed differences of "clearly behind".
   std::vector<std::vector<std::vector<double>>> by_seed(
       scenarios.size(),
       std::vector<std::vector<double>>(n_cols, std::vector<double>(kLevels * opt.seeds, 0)));
-  // at100[k][c][seed]: unallocated % at 100 % arrival, per seed (for the paired comparison).
-  std::vector<std::vector<std::vector<double>>> at100(
-      scenarios.size(),
-      std::vector<std::vector<double>>(n_cols, std::vector<double>(opt.seeds, 0)));
   std::vector<double> bound(scenarios.size(), std::nan(""));
   const size_t jobs_per_scenario = n_cols * static_cast<size_t>(opt.seeds) + (opt.bound ? 1 : 0);
   const size_t jobs = scenarios.size() * jobs_per_scenario;
@@ -315,7 +312,6 @@ int Main(int argc, char** argv) {
           for (int l = 0; l < kLevels; ++l) {
             by_seed[k][c][(seed - 42) * kLevels + l] = run.curve[l].unallocated_pct;
           }
-          at100[k][c][seed - 42] = run.curve[100].unallocated_pct;
         }
         const size_t d = ++done;
         if (d % 500 == 0 || d == jobs) {
@@ -356,7 +352,8 @@ int Main(int argc, char** argv) {
       gap[c].push_back(curve[k][c][100] - best_at[100]);
       double ss = 0;
       for (int i = 0; i < opt.seeds; ++i) {
-        const double d = at100[k][c][i] - at100[k][b][i] - gap[c].back();
+        const double d =
+            by_seed[k][c][i * kLevels + 100] - by_seed[k][b][i * kLevels + 100] - gap[c].back();
         ss += d * d;
       }
       const double se = opt.seeds > 1 ? std::sqrt(ss / (opt.seeds - 1)) /
