@@ -86,6 +86,11 @@ class Policy {
   /// Scores `node`, on which `pod` fits (the filters already passed).
   virtual NodeScore Score(const NodeView& node, const PodRequest& pod) const = 0;
 
+  /// Optional, for speed: false if Score never reads the pod's host memory request
+  /// (PodRequest::memory_mib); the scheduler then computes one score for pod shapes that
+  /// differ only in it (whether they fit is still checked for each). Default: true.
+  virtual bool ReadsPodMemory() const { return true; }
+
   /// Policies whose scores depend on the cluster as a whole return true here and map the
   /// summary to an integer in ContextKey; the scheduler passes that value to Score in
   /// NodeView::context. So Score stays a pure function of (node, pod, context). ContextKey is

@@ -132,6 +132,8 @@ class TesseraPolicy final : public Policy {
 
   std::string_view name() const override { return "tessera"; }
 
+  bool ReadsPodMemory() const override { return false; }
+
   bool UsesContext() const override {
     return params_.cpu_stranding && (params_.adaptive_open || !pressured_.empty());
   }

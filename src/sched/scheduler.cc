@@ -55,8 +55,9 @@ Scheduler::Scheduler(Cluster* cluster, const Policy* policy, const std::vector<i
       uses_context_(policy->UsesContext()),
       paired_bit_(uses_context_ ? policy->PairedContextBit() : 0),
       slots_(uses_context_ ? kContextSlots : 1),
-      columns_(!uses_context_ && policy->mode() == ScoreMode::kInteger),
-      bounds_on_(columns_ && policy->HasScoreBound()) {
+      columns_(policy->mode() == ScoreMode::kInteger),
+      tagged_(columns_ && uses_context_),
+      bounds_on_(columns_ && !tagged_ && policy->HasScoreBound()) {
   const int n = cluster_->size();
   TESSERA_CHECK(static_cast<int>(node_order.size()) == n);
   rank_.assign(n, -1);
@@ -148,6 +149,7 @@ void Scheduler::Insert(int node) {
     g.model = cluster_->model_id(node);
     g.fit.clear();
     g.lines.clear();
+    g.line_of.clear();
     memo_[gid] = PolicyScratch{};
     const int gpu_count = cluster_->spec(node).gpu_count;
     records_[gid] = Record{FitSummary::Of(gpu_count, g.model, key.state,
@@ -214,20 +216,40 @@ int Scheduler::ShapeId(const PodRequest& pod) {
   const int id = static_cast<int>(shapes_.size());
   shapes_.push_back(pod);
   ids.push_back(id);
+  // Its score shape: a shape seen before that the policy scores alike, else a new one.
+  int score_shape = static_cast<int>(score_shapes_.size());
+  if (!policy_->ReadsPodMemory()) {
+    for (size_t s = 0; s < score_shapes_.size(); ++s) {
+      PodRequest other = score_shapes_[s];
+      other.memory_mib = pod.memory_mib;
+      if (other == pod) {
+        score_shape = static_cast<int>(s);
+        break;
+      }
+    }
+  }
+  if (score_shape == static_cast<int>(score_shapes_.size())) score_shapes_.push_back(pod);
+  score_shape_.push_back(score_shape);
   if (columns_) scores_.resize(shapes_.size() * stride_, kUnknown);
+  if (tagged_) tags_.resize(shapes_.size() * stride_, 0);
   return id;
 }
 
-uint32_t Scheduler::Classify(Group& g, const PodRequest& pod, bool fits) {
+uint32_t Scheduler::Classify(Group& g, int shape, const PodRequest& pod, bool fits) {
   const int node = g.representative;
   const FitReason fit = fits ? FitReason::kFits
                              : CheckFit(cluster_->spec(node).gpu_count, cluster_->model_id(node),
                                         g.key.state, pod, cluster_->topology(node));
   uint32_t value = static_cast<uint32_t>(fit) + 1;
   if (fit == FitReason::kFits) {
-    const size_t line = g.lines.size() / slots_;
-    g.lines.resize(g.lines.size() + slots_);
-    value |= static_cast<uint32_t>(line + 1) << 4;
+    const auto score_shape = static_cast<size_t>(score_shape_[shape]);
+    if (g.line_of.size() <= score_shape) g.line_of.resize(score_shapes_.size());
+    uint32_t& line = g.line_of[score_shape];
+    if (line == 0) {
+      line = static_cast<uint32_t>(g.lines.size() / slots_) + 1;
+      g.lines.resize(g.lines.size() + slots_);
+    }
+    value |= line << 4;
   }
   return value;
 }
@@ -245,7 +267,7 @@ template <bool kContext>
   }
   uint32_t fit = g.fit[shape];
   if (fit == 0) [[unlikely]] {
-    fit = g.fit[shape] = Classify(g, pod, fits);
+    fit = g.fit[shape] = Classify(g, shape, pod, fits);
   }
   if ((fit & 15) != 1) {
     *reason = static_cast<FitReason>((fit & 15) - 1);
@@ -367,6 +389,13 @@ void Scheduler::WidenColumns(int gid) {
     std::copy_n(scores_.data() + s * stride_, stride_, wider.data() + s * stride);
   }
   scores_.swap(wider);
+  if (tagged_) {
+    std::vector<int64_t> wider_tags(shapes_.size() * stride, 0);
+    for (size_t s = 0; s < shapes_.size(); ++s) {
+      std::copy_n(tags_.data() + s * stride_, stride_, wider_tags.data() + s * stride);
+    }
+    tags_.swap(wider_tags);
+  }
   stride_ = stride;
 }
 
@@ -596,7 +625,7 @@ void Scheduler::CountRejectionsOnce(int shape, const FitQuery& query, const PodR
     Group& g = groups_[gid];
     if (g.fit.size() <= static_cast<size_t>(shape)) g.fit.resize(shapes_.size());
     uint32_t& fit = g.fit[shape];
-    if (fit == 0) fit = Classify(g, pod, false);
+    if (fit == 0) fit = Classify(g, shape, pod, false);
     TESSERA_CHECK((fit & 15) != 1);
     d.rejected[(fit & 15) - 1] += records_[gid].members;
   }
@@ -638,6 +667,60 @@ void Scheduler::BestGroup(int shape, const FitQuery& query, const PodRequest& po
                           Feasible& best) {
   int best_score = std::numeric_limits<int>::min();
   int best_rank = std::numeric_limits<int>::max();
+  if constexpr (kContext) {
+    // The shape's tagged column, by group id: an entry is the group's score if its tag is the
+    // context the group's model projects now (ContextFor), a rejection whatever the tag; else
+    // the group's line answers (Evaluate) and the entry takes its answer. Free ids stay
+    // kUnknown. Where every model projects the same context (no model pressure), the tag is
+    // compared without reading the group's model.
+    int32_t* column = Column(shape);
+    int64_t* tags = tags_.data() + static_cast<size_t>(shape) * stride_;
+    const int64_t uniform = models_.empty() ? 0 : project_[models_.front() + 1];
+    bool is_uniform = true;
+    for (int m : models_) is_uniform = is_uniform && project_[m + 1] == uniform;
+    const int n = static_cast<int>(records_.size());
+    for (int gid = 0; gid < n; ++gid) {
+      int32_t score = column[gid];
+      const bool known = score > kLastSentinel;
+      if (!known && score != kUnknown) continue;  // a rejection
+      const int64_t context = is_uniform ? uniform : project_[records_[gid].fit.model + 1];
+      if (!known || tags[gid] != context) [[unlikely]] {
+        const Record& r = records_[gid];
+        if (r.members == 0) continue;  // a free group id
+        Group& g = groups_[gid];
+        FitReason reason = FitReason::kFits;
+        const CacheEntry* e = nullptr;
+        if (!query.MayFit(r.fit)) {
+          reason = query.exact() ? query.Reason(r.fit) : CheckOn(g, pod);
+        } else {
+          e = Evaluate<true>(g, shape, pod, query.ExactOn(r.fit), &reason);
+        }
+        if (e == nullptr) {
+          column[gid] = kRejected + static_cast<int32_t>(reason);
+          continue;
+        }
+        score = static_cast<int32_t>(e->raw);
+        if (score > kLastSentinel) {  // else not kept: the line answers each time
+          column[gid] = score;
+          tags[gid] = context;
+        }
+      }
+      if (score < best_score) continue;
+      const int rank = min_rank_[gid];
+      if (score > best_score || rank < best_rank) {
+        best_score = score;
+        best_rank = rank;
+        best.group = gid;
+      }
+    }
+    if (best.group < 0) return;
+    FitReason reason = FitReason::kFits;  // the winner's GPUs: its line
+    const CacheEntry* e = Evaluate<true>(groups_[best.group], shape, pod, true, &reason);
+    best.raw = e->raw;
+    best.gpus = e->gpus;
+    d.score = best_score;
+    return;
+  }
   ForEachFit<kContext>(shape, query, pod, [&](int gid, const Group&, const CacheEntry& e) {
     const int score = static_cast<int>(e.raw);
     if (score < best_score) return;
@@ -674,7 +757,7 @@ Decision Scheduler::Decide(const PodRequest& pod, bool observe) {
     }
   }
   const ScoreMode mode = policy_->mode();
-  if (columns_) {
+  if (columns_ && !tagged_) {
     int gid;
     if (bounds_on_) {
       gid = query.exact() ? BestInColumn<true, true>(shape, query, pod, &d.score)
@@ -770,13 +853,15 @@ std::vector<std::pair<int, int>> Scheduler::ScoreNodes(const PodRequest& pod,
   std::vector<std::pair<int, double>> raw;
   double lo = std::numeric_limits<double>::infinity();
   double hi = -lo;
-  int32_t* column = columns_ ? Column(shape) : nullptr;
+  // Context-tagged columns (tagged_) are read by BestGroup only; the lines hold the same.
+  const bool scores_in_columns = columns_ && !tagged_;
+  int32_t* column = scores_in_columns ? Column(shape) : nullptr;
   for (int node : nodes) {
     TESSERA_CHECK(node >= 0 && node < cluster_->size());
     const int gid = group_of_[node];
     if (!query.MayFit(records_[gid].fit)) continue;
     double r = 0;
-    if (columns_) {
+    if (scores_in_columns) {
       int32_t s;
       if (!(query.exact() ? ColumnScore<true>(gid, column, query, pod, &s)
                           : ColumnScore<false>(gid, column, query, pod, &s))) {

@@ -47,7 +47,10 @@ struct Decision {
 /// such values per (group, pod shape), the oldest replaced first; so a context change
 /// recomputes only the scores it concerns, and decisions stay those of a plain loop over all
 /// nodes. Whether a pod shape fits a group is cached apart from the context slots. For
-/// ScoreMode::kInteger policies the best group is chosen during the scoring pass.
+/// ScoreMode::kInteger policies the best group is chosen during the scoring pass, which reads
+/// a per-shape column first, like the columns above, whose entries are tagged with the
+/// ContextFor they were scored under: a group is looked up in its context slots only when
+/// its tag is not the current one.
 /// A policy with a Policy::PairedContextBit is scored under both of its values at once
 /// (Policy::ScorePair), and both are cached. Each group also has a PolicyScratch, handed to the
 /// policy in NodeView::scratch, for values that depend only on the group's state.
@@ -143,6 +146,9 @@ class Scheduler {
     // does not depend on the context, so rejections cost one lookup and no context slot.
     std::vector<uint32_t> fit;
     std::vector<CacheEntry> lines;
+    // By score shape id (score_shape_): its line + 1, 0 if none yet; shapes that differ only
+    // in what the policy does not read share a line.
+    std::vector<uint32_t> line_of;
     int live_pos = -1;
   };
 
@@ -187,7 +193,7 @@ class Scheduler {
   CacheEntry* Fill(Group& g, CacheEntry* first, int64_t context, const PodRequest& pod);
   // Checks whether `pod` fits the group and, if so, gives it a line: Group::fit's value.
   // `fits`: known to fit (an exact FitQuery said so), CheckFit is not needed.
-  uint32_t Classify(Group& g, const PodRequest& pod, bool fits);
+  uint32_t Classify(Group& g, int shape, const PodRequest& pod, bool fits);
   void Compute(Group& g, CacheEntry& e, const PodRequest& pod);
   void ComputePair(Group& g, CacheEntry& e, CacheEntry& sibling, bool bit_set,
                    const PodRequest& pod);
@@ -246,13 +252,21 @@ class Scheduler {
   std::unordered_map<Key, int, KeyHash> group_index_;
   std::vector<PodRequest> shapes_;
   std::unordered_map<uint64_t, std::vector<int>> shape_index_;  // hash -> shape ids
-  std::vector<Feasible> scratch_;                               // feasible groups
+  // By shape id: its score shape, the shapes the policy scores alike (Policy::ReadsPodMemory:
+  // equal but for the host memory request); score_shapes_ holds one shape of each.
+  std::vector<int> score_shape_;
+  std::vector<PodRequest> score_shapes_;
+  std::vector<Feasible> scratch_;  // feasible groups
   const bool uses_context_;
   const int64_t paired_bit_;  // Policy::PairedContextBit, if uses_context_
   const size_t slots_;        // cache entries per line: kContextSlots with a context, else 1
-  // Scores cached in columns (ScoreMode::kInteger without a context) instead of lines.
+  // Scores cached in columns (ScoreMode::kInteger) instead of lines; with a context
+  // (tagged_), each entry also has the Policy::ContextFor it holds a score for (tags_), and the
+  // lines keep every context's scores behind them.
   const bool columns_;
+  const bool tagged_;
   std::vector<int32_t> scores_;  // column of shape s: [s * stride_, (s + 1) * stride_)
+  std::vector<int64_t> tags_;    // tagged_: the same layout
   size_t stride_ = 0;            // group ids each column has room for
   const bool bounds_on_;         // columns_ and Policy::HasScoreBound
   // Pod shapes that fit no node when last decided, with every node's rejection, kept up to
