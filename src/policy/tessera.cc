@@ -511,13 +511,7 @@ class TesseraPolicy final : public Policy {
     std::fill_n(free_by_p.begin(), nt + 1, 0);
     for (int i = 0; i < g; ++i) {
       const int32_t f = gpu_free[i];
-      size_t p = nt;
-      if (f < thresholds_[0]) {
-        p = 0;
-      } else if (f < thresholds_[nt - 1]) {
-        p = static_cast<size_t>(std::upper_bound(thresholds_.begin(), thresholds_.end(), f) -
-                                thresholds_.begin());
-      }
+      const size_t p = f >= 0 && f <= kMilliPerGpu ? p_of_[f] : (f < 0 ? 0 : nt);
       ++by_p[p];
       free_by_p[p] += f;
     }
@@ -911,6 +905,10 @@ class TesseraPolicy final : public Policy {
     }
     std::sort(thresholds_.begin(), thresholds_.end());
     thresholds_.erase(std::unique(thresholds_.begin(), thresholds_.end()), thresholds_.end());
+    for (int32_t f = 0; f <= kMilliPerGpu; ++f) {
+      p_of_[f] = static_cast<uint8_t>(std::min<ptrdiff_t>(
+          255, std::upper_bound(thresholds_.begin(), thresholds_.end(), f) - thresholds_.begin()));
+    }
     // Adds class c with `weight` to the buckets of every model it may use.
     auto add = [&](ModelBuckets& tables, const TargetClass& c, double weight) {
       if (c.gpu_milli == 0 || c.gpu_count == 0) return;  // uses no GPU: always r
@@ -1013,6 +1011,8 @@ class TesseraPolicy final : public Policy {
   TargetWorkload own_primary_;
   bool whole_gpu_classes_ = false;  // the pod list has pods that ask for whole GPUs
   TesseraParams params_;
+  // By free milli f: how many of thresholds_ are ≤ f (Measure's count of the GPUs by p).
+  std::array<uint8_t, kMilliPerGpu + 1> p_of_{};
   std::vector<int32_t> thresholds_;            // the distinct GPU milli of the classes, ascending
   ModelBuckets frag_buckets_;                  // primary_->gpu_classes() with p_m, for F_n
   ModelBuckets frag_p_buckets_;                // workload_->gpu_classes(), when not primary_

@@ -5,6 +5,7 @@
 #include <limits>
 #include <map>
 #include <tuple>
+#include <type_traits>
 
 #include "util/check.h"
 
@@ -659,6 +660,34 @@ void Scheduler::ScoreGroups(int shape, const FitQuery& query, const PodRequest& 
   });
 }
 
+// BestGroup's tagged column entry of group `gid` holds nothing for `context` (nothing known,
+// or a score under another context): the group's line answers, and the entry takes the
+// answer. True with *score set if the pod fits the group; false for a rejection or a free
+// group id.
+bool Scheduler::TaggedMiss(int gid, int32_t* column, int64_t* tags, int64_t context, int shape,
+                           const FitQuery& query, const PodRequest& pod, int32_t* score) {
+  const Record& r = records_[gid];
+  if (r.members == 0) return false;  // a free group id
+  Group& g = groups_[gid];
+  FitReason reason = FitReason::kFits;
+  const CacheEntry* e = nullptr;
+  if (!query.MayFit(r.fit)) {
+    reason = query.exact() ? query.Reason(r.fit) : CheckOn(g, pod);
+  } else {
+    e = Evaluate<true>(g, shape, pod, query.ExactOn(r.fit), &reason);
+  }
+  if (e == nullptr) {
+    column[gid] = kRejected + static_cast<int32_t>(reason);
+    return false;
+  }
+  *score = static_cast<int32_t>(e->raw);
+  if (*score > kLastSentinel) {  // else not kept: the line answers each time
+    column[gid] = *score;
+    tags[gid] = context;
+  }
+  return true;
+}
+
 // ScoreGroups and the choice among the feasible groups in one pass, for ScoreMode::kInteger
 // (the score is the raw value): the highest score, then the lowest rank. Sets `best` (group
 // −1 if none fits) and d.score.
@@ -679,39 +708,28 @@ void Scheduler::BestGroup(int shape, const FitQuery& query, const PodRequest& po
     bool is_uniform = true;
     for (int m : models_) is_uniform = is_uniform && project_[m + 1] == uniform;
     const int n = static_cast<int>(records_.size());
-    for (int gid = 0; gid < n; ++gid) {
-      int32_t score = column[gid];
-      const bool known = score > kLastSentinel;
-      if (!known && score != kUnknown) continue;  // a rejection
-      const int64_t context = is_uniform ? uniform : project_[records_[gid].fit.model + 1];
-      if (!known || tags[gid] != context) [[unlikely]] {
-        const Record& r = records_[gid];
-        if (r.members == 0) continue;  // a free group id
-        Group& g = groups_[gid];
-        FitReason reason = FitReason::kFits;
-        const CacheEntry* e = nullptr;
-        if (!query.MayFit(r.fit)) {
-          reason = query.exact() ? query.Reason(r.fit) : CheckOn(g, pod);
-        } else {
-          e = Evaluate<true>(g, shape, pod, query.ExactOn(r.fit), &reason);
+    const auto scan = [&](auto uniform_context) {
+      for (int gid = 0; gid < n; ++gid) {
+        int32_t score = column[gid];
+        const int64_t context =
+            decltype(uniform_context)::value ? uniform : project_[records_[gid].fit.model + 1];
+        if (score <= kLastSentinel || tags[gid] != context) [[unlikely]] {
+          if (score != kUnknown && score <= kLastSentinel) continue;  // a rejection
+          if (!TaggedMiss(gid, column, tags, context, shape, query, pod, &score)) continue;
         }
-        if (e == nullptr) {
-          column[gid] = kRejected + static_cast<int32_t>(reason);
-          continue;
-        }
-        score = static_cast<int32_t>(e->raw);
-        if (score > kLastSentinel) {  // else not kept: the line answers each time
-          column[gid] = score;
-          tags[gid] = context;
+        if (score < best_score) continue;
+        const int rank = min_rank_[gid];
+        if (score > best_score || rank < best_rank) {
+          best_score = score;
+          best_rank = rank;
+          best.group = gid;
         }
       }
-      if (score < best_score) continue;
-      const int rank = min_rank_[gid];
-      if (score > best_score || rank < best_rank) {
-        best_score = score;
-        best_rank = rank;
-        best.group = gid;
-      }
+    };
+    if (is_uniform) {
+      scan(std::true_type{});
+    } else {
+      scan(std::false_type{});
     }
     if (best.group < 0) return;
     FitReason reason = FitReason::kFits;  // the winner's GPUs: its line

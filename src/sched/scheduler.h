@@ -206,6 +206,10 @@ class Scheduler {
   template <bool kContext>
   void BestGroup(int shape, const FitQuery& query, const PodRequest& pod, Decision& d,
                  Feasible& best);
+  // BestGroup's miss in a tagged column (see the .cc).
+  [[gnu::noinline]] bool TaggedMiss(int gid, int32_t* column, int64_t* tags, int64_t context,
+                                    int shape, const FitQuery& query, const PodRequest& pod,
+                                    int32_t* score);
   // Computes the policy's ContextFor of every GPU model of the cluster for `pod`.
   void ProjectContext(const PodRequest& pod);
   void Insert(int node);
