@@ -58,6 +58,7 @@ Scheduler::Scheduler(Cluster* cluster, const Policy* policy, const std::vector<i
       slots_(uses_context_ ? kContextSlots : 1),
       columns_(policy->mode() == ScoreMode::kInteger),
       tagged_(columns_ && uses_context_),
+      per_shape_(tagged_ && paired_bit_ != 0 ? 2 : 1),
       bounds_on_(columns_ && !tagged_ && policy->HasScoreBound()) {
   const int n = cluster_->size();
   TESSERA_CHECK(static_cast<int>(node_order.size()) == n);
@@ -231,7 +232,7 @@ int Scheduler::ShapeId(const PodRequest& pod) {
   }
   if (score_shape == static_cast<int>(score_shapes_.size())) score_shapes_.push_back(pod);
   score_shape_.push_back(score_shape);
-  if (columns_) scores_.resize(shapes_.size() * stride_, kUnknown);
+  if (columns_) scores_.resize(shapes_.size() * per_shape_ * stride_, kUnknown);
   if (tagged_) tags_.resize(shapes_.size() * stride_, 0);
   return id;
 }
@@ -385,8 +386,8 @@ void Scheduler::Compute(Group& g, CacheEntry& e, const PodRequest& pod) {
 // Doubles the columns' length (or more) so that they have room for group id `gid`.
 void Scheduler::WidenColumns(int gid) {
   const size_t stride = std::max<size_t>({64, 2 * stride_, static_cast<size_t>(gid) + 1});
-  std::vector<int32_t> wider(shapes_.size() * stride, kUnknown);
-  for (size_t s = 0; s < shapes_.size(); ++s) {
+  std::vector<int32_t> wider(shapes_.size() * per_shape_ * stride, kUnknown);
+  for (size_t s = 0; s < shapes_.size() * per_shape_; ++s) {
     std::copy_n(scores_.data() + s * stride_, stride_, wider.data() + s * stride);
   }
   scores_.swap(wider);
@@ -403,7 +404,7 @@ void Scheduler::WidenColumns(int gid) {
 // A group id is freed: nothing is known of its next group. (Entries of free ids stay
 // kUnknown: the scan skips them by their record.)
 void Scheduler::ForgetColumns(int gid) {
-  for (size_t s = 0; s < shapes_.size(); ++s) scores_[s * stride_ + gid] = kUnknown;
+  for (size_t s = 0; s < shapes_.size() * per_shape_; ++s) scores_[s * stride_ + gid] = kUnknown;
 }
 
 int32_t Scheduler::ScoreOf(int gid, const PodRequest& pod) {
@@ -661,11 +662,13 @@ void Scheduler::ScoreGroups(int shape, const FitQuery& query, const PodRequest& 
 }
 
 // BestGroup's tagged column entry of group `gid` holds nothing for `context` (nothing known,
-// or a score under another context): the group's line answers, and the entry takes the
-// answer. True with *score set if the pod fits the group; false for a rejection or a free
-// group id.
-bool Scheduler::TaggedMiss(int gid, int32_t* column, int64_t* tags, int64_t context, int shape,
-                           const FitQuery& query, const PodRequest& pod, int32_t* score) {
+// or a score under another context): the group's line answers, and the entries take the
+// answer (with a paired bit, for both of its values where the line has both). True with
+// *score set if the pod fits the group; false for a rejection or a free group id.
+bool Scheduler::TaggedMiss(int gid, int shape, int64_t context, const FitQuery& query,
+                           const PodRequest& pod, int32_t* score) {
+  int32_t* column = Column(shape);
+  int32_t* column_set = column + (per_shape_ == 2 ? stride_ : 0);  // the paired bit set
   const Record& r = records_[gid];
   if (r.members == 0) return false;  // a free group id
   Group& g = groups_[gid];
@@ -677,14 +680,23 @@ bool Scheduler::TaggedMiss(int gid, int32_t* column, int64_t* tags, int64_t cont
     e = Evaluate<true>(g, shape, pod, query.ExactOn(r.fit), &reason);
   }
   if (e == nullptr) {
-    column[gid] = kRejected + static_cast<int32_t>(reason);
+    column[gid] = column_set[gid] = kRejected + static_cast<int32_t>(reason);
     return false;
   }
   *score = static_cast<int32_t>(e->raw);
-  if (*score > kLastSentinel) {  // else not kept: the line answers each time
-    column[gid] = *score;
-    tags[gid] = context;
+  const bool bit_set = (context & paired_bit_) != 0;
+  // The sibling: the score under the other value of the paired bit, if the line has it.
+  int32_t sibling = kUnknown;
+  if (per_shape_ == 2) {
+    const CacheEntry* first = &g.lines[static_cast<size_t>((g.fit[shape] >> 4) - 1) * slots_];
+    for (size_t i = 0; i < slots_ && first[i].known; ++i) {
+      if (first[i].context == (context ^ paired_bit_)) sibling = static_cast<int32_t>(first[i].raw);
+    }
   }
+  const auto keep = [](int32_t v) { return v > kLastSentinel ? v : kUnknown; };  // else not kept
+  (bit_set ? column_set : column)[gid] = keep(*score);
+  if (per_shape_ == 2) (bit_set ? column : column_set)[gid] = keep(sibling);
+  tags_[static_cast<size_t>(shape) * stride_ + gid] = context & ~paired_bit_;
   return true;
 }
 
@@ -702,20 +714,29 @@ void Scheduler::BestGroup(int shape, const FitQuery& query, const PodRequest& po
     // the group's line answers (Evaluate) and the entry takes its answer. Free ids stay
     // kUnknown. Where every model projects the same context (no model pressure), the tag is
     // compared without reading the group's model.
-    int32_t* column = Column(shape);
+    // With a paired context bit, the shape has a column for each of its values, and a tag is
+    // the context without it: a change of the bit alone needs no lookup in the lines.
     int64_t* tags = tags_.data() + static_cast<size_t>(shape) * stride_;
     const int64_t uniform = models_.empty() ? 0 : project_[models_.front() + 1];
     bool is_uniform = true;
     for (int m : models_) is_uniform = is_uniform && project_[m + 1] == uniform;
     const int n = static_cast<int>(records_.size());
+    const bool bit_set = (uniform & paired_bit_) != 0;  // the same for every model
+    int32_t* column = Column(shape) + (bit_set && per_shape_ == 2 ? stride_ : 0);
+    const int64_t untag = ~paired_bit_;  // a tag: the context without the paired bit
+    const int64_t uniform_tag = uniform & untag;
+    const int64_t* project = project_.data();
     const auto scan = [&](auto uniform_context) {
       for (int gid = 0; gid < n; ++gid) {
         int32_t score = column[gid];
-        const int64_t context =
-            decltype(uniform_context)::value ? uniform : project_[records_[gid].fit.model + 1];
-        if (score <= kLastSentinel || tags[gid] != context) [[unlikely]] {
+        const int64_t tag = decltype(uniform_context)::value
+                                ? uniform_tag
+                                : project[records_[gid].fit.model + 1] & untag;
+        if (score <= kLastSentinel || tags[gid] != tag) [[unlikely]] {
+          const int64_t context =
+              decltype(uniform_context)::value ? uniform : project[records_[gid].fit.model + 1];
           if (score != kUnknown && score <= kLastSentinel) continue;  // a rejection
-          if (!TaggedMiss(gid, column, tags, context, shape, query, pod, &score)) continue;
+          if (!TaggedMiss(gid, shape, context, query, pod, &score)) continue;
         }
         if (score < best_score) continue;
         const int rank = min_rank_[gid];

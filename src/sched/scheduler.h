@@ -154,7 +154,9 @@ class Scheduler {
 
   int ShapeId(const PodRequest& pod);
   // The column of `shape` (columns_ only): scores_ from shape * stride_, by group id.
-  int32_t* Column(int shape) { return scores_.data() + static_cast<size_t>(shape) * stride_; }
+  int32_t* Column(int shape) {
+    return scores_.data() + static_cast<size_t>(shape) * per_shape_ * stride_;
+  }
   // The score of `pod` on group `gid` into *score: from the column, computed if it holds a
   // bound or nothing yet; false if the pod does not fit.
   template <bool kExact>
@@ -207,9 +209,8 @@ class Scheduler {
   void BestGroup(int shape, const FitQuery& query, const PodRequest& pod, Decision& d,
                  Feasible& best);
   // BestGroup's miss in a tagged column (see the .cc).
-  [[gnu::noinline]] bool TaggedMiss(int gid, int32_t* column, int64_t* tags, int64_t context,
-                                    int shape, const FitQuery& query, const PodRequest& pod,
-                                    int32_t* score);
+  [[gnu::noinline]] bool TaggedMiss(int gid, int shape, int64_t context, const FitQuery& query,
+                                    const PodRequest& pod, int32_t* score);
   // Computes the policy's ContextFor of every GPU model of the cluster for `pod`.
   void ProjectContext(const PodRequest& pod);
   void Insert(int node);
@@ -269,6 +270,7 @@ class Scheduler {
   // lines keep every context's scores behind them.
   const bool columns_;
   const bool tagged_;
+  const size_t per_shape_;       // columns per shape: 2 if tagged_ with a paired bit (its values)
   std::vector<int32_t> scores_;  // column of shape s: [s * stride_, (s + 1) * stride_)
   std::vector<int64_t> tags_;    // tagged_: the same layout
   size_t stride_ = 0;            // group ids each column has room for
