@@ -443,31 +443,32 @@ class TesseraPolicy final : public Policy {
     return mem_waste_[u];
   }
 
-  // Σ waste over the node's GPUs (0 without hole fill).
-  double HoleWaste(const int32_t* gpu_free, int g) const {
-    if (waste_.empty()) return 0;
-    int64_t total = 0;
-    for (int i = 0; i < g; ++i) total += waste_[gpu_free[i]];
-    return static_cast<double>(total);
-  }
-
   // The hole fill of one pod on one node: what does not depend on the placement is computed
   // once; Fill gives it for one placement (0 for pods that do not share a GPU, or when off).
+  // The drop of Σ waste over the node's GPUs is the drop on the one GPU a sharing pod takes
+  // (the sums are of integers: exact).
   struct HoleFill {
     bool on = false;
-    double waste_before = 0;  // Σ waste of the node's GPUs now
-    double fresh_fill = 0;    // the same drop on a free GPU (with hole_relative)
+    const int32_t* before = nullptr;  // the node's free milli per GPU now
+    double fresh_fill = 0;            // the same drop on a free GPU (with hole_relative)
     // Relative to putting the pod on a free GPU, so that only holes shared with other pods
     // are judged (and a fresh GPU keeps FGD's own score).
     double Fill(const TesseraPolicy& policy, const int32_t* free, int g) const {
-      return on ? waste_before - policy.HoleWaste(free, g) - fresh_fill : 0;
+      if (!on) return 0;
+      for (int i = 0; i < g; ++i) {
+        if (free[i] != before[i]) {
+          return static_cast<double>(policy.waste_[before[i]] - policy.waste_[free[i]]) -
+                 fresh_fill;
+        }
+      }
+      return -fresh_fill;
     }
   };
   HoleFill HoleFillFor(const NodeView& node, const PodRequest& pod) const {
     HoleFill h;
     h.on = pod.IsSharing() && !waste_.empty();
     if (!h.on) return h;
-    h.waste_before = HoleWaste(node.state.gpu_free.data(), node.spec.gpu_count);
+    h.before = node.state.gpu_free.data();
     if (params_.hole_relative)
       h.fresh_fill =
           static_cast<double>(waste_[kMilliPerGpu] - waste_[kMilliPerGpu - pod.gpu_milli]);
@@ -497,10 +498,6 @@ class TesseraPolicy final : public Policy {
       return ReferenceMeasure(model_id, cpu_left, gpu_free, g, idle, n_classes, topo);
     }
     Measures m;
-    int64_t free_total = 0;
-    for (int i = 0; i < g; ++i) free_total += gpu_free[i];
-    if (free_total == 0) return m;
-    const double r = static_cast<double>(free_total);
     // fitting[j]: GPUs with ≥ thresholds_[j] free; too_small[j]: the free milli on the others.
     // With p(f) the number of thresholds ≤ f (thresholds_ ascends), a GPU with f free fits
     // exactly the thresholds j < p(f): count the GPUs by p, then sum up.
@@ -509,12 +506,16 @@ class TesseraPolicy final : public Policy {
     std::array<int64_t, kMaxThresholds + 1> free_by_p;
     std::fill_n(by_p.begin(), nt + 1, 0);
     std::fill_n(free_by_p.begin(), nt + 1, 0);
+    int64_t free_total = 0;
     for (int i = 0; i < g; ++i) {
       const int32_t f = gpu_free[i];
       const size_t p = f >= 0 && f <= kMilliPerGpu ? p_of_[f] : (f < 0 ? 0 : nt);
       ++by_p[p];
       free_by_p[p] += f;
+      free_total += f;
     }
+    if (free_total == 0) return m;
+    const double r = static_cast<double>(free_total);
     std::array<int, kMaxThresholds> fitting;
     std::array<int64_t, kMaxThresholds> too_small;
     int above = g - by_p[0];
