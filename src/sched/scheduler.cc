@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <map>
 #include <tuple>
@@ -138,6 +139,7 @@ void Scheduler::Insert(int node) {
     } else {
       gid = static_cast<int>(groups_.size());
       groups_.emplace_back();
+      stamp_.emplace_back(0);
       records_.emplace_back();
       min_rank_.emplace_back();
       memo_.emplace_back();
@@ -165,6 +167,7 @@ void Scheduler::Insert(int node) {
     gid = it->second;
   }
   Group& g = groups_[gid];
+  if (tagged_) change_log_.push_back(gid);
   if (IsIdle(node)) ++summary_.idle_nodes_by_gpus[cluster_->spec(node).gpu_count];
   if (uses_context_) AddFreeGpus(node, +1);
   g.ranks.insert(rank_[node]);
@@ -178,6 +181,7 @@ void Scheduler::Insert(int node) {
 
 void Scheduler::Remove(int node) {
   const int gid = group_of_[node];
+  if (tagged_) change_log_.push_back(gid);
   if (!failed_.empty()) TrackFailed(gid, -1);
   Group& g = groups_[gid];
   if (IsIdle(node)) --summary_.idle_nodes_by_gpus[cluster_->spec(node).gpu_count];
@@ -233,7 +237,10 @@ int Scheduler::ShapeId(const PodRequest& pod) {
   if (score_shape == static_cast<int>(score_shapes_.size())) score_shapes_.push_back(pod);
   score_shape_.push_back(score_shape);
   if (columns_) scores_.resize(shapes_.size() * per_shape_ * stride_, kUnknown);
-  if (tagged_) tags_.resize(shapes_.size() * stride_, 0);
+  if (tagged_) {
+    tags_.resize(shapes_.size() * stride_, 0);
+    kept_.resize(shapes_.size() * per_shape_);
+  }
   return id;
 }
 
@@ -700,6 +707,99 @@ bool Scheduler::TaggedMiss(int gid, int shape, int64_t context, const FitQuery& 
   return true;
 }
 
+// The best group (highest score, then lowest rank) for a pod of `shape` when every model
+// projects the context `context` (tagged_ only), or −1 if none fits. The shape's Kept (one per
+// value of the paired bit) holds the best keys of the last full pass and a floor under every
+// other group's key; while the context is the same, a decision looks only at them and at the
+// groups changed since (change_log_): the others' keys cannot have changed. A full pass when
+// nothing is kept, the context differs, too much changed, or every kept group changed.
+int Scheduler::UniformBest(int shape, int64_t context, const FitQuery& query, const PodRequest& pod,
+                           int* score) {
+  const auto found = [score](const std::pair<int64_t, int>& top) {
+    *score = static_cast<int>(top.first >> 32);
+    return top.second;
+  };
+  const bool bit_set = (context & paired_bit_) != 0;
+  int32_t* column = Column(shape) + (bit_set && per_shape_ == 2 ? stride_ : 0);
+  int64_t* tags = tags_.data() + static_cast<size_t>(shape) * stride_;
+  const int64_t tag = context & ~paired_bit_;
+  // The key of group `gid`, or false if the pod does not fit it (or the id is free).
+  const auto key_of = [&](int gid, int64_t* key) {
+    int32_t score = column[gid];
+    if (score <= kLastSentinel || tags[gid] != tag) [[unlikely]] {
+      if (score != kUnknown && score <= kLastSentinel) return false;  // a rejection
+      if (!TaggedMiss(gid, shape, context, query, pod, &score)) return false;
+    }
+    *key = KeyOf(score, min_rank_[gid]);
+    return true;
+  };
+  if (change_log_.size() > kLogLimit) {  // forget the log: every Kept starts over
+    change_log_.clear();
+    for (Kept& k : kept_) k.valid = false;
+  }
+  Kept& kept = kept_[static_cast<size_t>(shape) * per_shape_ + (bit_set && per_shape_ == 2)];
+  const int n = static_cast<int>(records_.size());
+  if (kept.valid && kept.context == context &&
+      change_log_.size() - kept.log_pos <= static_cast<size_t>(n)) {
+    if (++stamp_now_ == 0) {  // the stamps wrapped: none is current
+      std::fill(stamp_.begin(), stamp_.end(), 0);
+      stamp_now_ = 1;
+    }
+    changed_.clear();
+    for (size_t i = kept.log_pos; i < change_log_.size(); ++i) {
+      const int gid = change_log_[i];
+      if (stamp_[gid] != stamp_now_) {
+        stamp_[gid] = stamp_now_;
+        changed_.push_back(gid);
+      }
+    }
+    // The kept groups that did not change keep their keys; the changed ones are looked at.
+    int count = 0;
+    std::array<std::pair<int64_t, int>, 2 * kKept> list;
+    for (int i = 0; i < kept.count; ++i) {
+      if (stamp_[kept.top[i].second] != stamp_now_) list[count++] = kept.top[i];
+    }
+    for (int gid : changed_) {
+      int64_t key;
+      if (!key_of(gid, &key) || key < kept.floor) continue;  // under the floor: not kept
+      if (count == static_cast<int>(list.size())) {          // full: keep the larger half
+        std::sort(list.begin(), list.end(), std::greater<>());
+        kept.floor = std::max(kept.floor, list[kKept].first + 1);
+        count = kKept;
+        if (key < kept.floor) continue;
+      }
+      list[count++] = {key, gid};
+    }
+    if (count > 0 || kept.floor == kNoKey) {
+      std::sort(list.begin(), list.begin() + count, std::greater<>());
+      if (count > kKept) {
+        kept.floor = std::max(kept.floor, list[kKept].first + 1);
+        count = kKept;
+      }
+      std::copy_n(list.begin(), count, kept.top.begin());
+      kept.count = count;
+      kept.log_pos = change_log_.size();
+      return count > 0 ? found(kept.top[0]) : -1;
+    }
+  }
+  // A full pass, keeping the kKept largest keys.
+  int count = 0;
+  for (int gid = 0; gid < n; ++gid) {
+    int64_t key;
+    if (!key_of(gid, &key)) continue;
+    if (count == kKept && key <= kept.top[kKept - 1].first) continue;
+    int i = count < kKept ? count++ : kKept - 1;
+    for (; i > 0 && kept.top[i - 1].first < key; --i) kept.top[i] = kept.top[i - 1];
+    kept.top[i] = {key, gid};
+  }
+  kept.valid = true;
+  kept.context = context;
+  kept.log_pos = change_log_.size();
+  kept.count = count;
+  kept.floor = count == kKept ? kept.top[kKept - 1].first : kNoKey;
+  return count > 0 ? found(kept.top[0]) : -1;
+}
+
 // ScoreGroups and the choice among the feasible groups in one pass, for ScoreMode::kInteger
 // (the score is the raw value): the highest score, then the lowest rank. Sets `best` (group
 // −1 if none fits) and d.score.
@@ -748,7 +848,7 @@ void Scheduler::BestGroup(int shape, const FitQuery& query, const PodRequest& po
       }
     };
     if (is_uniform) {
-      scan(std::true_type{});
+      best.group = UniformBest(shape, uniform, query, pod, &best_score);
     } else {
       scan(std::false_type{});
     }

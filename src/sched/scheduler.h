@@ -208,6 +208,9 @@ class Scheduler {
   template <bool kContext>
   void BestGroup(int shape, const FitQuery& query, const PodRequest& pod, Decision& d,
                  Feasible& best);
+  // BestGroup's choice where every model projects one context (see the .cc).
+  int UniformBest(int shape, int64_t context, const FitQuery& query, const PodRequest& pod,
+                  int* score);
   // BestGroup's miss in a tagged column (see the .cc).
   [[gnu::noinline]] bool TaggedMiss(int gid, int shape, int64_t context, const FitQuery& query,
                                     const PodRequest& pod, int32_t* score);
@@ -273,8 +276,27 @@ class Scheduler {
   const size_t per_shape_;       // columns per shape: 2 if tagged_ with a paired bit (its values)
   std::vector<int32_t> scores_;  // column of shape s: [s * stride_, (s + 1) * stride_)
   std::vector<int64_t> tags_;    // tagged_: the same layout
-  size_t stride_ = 0;            // group ids each column has room for
-  const bool bounds_on_;         // columns_ and Policy::HasScoreBound
+  // UniformBest's memory of a (shape, paired bit value): the kKept largest keys (KeyOf) of the
+  // last pass under `context`, largest first, and a floor above every other group's key
+  // (kNoKey: none fits); the change log was at log_pos then.
+  static constexpr int kKept = 8;
+  static constexpr int64_t kNoKey = std::numeric_limits<int64_t>::min();
+  struct Kept {
+    bool valid = false;
+    int64_t context = 0;
+    size_t log_pos = 0;
+    int64_t floor = kNoKey;
+    int count = 0;
+    std::array<std::pair<int64_t, int>, kKept> top;
+  };
+  std::vector<Kept> kept_;       // by shape * per_shape_ + (paired bit set)
+  std::vector<int> change_log_;  // tagged_: ids of the groups that gained or lost a node
+  static constexpr size_t kLogLimit = size_t{1} << 16;
+  std::vector<uint32_t> stamp_;  // by group id: stamp_now_ if in changed_
+  uint32_t stamp_now_ = 0;
+  std::vector<int> changed_;
+  size_t stride_ = 0;     // group ids each column has room for
+  const bool bounds_on_;  // columns_ and Policy::HasScoreBound
   // Pod shapes that fit no node when last decided, with every node's rejection, kept up to
   // date by Insert and Remove until a node enters a state where the shape fits: a pod of
   // such a shape is answered from here (the answer the plain loop would give).
