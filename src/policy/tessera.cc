@@ -300,10 +300,9 @@ class TesseraPolicy final : public Policy {
           const Measures after =
               Measure(node.model_id, cpu_after, free, g, idle, classes_.size(), topo);
           const double fill = holes.Fill(*this, free, g);
-          return std::array<int64_t, 2>{
-              Combine(before, after, idle, false, pod, pressure, fill, false),
-              Combine(before_p, plentiful_view(after), idle, true, pod, pressure, fill,
-                      (node.context & kDemandWhilePlentifulBit) == 0)};
+          return CombinePair(Changes(before, after, idle, false, pod, pressure, fill, false),
+                             Changes(before_p, plentiful_view(after), idle, true, pod, pressure,
+                                     fill, (node.context & kDemandWhilePlentifulBit) == 0));
         });
     out[0] = scores[0];
     out[1] = scores[1];
@@ -803,22 +802,48 @@ class TesseraPolicy final : public Policy {
 
   int64_t Combine(const Measures& before, const Measures& after, bool idle, bool plentiful,
                   const PodRequest& pod, double pressure, double fill, bool count_primary) const {
+    const std::array<double, 2> changes =
+        Changes(before, after, idle, plentiful, pod, pressure, fill, count_primary);
+    return Key(Primary(changes[0]), Secondary(changes[1]));
+  }
+  // The changes that Combine quantizes: FGD's ΔF with the charges, and ΔS.
+  std::array<double, 2> Changes(const Measures& before, const Measures& after, bool idle,
+                                bool plentiful, const PodRequest& pod, double pressure, double fill,
+                                bool count_primary) const {
     // count_primary (plentiful, and not kDemandWhilePlentifulBit): F_n over M itself (frag_p;
     // the same as frag without demand_weight).
     const double primary_delta =
         Snap((count_primary ? before.frag_p - after.frag_p : before.frag - after.frag) - pressure +
              params_.hole_fill_primary * fill);
-    const auto primary = static_cast<int64_t>(100.0 / (1.0 + std::exp(-primary_delta / 1000.0)));
-    if (!params_.cpu_stranding) return primary;
+    if (!params_.cpu_stranding) return {primary_delta, 0.0};
     double delta = Snap(before.stranded - after.stranded);
     if (idle) {
       const double cost = plentiful ? params_.plentiful_open_cost : params_.sharing_open_cost;
       delta = pod.IsSharing() ? -cost : 0.0;
     }
-    delta = Snap(delta + params_.hole_fill * fill);
-    const auto secondary = static_cast<int64_t>(static_cast<double>(kSecondaryLevels) /
-                                                (1.0 + std::exp(-delta / kSecondaryScale)));
+    return {primary_delta, Snap(delta + params_.hole_fill * fill)};
+  }
+  static int64_t Primary(double delta) {
+    return static_cast<int64_t>(100.0 / (1.0 + std::exp(-delta / 1000.0)));
+  }
+  static int64_t Secondary(double delta) {
+    return static_cast<int64_t>(static_cast<double>(kSecondaryLevels) /
+                                (1.0 + std::exp(-delta / kSecondaryScale)));
+  }
+  int64_t Key(int64_t primary, int64_t secondary) const {
+    if (!params_.cpu_stranding) return primary;
     return primary * kSecondaryLevels + std::min(secondary, kSecondaryLevels - 1);
+  }
+  // Combine for both values of the plentiful bit: a change equal in both is quantized once
+  // (without the multi-GPU stranding classes, ΔS is the same in both).
+  std::array<int64_t, 2> CombinePair(const std::array<double, 2>& a,
+                                     const std::array<double, 2>& b) const {
+    const int64_t primary_a = Primary(a[0]);
+    const int64_t primary_b = b[0] == a[0] ? primary_a : Primary(b[0]);
+    if (!params_.cpu_stranding) return {primary_a, primary_b};
+    const int64_t secondary_a = Secondary(a[1]);
+    const int64_t secondary_b = b[1] == a[1] ? secondary_a : Secondary(b[1]);
+    return {Key(primary_a, secondary_a), Key(primary_b, secondary_b)};
   }
 
   // S_n in milli-GPU (weighted; see the file comment).

@@ -279,7 +279,7 @@ class Scheduler {
   // UniformBest's memory of a (shape, paired bit value): the kKept largest keys (KeyOf) of the
   // last pass under `context`, largest first, and a floor above every other group's key
   // (kNoKey: none fits); the change log was at log_pos then.
-  static constexpr int kKept = 8;
+  static constexpr int kKept = 16;
   static constexpr int64_t kNoKey = std::numeric_limits<int64_t>::min();
   struct Kept {
     bool valid = false;
