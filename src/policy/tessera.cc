@@ -542,8 +542,22 @@ class TesseraPolicy final : public Policy {
       }
       return frag;
     };
-    m.frag = frag_over(frag_weight_, frag_buckets_);
-    m.frag_p = primary_ != workload_ ? frag_over(frag_p_weight_, frag_p_buckets_) : m.frag;
+    if (primary_ == workload_) {
+      m.frag = frag_over(frag_weight_, frag_buckets_);
+      m.frag_p = m.frag;
+    } else {  // both workloads in one pass over frag_pair_buckets_ (the same sums)
+      m.frag = r * frag_weight_;
+      m.frag_p = r * frag_p_weight_;
+      if (known_model) {
+        for (const Bucket& b : frag_pair_buckets_[model_id]) {
+          if (fitting[b.threshold] < b.gpu_count) continue;
+          const size_t e = b.AtMost(cpu_left);
+          const double gap = r - static_cast<double>(too_small[b.threshold]);
+          m.frag -= b.weight_sum[e] * gap;
+          m.frag_p -= b.weight_sum_p[e] * gap;
+        }
+      }
+    }
     if (!params_.cpu_stranding || idle) return m;
     // S_n(m) = r − min(U, cpu_left / cpu_m · milli_m · n_m) for a class that fits, with U the
     // free milli on the GPUs with ≥ milli_m free, else r. In a bucket sorted by CPU request,
@@ -910,6 +924,7 @@ class TesseraPolicy final : public Policy {
     std::vector<int64_t> cpu;                // CPU requests, ascending
     std::vector<double> weight_sum;          // [i]: Σ weight of the first i classes
     std::vector<double> weight_per_cpu_sum;  // [i]: Σ weight / cpu of the first i (cpu > 0)
+    std::vector<double> weight_sum_p;        // frag_pair_buckets_: [i]: Σ p_m of M's classes
     // How many classes request at most `cpu_left` (buckets hold a few classes: a scan).
     size_t AtMost(int64_t cpu_left) const {
       if (cpu_left >= cpu.back()) return cpu.size();
@@ -948,8 +963,8 @@ class TesseraPolicy final : public Policy {
           return b.threshold == t && b.gpu_count == c.gpu_count;
         });
         if (it == buckets.end()) {
-          buckets.push_back(
-              Bucket{t, c.gpu_count, static_cast<double>(c.gpu_milli) * c.gpu_count, {}, {0}, {0}});
+          buckets.push_back(Bucket{
+              t, c.gpu_count, static_cast<double>(c.gpu_milli) * c.gpu_count, {}, {0}, {0}, {}});
           it = buckets.end() - 1;
         }
         it->cpu.push_back(c.cpu_milli);
@@ -983,7 +998,7 @@ class TesseraPolicy final : public Policy {
           for (size_t i = 0; i < order.size(); ++i) order[i] = i;
           std::stable_sort(order.begin(), order.end(),
                            [&](size_t x, size_t y) { return b.cpu[x] < b.cpu[y]; });
-          Bucket sorted{b.threshold, b.gpu_count, b.gpu_request, {}, {0}, {0}};
+          Bucket sorted{b.threshold, b.gpu_count, b.gpu_request, {}, {0}, {0}, {}};
           for (size_t i : order) {
             sorted.cpu.push_back(b.cpu[i]);
             sorted.weight_sum.push_back(sorted.weight_sum.back() + b.weight_sum[i + 1]);
@@ -992,6 +1007,47 @@ class TesseraPolicy final : public Policy {
           }
           b = std::move(sorted);
         }
+      }
+    }
+    if (primary_ != workload_) BuildPairTables();
+  }
+
+  // frag_pair_buckets_: F_n's two workloads in one table, so that Measure counts the fitting
+  // GPUs and the classes within the CPU left once for both. Both tables' buckets are put in
+  // (GPU milli, GPU count) order first, so that a bucket present in one only (a zero in the
+  // other's sums) keeps each sum's order; a merged bucket's CPU requests are the two sorted
+  // lists merged, and its prefix sums are each table's own, copied: the same values.
+  void BuildPairTables() {
+    const auto by_key = [](const Bucket& a, const Bucket& b) {
+      return std::pair(a.threshold, a.gpu_count) < std::pair(b.threshold, b.gpu_count);
+    };
+    for (int k = 0; k < kMaxGpuModels; ++k) {
+      std::vector<Bucket>& a = frag_buckets_[k];
+      std::vector<Bucket>& b = frag_p_buckets_[k];
+      std::sort(a.begin(), a.end(), by_key);
+      std::sort(b.begin(), b.end(), by_key);
+      std::vector<Bucket>& out = frag_pair_buckets_[k];
+      size_t i = 0, j = 0;
+      while (i < a.size() || j < b.size()) {
+        const Bucket* x = i < a.size() && (j == b.size() || !by_key(b[j], a[i])) ? &a[i] : nullptr;
+        const Bucket* y = j < b.size() && (i == a.size() || !by_key(a[i], b[j])) ? &b[j] : nullptr;
+        const Bucket& key = x != nullptr ? *x : *y;
+        Bucket m{key.threshold, key.gpu_count, key.gpu_request, {}, {0}, {0}, {0}};
+        const size_t nx = x != nullptr ? x->cpu.size() : 0;
+        const size_t ny = y != nullptr ? y->cpu.size() : 0;
+        size_t p = 0, q = 0;
+        while (p < nx || q < ny) {
+          if (p < nx && (q == ny || x->cpu[p] <= y->cpu[q])) {
+            m.cpu.push_back(x->cpu[p++]);
+          } else {
+            m.cpu.push_back(y->cpu[q++]);
+          }
+          m.weight_sum.push_back(x != nullptr ? x->weight_sum[p] : 0.0);
+          m.weight_sum_p.push_back(y != nullptr ? y->weight_sum[q] : 0.0);
+        }
+        out.push_back(std::move(m));
+        i += x != nullptr;
+        j += y != nullptr;
       }
     }
   }
@@ -1042,6 +1098,7 @@ class TesseraPolicy final : public Policy {
   std::vector<int32_t> thresholds_;            // the distinct GPU milli of the classes, ascending
   ModelBuckets frag_buckets_;                  // primary_->gpu_classes() with p_m, for F_n
   ModelBuckets frag_p_buckets_;                // workload_->gpu_classes(), when not primary_
+  ModelBuckets frag_pair_buckets_;             // both of them (BuildPairTables)
   ModelBuckets strand_m_buckets_;              // M's classes with w_m, for S_n
   ModelBuckets strand_x_buckets_;              // the other classes of classes_ with w_m
   double frag_weight_ = 0;                     // the cpu-only classes' p plus Σ p_m
