@@ -207,9 +207,9 @@ void FakeApiServer::SetGoneAsEvent(bool as_event) {
 }
 
 void FakeApiServer::FailNext(const std::string& method, const std::string& path_prefix, int times,
-                             int status) {
+                             int status, bool watches) {
   std::lock_guard<std::mutex> lock(mutex_);
-  failures_.push_back({method, path_prefix, times, status});
+  failures_.push_back({method, path_prefix, times, status, watches});
 }
 
 void FakeApiServer::ClearFailures() {
@@ -244,7 +244,8 @@ void FakeApiServer::Route() {
     std::lock_guard<std::mutex> lock(mutex_);
     requests_.push_back(line);
     for (Failure& f : failures_) {
-      if (f.times > 0 && f.method == req.method && req.path.rfind(f.prefix, 0) == 0) {
+      if (f.times > 0 && f.method == req.method && req.path.rfind(f.prefix, 0) == 0 &&
+          (f.watches || !req.has_param("watch"))) {
         --f.times;
         Reply(res, f.status, "InternalError", "injected failure");
         return httplib::Server::HandlerResponse::Handled;

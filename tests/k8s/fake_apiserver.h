@@ -82,9 +82,10 @@ class FakeApiServer {
   /// 410 as an HTTP status (default) or as a watch ERROR event with code 410.
   void SetGoneAsEvent(bool as_event);
   /// The next `times` requests with this method whose path starts with `path_prefix` get
-  /// HTTP `status` with a Status body.
+  /// HTTP `status` with a Status body; with `watches` false, watch requests are not among them
+  /// (a watch the cache reopens in the background then cannot take a failure meant for a list).
   void FailNext(const std::string& method, const std::string& path_prefix, int times,
-                int status = 500);
+                int status = 500, bool watches = true);
   /// Forgets the failures FailNext asked for that have not happened yet.
   void ClearFailures();
 
@@ -105,6 +106,7 @@ class FakeApiServer {
     std::string prefix;
     int times;
     int status;
+    bool watches;
   };
   void Route();
   void Change(const std::string& resource, const std::string& type, nlohmann::json* object);

@@ -323,8 +323,9 @@ TEST(ClusterCacheBind, ApiFailureRollsBack) {
   // The failed Binding left nothing on the pod: no GPU annotation on an unbound pod.
   EXPECT_EQ(fake.GetPod("ml", "a")["metadata"]["annotations"], Json::object());
 
-  // The node's pods cannot be read: nothing is bound.
-  fake.FailNext("GET", "/api/v1/pods", 1, 500);
+  // The node's pods cannot be read: nothing is bound. (Not a watch: the cache may reopen its
+  // pod watch meanwhile on a loaded machine.)
+  fake.FailNext("GET", "/api/v1/pods", 1, 500, /*watches=*/false);
   const size_t before = fake.requests().size();
   EXPECT_NE(live.FilterAndBind(pod, "n1").find("cannot read the pods of node n1"),
             std::string::npos);
