@@ -6,7 +6,6 @@
 #include <limits>
 #include <map>
 #include <tuple>
-#include <type_traits>
 
 #include "util/check.h"
 
@@ -811,30 +810,24 @@ void Scheduler::BestGroup(int shape, const FitQuery& query, const PodRequest& po
   if constexpr (kContext) {
     // The shape's tagged column, by group id: an entry is the group's score if its tag is the
     // context the group's model projects now (ContextFor), a rejection whatever the tag; else
-    // the group's line answers (Evaluate) and the entry takes its answer. Free ids stay
-    // kUnknown. Where every model projects the same context (no model pressure), the tag is
-    // compared without reading the group's model.
-    // With a paired context bit, the shape has a column for each of its values, and a tag is
-    // the context without it: a change of the bit alone needs no lookup in the lines.
-    int64_t* tags = tags_.data() + static_cast<size_t>(shape) * stride_;
+    // the group's line answers (TaggedMiss) and the entry takes its answer. Free ids stay
+    // kUnknown. With a paired context bit, the shape has a column for each of its values, and
+    // a tag is the context without it: a change of the bit alone needs no lookup in the lines.
+    // Where every model projects the same context, UniformBest decides from fewer groups.
     const int64_t uniform = models_.empty() ? 0 : project_[models_.front() + 1];
     bool is_uniform = true;
     for (int m : models_) is_uniform = is_uniform && project_[m + 1] == uniform;
-    const int n = static_cast<int>(records_.size());
-    const bool bit_set = (uniform & paired_bit_) != 0;  // the same for every model
-    int32_t* column = Column(shape) + (bit_set && per_shape_ == 2 ? stride_ : 0);
-    const int64_t untag = ~paired_bit_;  // a tag: the context without the paired bit
-    const int64_t uniform_tag = uniform & untag;
-    const int64_t* project = project_.data();
-    const auto scan = [&](auto uniform_context) {
+    if (is_uniform) {
+      best.group = UniformBest(shape, uniform, query, pod, &best_score);
+    } else {
+      const bool bit_set = (uniform & paired_bit_) != 0;  // the same for every model
+      const int32_t* column = Column(shape) + (bit_set && per_shape_ == 2 ? stride_ : 0);
+      const int64_t* tags = tags_.data() + static_cast<size_t>(shape) * stride_;
+      const int n = static_cast<int>(records_.size());
       for (int gid = 0; gid < n; ++gid) {
         int32_t score = column[gid];
-        const int64_t tag = decltype(uniform_context)::value
-                                ? uniform_tag
-                                : project[records_[gid].fit.model + 1] & untag;
-        if (score <= kLastSentinel || tags[gid] != tag) [[unlikely]] {
-          const int64_t context =
-              decltype(uniform_context)::value ? uniform : project[records_[gid].fit.model + 1];
+        const int64_t context = project_[records_[gid].fit.model + 1];
+        if (score <= kLastSentinel || tags[gid] != (context & ~paired_bit_)) [[unlikely]] {
           if (score != kUnknown && score <= kLastSentinel) continue;  // a rejection
           if (!TaggedMiss(gid, shape, context, query, pod, &score)) continue;
         }
@@ -846,11 +839,6 @@ void Scheduler::BestGroup(int shape, const FitQuery& query, const PodRequest& po
           best.group = gid;
         }
       }
-    };
-    if (is_uniform) {
-      best.group = UniformBest(shape, uniform, query, pod, &best_score);
-    } else {
-      scan(std::false_type{});
     }
     if (best.group < 0) return;
     FitReason reason = FitReason::kFits;  // the winner's GPUs: its line
