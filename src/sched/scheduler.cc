@@ -799,66 +799,52 @@ int Scheduler::UniformBest(int shape, int64_t context, const FitQuery& query, co
   return count > 0 ? found(kept.top[0]) : -1;
 }
 
-// ScoreGroups and the choice among the feasible groups in one pass, for ScoreMode::kInteger
-// (the score is the raw value): the highest score, then the lowest rank. Sets `best` (group
-// −1 if none fits) and d.score.
-template <bool kContext>
+// The choice of a ScoreMode::kInteger policy with a context (tagged_): the highest score,
+// then the lowest rank, in one pass over the shape's tagged column or (UniformBest) fewer.
+// Sets `best` (group −1 if none fits) and d.score.
 void Scheduler::BestGroup(int shape, const FitQuery& query, const PodRequest& pod, Decision& d,
                           Feasible& best) {
+  TESSERA_CHECK(tagged_);
   int best_score = std::numeric_limits<int>::min();
   int best_rank = std::numeric_limits<int>::max();
-  if constexpr (kContext) {
-    // The shape's tagged column, by group id: an entry is the group's score if its tag is the
-    // context the group's model projects now (ContextFor), a rejection whatever the tag; else
-    // the group's line answers (TaggedMiss) and the entry takes its answer. Free ids stay
-    // kUnknown. With a paired context bit, the shape has a column for each of its values, and
-    // a tag is the context without it: a change of the bit alone needs no lookup in the lines.
-    // Where every model projects the same context, UniformBest decides from fewer groups.
-    const int64_t uniform = models_.empty() ? 0 : project_[models_.front() + 1];
-    bool is_uniform = true;
-    for (int m : models_) is_uniform = is_uniform && project_[m + 1] == uniform;
-    if (is_uniform) {
-      best.group = UniformBest(shape, uniform, query, pod, &best_score);
-    } else {
-      const bool bit_set = (uniform & paired_bit_) != 0;  // the same for every model
-      const int32_t* column = Column(shape) + (bit_set && per_shape_ == 2 ? stride_ : 0);
-      const int64_t* tags = tags_.data() + static_cast<size_t>(shape) * stride_;
-      const int n = static_cast<int>(records_.size());
-      for (int gid = 0; gid < n; ++gid) {
-        int32_t score = column[gid];
-        const int64_t context = project_[records_[gid].fit.model + 1];
-        if (score <= kLastSentinel || tags[gid] != (context & ~paired_bit_)) [[unlikely]] {
-          if (score != kUnknown && score <= kLastSentinel) continue;  // a rejection
-          if (!TaggedMiss(gid, shape, context, query, pod, &score)) continue;
-        }
-        if (score < best_score) continue;
-        const int rank = min_rank_[gid];
-        if (score > best_score || rank < best_rank) {
-          best_score = score;
-          best_rank = rank;
-          best.group = gid;
-        }
+  // The shape's tagged column, by group id: an entry is the group's score if its tag is the
+  // context the group's model projects now (ContextFor), a rejection whatever the tag; else
+  // the group's line answers (TaggedMiss) and the entry takes its answer. Free ids stay
+  // kUnknown. With a paired context bit, the shape has a column for each of its values, and
+  // a tag is the context without it: a change of the bit alone needs no lookup in the lines.
+  // Where every model projects the same context, UniformBest decides from fewer groups.
+  const int64_t uniform = models_.empty() ? 0 : project_[models_.front() + 1];
+  bool is_uniform = true;
+  for (int m : models_) is_uniform = is_uniform && project_[m + 1] == uniform;
+  if (is_uniform) {
+    best.group = UniformBest(shape, uniform, query, pod, &best_score);
+  } else {
+    const bool bit_set = (uniform & paired_bit_) != 0;  // the same for every model
+    const int32_t* column = Column(shape) + (bit_set && per_shape_ == 2 ? stride_ : 0);
+    const int64_t* tags = tags_.data() + static_cast<size_t>(shape) * stride_;
+    const int n = static_cast<int>(records_.size());
+    for (int gid = 0; gid < n; ++gid) {
+      int32_t score = column[gid];
+      const int64_t context = project_[records_[gid].fit.model + 1];
+      if (score <= kLastSentinel || tags[gid] != (context & ~paired_bit_)) [[unlikely]] {
+        if (score != kUnknown && score <= kLastSentinel) continue;  // a rejection
+        if (!TaggedMiss(gid, shape, context, query, pod, &score)) continue;
+      }
+      if (score < best_score) continue;
+      const int rank = min_rank_[gid];
+      if (score > best_score || rank < best_rank) {
+        best_score = score;
+        best_rank = rank;
+        best.group = gid;
       }
     }
-    if (best.group < 0) return;
-    FitReason reason = FitReason::kFits;  // the winner's GPUs: its line
-    const CacheEntry* e = Evaluate<true>(groups_[best.group], shape, pod, true, &reason);
-    best.raw = e->raw;
-    best.gpus = e->gpus;
-    d.score = best_score;
-    return;
   }
-  ForEachFit<kContext>(shape, query, pod, [&](int gid, const Group&, const CacheEntry& e) {
-    const int score = static_cast<int>(e.raw);
-    if (score < best_score) return;
-    const int rank = min_rank_[gid];
-    if (score > best_score || rank < best_rank) {
-      best_score = score;
-      best_rank = rank;
-      best = Feasible{gid, e.raw, e.gpus};
-    }
-  });
-  if (best.group >= 0) d.score = best_score;
+  if (best.group < 0) return;
+  FitReason reason = FitReason::kFits;  // the winner's GPUs: its line
+  const CacheEntry* e = Evaluate<true>(groups_[best.group], shape, pod, true, &reason);
+  best.raw = e->raw;
+  best.gpus = e->gpus;
+  d.score = best_score;
 }
 
 void Scheduler::Observe(const PodRequest& pod) {
@@ -903,12 +889,8 @@ Decision Scheduler::Decide(const PodRequest& pod, bool observe) {
     return Finish(d, Feasible{gid, e.raw, e.gpus}, pod);
   }
   if (mode == ScoreMode::kInteger) {  // the best raw score wins: no list of feasible groups
-    Feasible best{-1, 0, 0};
-    if (uses_context_) {
-      BestGroup<true>(shape, query, pod, d, best);
-    } else {
-      BestGroup<false>(shape, query, pod, d, best);
-    }
+    Feasible best{-1, 0, 0};          // without a context, the columns above decided
+    BestGroup(shape, query, pod, d, best);
     if (best.group < 0) {
       CountRejections(shape, query, pod, d);
       return d;

@@ -204,8 +204,7 @@ class Scheduler {
                    double& lo, double& hi);
   template <bool kContext, typename Visit>
   void ForEachFit(int shape, const FitQuery& query, const PodRequest& pod, Visit&& feasible);
-  // ScoreGroups and the choice in one pass, for ScoreMode::kInteger policies.
-  template <bool kContext>
+  // The choice for ScoreMode::kInteger policies with a context (see the .cc).
   void BestGroup(int shape, const FitQuery& query, const PodRequest& pod, Decision& d,
                  Feasible& best);
   // BestGroup's choice where every model projects one context (see the .cc).
