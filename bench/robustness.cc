@@ -8,7 +8,8 @@
 // Usage: tessera_robustness [--scenarios N] [--seeds N] [--gpus N] [--gen-seed S]
 //                           [--policies a,b,...] [--reference a,b,...] [--variant SPEC]...
 //                           [--threads N] [--bound] [--out DIR] [--yaml DIR] [--only I,J,...]
-//                           [--focus COLUMN]
+//                           [--focus COLUMN] [--pilot-seeds N] [--pilot-first S]
+//                           [--pilot-gpus N]
 //   --scenarios  how many scenarios (300); scenario i is of family i % 6
 //   --seeds      inflation seeds per scenario, from 42 (10)
 //   --gpus       GPUs per generated cluster, about (1024)
@@ -20,6 +21,11 @@
 //   --yaml       write each scenario's YAML there (`tessera frag --scenario FILE` runs it)
 //   --only       run only these scenario indices
 //   --focus      the column whose worst scenarios are listed (the first column)
+//   --pilot-seeds  adds the column "pilot": per scenario, the column whose mean over N pilot
+//                seeds (from --pilot-first, 1; on the scenario drawn with --pilot-gpus GPUs,
+//                the same by default) is least at 100 % arrival, with that column's figures on
+//                the measured seeds. What choosing a policy by simulating each one first would
+//                give; the pilot runs are not counted in any other column.
 // The gap of a column on a scenario: its mean unallocated GPU % at 100 % arrival minus the
 // least mean among the reference policies; the curve gap: the same at every arrival level
 // 1..99, its largest value. "Clearly behind": the gap at 100 % less two standard errors of the
@@ -80,6 +86,32 @@ struct Prepared {
 
 constexpr int kLevels = 101;  // arrival 0..100 %
 
+// Scenario `index` of generation seed `gen_seed` with about `gpus` GPUs. False, with a message
+// on stderr, if the generator broke its promise that every pod fits some node of the empty
+// cluster (the pods of a class, "<class>-<k>", are alike: one of each is checked).
+bool Prepare(uint64_t gen_seed, int index, int gpus, Prepared* p) {
+  p->scenario = GenerateScenario(gen_seed, index, gpus);
+  p->family = ScenarioFamilies()[static_cast<size_t>(index) % ScenarioFamilies().size()];
+  p->nodes = ScenarioNodes(p->scenario);
+  p->pods = ScenarioPods(p->scenario);
+  p->workload = TargetWorkload::FromPods(p->pods);
+  const Cluster empty(p->nodes);
+  p->workload.Resolve(empty);
+  std::set<std::string> checked;
+  for (const PodSpec& pod : p->pods) {
+    if (!checked.insert(pod.name.substr(0, pod.name.find_last_of('-'))).second) continue;
+    const PodRequest r = empty.MakeRequest(pod);
+    bool fits = false;
+    for (int n = 0; n < empty.size() && !fits; ++n) fits = empty.Check(n, r) == FitReason::kFits;
+    if (!fits) {
+      std::fprintf(stderr, "%s: pod %s fits no node of the empty cluster\n",
+                   p->scenario.name.c_str(), pod.name.c_str());
+      return false;
+    }
+  }
+  return true;
+}
+
 struct Options {
   int scenarios = 300;
   int seeds = 10;
@@ -95,13 +127,17 @@ struct Options {
                                         "dotprod", "random",  "k8s-default"};
   std::vector<std::string> variants;
   std::string focus;  // the column whose worst scenarios are listed (the first)
+  int pilot_seeds = 0;
+  int pilot_first = 1;
+  int pilot_gpus = 0;  // 0: --gpus
 };
 
 int Usage(const char* argv0) {
   std::fprintf(stderr,
                "usage: %s [--scenarios N] [--seeds N] [--gpus N] [--gen-seed S] "
                "[--policies a,b] [--reference a,b] [--variant NAME=V,...]... [--threads N] "
-               "[--bound] [--out DIR] [--yaml DIR] [--only I,J] [--focus COLUMN]\n",
+               "[--bound] [--out DIR] [--yaml DIR] [--only I,J] [--focus COLUMN] "
+               "[--pilot-seeds N] [--pilot-first S] [--pilot-gpus N]\n",
                argv0);
   return 2;
 }
@@ -195,13 +231,22 @@ int Main(int argc, char** argv) {
       opt.focus = argv[++i];
     } else if (a == "--yaml") {
       opt.yaml = argv[++i];
+    } else if (a == "--pilot-seeds") {
+      opt.pilot_seeds = std::atoi(argv[++i]);
+    } else if (a == "--pilot-first") {
+      opt.pilot_first = std::atoi(argv[++i]);
+    } else if (a == "--pilot-gpus") {
+      opt.pilot_gpus = std::atoi(argv[++i]);
     } else if (a == "--only") {
       for (const std::string& s : Split(argv[++i])) opt.only.push_back(std::atoi(s.c_str()));
     } else {
       return Usage(argv[0]);
     }
   }
-  if (opt.scenarios < 1 || opt.seeds < 1 || opt.gpus < 8) return Usage(argv[0]);
+  if (opt.scenarios < 1 || opt.seeds < 1 || opt.gpus < 8 || opt.pilot_seeds < 0 ||
+      (opt.pilot_gpus != 0 && opt.pilot_gpus < 8)) {
+    return Usage(argv[0]);
+  }
 
   std::vector<Column> columns;
   for (const std::string& p : opt.policies) {
@@ -236,28 +281,15 @@ int Main(int argc, char** argv) {
     for (int i = 0; i < opt.scenarios; ++i) indices.push_back(i);
   }
   std::vector<Prepared> scenarios(indices.size());
+  // The pilots' scenarios, where --pilot-gpus draws them at another size (else `scenarios`).
+  const bool pilot_scaled =
+      opt.pilot_seeds > 0 && opt.pilot_gpus != 0 && opt.pilot_gpus != opt.gpus;
+  std::vector<Prepared> pilot_scenarios(pilot_scaled ? indices.size() : 0);
   for (size_t k = 0; k < indices.size(); ++k) {
     Prepared& p = scenarios[k];
-    p.scenario = GenerateScenario(opt.gen_seed, indices[k], opt.gpus);
-    p.family = ScenarioFamilies()[static_cast<size_t>(indices[k]) % ScenarioFamilies().size()];
-    p.nodes = ScenarioNodes(p.scenario);
-    p.pods = ScenarioPods(p.scenario);
-    p.workload = TargetWorkload::FromPods(p.pods);
-    const Cluster empty(p.nodes);
-    p.workload.Resolve(empty);
-    // The generator's promise: every pod fits some node of the empty cluster (the pods of a
-    // class, "<class>-<k>", are alike: one of each is checked).
-    std::set<std::string> checked;
-    for (const PodSpec& pod : p.pods) {
-      if (!checked.insert(pod.name.substr(0, pod.name.find_last_of('-'))).second) continue;
-      const PodRequest r = empty.MakeRequest(pod);
-      bool fits = false;
-      for (int n = 0; n < empty.size() && !fits; ++n) fits = empty.Check(n, r) == FitReason::kFits;
-      if (!fits) {
-        std::fprintf(stderr, "%s: pod %s fits no node of the empty cluster\n",
-                     p.scenario.name.c_str(), pod.name.c_str());
-        return 2;
-      }
+    if (!Prepare(opt.gen_seed, indices[k], opt.gpus, &p)) return 2;
+    if (pilot_scaled && !Prepare(opt.gen_seed, indices[k], opt.pilot_gpus, &pilot_scenarios[k])) {
+      return 2;
     }
     if (!opt.yaml.empty()) {
       std::filesystem::create_directories(opt.yaml);
@@ -266,7 +298,7 @@ int Main(int argc, char** argv) {
   }
 
   // curve[k][c][level]: mean unallocated % over the seeds.
-  const size_t n_cols = columns.size();
+  size_t n_cols = columns.size();
   std::vector<std::vector<std::vector<double>>> curve(
       scenarios.size(), std::vector<std::vector<double>>(n_cols, std::vector<double>(kLevels, 0)));
   // by_seed[k][c][seed * kLevels + level]: each run's curve, summed in seed order after the
@@ -276,7 +308,24 @@ int Main(int argc, char** argv) {
       scenarios.size(),
       std::vector<std::vector<double>>(n_cols, std::vector<double>(kLevels * opt.seeds, 0)));
   std::vector<double> bound(scenarios.size(), std::nan(""));
-  const size_t jobs_per_scenario = n_cols * static_cast<size_t>(opt.seeds) + (opt.bound ? 1 : 0);
+  // pilot[k][c][i]: unallocated % at 100 % arrival of pilot seed i (--pilot-seeds).
+  std::vector<std::vector<std::vector<double>>> pilot(
+      scenarios.size(),
+      std::vector<std::vector<double>>(n_cols, std::vector<double>(opt.pilot_seeds, 0)));
+  const size_t measured_jobs = n_cols * static_cast<size_t>(opt.seeds);
+  const size_t pilot_jobs = n_cols * static_cast<size_t>(opt.pilot_seeds);
+  const size_t jobs_per_scenario = measured_jobs + pilot_jobs + (opt.bound ? 1 : 0);
+  const auto run = [&](const Prepared& p, const Column& column, int seed) {
+    PolicyContext context;
+    context.workload = &p.workload;
+    std::unique_ptr<Policy> policy = column.policy.empty()
+                                         ? MakeTesseraPolicy(context, column.params)
+                                         : MakePolicy(column.policy, context);
+    InflationOptions options;
+    options.record_placements = false;
+    options.max_arrival_pct = 102;
+    return RunInflation(p.nodes, p.pods, p.workload, *policy, seed, options);
+  };
   const size_t jobs = scenarios.size() * jobs_per_scenario;
   std::atomic<size_t> next{0}, done{0};
   const int threads = opt.threads > 0
@@ -288,7 +337,13 @@ int Main(int argc, char** argv) {
       for (size_t j = next++; j < jobs; j = next++) {
         const size_t k = j / jobs_per_scenario, r = j % jobs_per_scenario;
         const Prepared& p = scenarios[k];
-        if (r == n_cols * static_cast<size_t>(opt.seeds)) {
+        if (r >= measured_jobs && r < measured_jobs + pilot_jobs) {
+          const size_t c = (r - measured_jobs) / static_cast<size_t>(opt.pilot_seeds);
+          const size_t i = (r - measured_jobs) % static_cast<size_t>(opt.pilot_seeds);
+          const RunResult result = run(pilot_scaled ? pilot_scenarios[k] : p, columns[c],
+                                       opt.pilot_first + static_cast<int>(i));
+          pilot[k][c][i] = result.curve[100].unallocated_pct;
+        } else if (r == measured_jobs + pilot_jobs) {
           int64_t capacity = 0;
           for (const NodeSpec& n : p.nodes) capacity += int64_t{n.gpu_count} * 1000;
           // GLPK keeps global state: one LP at a time.
@@ -300,17 +355,9 @@ int Main(int argc, char** argv) {
         } else {
           const size_t c = r / static_cast<size_t>(opt.seeds);
           const int seed = 42 + static_cast<int>(r % static_cast<size_t>(opt.seeds));
-          PolicyContext context;
-          context.workload = &p.workload;
-          std::unique_ptr<Policy> policy = columns[c].policy.empty()
-                                               ? MakeTesseraPolicy(context, columns[c].params)
-                                               : MakePolicy(columns[c].policy, context);
-          InflationOptions options;
-          options.record_placements = false;
-          options.max_arrival_pct = 102;
-          const RunResult run = RunInflation(p.nodes, p.pods, p.workload, *policy, seed, options);
+          const RunResult result = run(p, columns[c], seed);
           for (int l = 0; l < kLevels; ++l) {
-            by_seed[k][c][(seed - 42) * kLevels + l] = run.curve[l].unallocated_pct;
+            by_seed[k][c][(seed - 42) * kLevels + l] = result.curve[l].unallocated_pct;
           }
         }
         const size_t d = ++done;
@@ -331,6 +378,25 @@ int Main(int argc, char** argv) {
     }
   }
   std::fprintf(stderr, "\n");
+
+  // --pilot-seeds: the column chosen by its pilot mean, with its measured figures.
+  std::map<std::string, int> pilot_choices;
+  if (opt.pilot_seeds > 0) {
+    for (size_t k = 0; k < scenarios.size(); ++k) {
+      size_t chosen = 0;
+      double least = 1e9;
+      for (size_t c = 0; c < n_cols; ++c) {
+        double mean = 0;
+        for (double v : pilot[k][c]) mean += v / opt.pilot_seeds;
+        if (mean < least) least = mean, chosen = c;
+      }
+      ++pilot_choices[columns[chosen].name];
+      curve[k].push_back(curve[k][chosen]);
+      by_seed[k].push_back(by_seed[k][chosen]);
+    }
+    columns.push_back({"pilot", "pilot", {}});
+    ++n_cols;
+  }
 
   // Gaps to the best reference policy.
   std::vector<std::vector<double>> gap(n_cols), curve_gap(n_cols);
@@ -393,6 +459,17 @@ int Main(int argc, char** argv) {
                 columns[c].name.c_str(), 100 * within / n, behind, over, Median(gap[c]),
                 *std::max_element(gap[c].begin(), gap[c].end()), 100 * curve_ok / n,
                 *std::max_element(curve_gap[c].begin(), curve_gap[c].end()), is_best);
+  }
+
+  if (!pilot_choices.empty()) {
+    std::printf(
+        "\npilot: the column with the least mean over seeds %d-%d%s, chosen per scenario:",
+        opt.pilot_first, opt.pilot_first + opt.pilot_seeds - 1,
+        pilot_scaled
+            ? (" on the scenario drawn at " + std::to_string(opt.pilot_gpus) + " GPUs").c_str()
+            : "");
+    for (const auto& [name, count] : pilot_choices) std::printf(" %s %d,", name.c_str(), count);
+    std::printf("\n");
   }
 
   // The bar of docs/POLICIES.md for the column `tessera`.
