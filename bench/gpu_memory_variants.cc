@@ -4,12 +4,14 @@
 // capacity) and the pods refused among those arrived. Prints one Markdown table. Measures
 // placement quality, not time.
 //
-// Usage: tessera_gpu_memory_variants [--by-class] SCENARIO COLUMN...
+// Usage: tessera_gpu_memory_variants [--by-class] [--count-bound] SCENARIO COLUMN...
 // SCENARIO is an embedded scenario name (mem-v100, ...) or a YAML file. Each COLUMN is a
 // policy name (tessera, fgd, mem-bestfit, ...) or NAME=VALUE[,NAME=VALUE...]: `tessera` with
 // those TesseraParams changed (bench/params_text.h), e.g. memory_best_fit=0,count_weight=2. With
 // --by-class, each row is followed by the mean pods refused per pod class (the pod's name without
-// its last '-N' part), from the runs' placements.
+// its last '-N' part), from the runs' placements. With --count-bound, the table is followed by
+// the fewest refusals any placement of the same arrived pods can reach (bench/count_bound.h),
+// without a condition and among the placements that allocate at least each column's compute.
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -20,8 +22,10 @@
 #include <thread>
 #include <vector>
 
+#include "count_bound.h"
 #include "frag/target_workload.h"
 #include "model/cluster.h"
+#include "offline/offline_bound.h"
 #include "params_text.h"
 #include "policy/policy.h"
 #include "policy/tessera_policy.h"
@@ -49,13 +53,15 @@ Stats Of(const std::vector<double>& v) {
 std::string ClassOf(const std::string& pod) { return pod.substr(0, pod.find_last_of('-')); }
 
 int Main(int argc, char** argv) {
-  const bool by_class = argc > 1 && std::string(argv[1]) == "--by-class";
-  if (by_class) {
+  bool by_class = false, count_bound = false;
+  while (argc > 1 &&
+         (std::string(argv[1]) == "--by-class" || std::string(argv[1]) == "--count-bound")) {
+    (std::string(argv[1]) == "--by-class" ? by_class : count_bound) = true;
     --argc;
     ++argv;
   }
   if (argc < 3) {
-    std::fprintf(stderr, "usage: %s [--by-class] SCENARIO COLUMN...\n", argv[0]);
+    std::fprintf(stderr, "usage: %s [--by-class] [--count-bound] SCENARIO COLUMN...\n", argv[0]);
     return 2;
   }
   const std::string name = argv[1];
@@ -79,6 +85,11 @@ int Main(int argc, char** argv) {
   workload.Resolve(Cluster(nodes));
   PolicyContext context;
   context.workload = &workload;
+  constexpr int kSeeds = 10;
+  int64_t capacity = 0;
+  for (const NodeSpec& n : nodes) capacity += int64_t{n.gpu_count} * kMilliPerGpu;
+  // Per column, the GPU milli allocated at 100 % arrival summed over the seeds (--count-bound).
+  std::vector<std::pair<std::string, double>> allocated;
   std::printf("%s, seeds 42-51, at 100 %% arrival (mean ± s.d.):\n\n", name.c_str());
   std::printf(
       "| column | unallocated GPU memory %% | unallocated GPU compute %% | pods failed |\n"
@@ -101,7 +112,6 @@ int Main(int argc, char** argv) {
       std::fprintf(stderr, "unknown policy '%s'\n", column.c_str());
       return 2;
     }
-    constexpr int kSeeds = 10;
     std::vector<double> mem(kSeeds), compute(kSeeds), failed(kSeeds);
     InflationOptions options;
     options.record_placements = by_class;
@@ -128,6 +138,9 @@ int Main(int argc, char** argv) {
     }
     for (std::thread& t : threads) t.join();
     const Stats m = Of(mem), u = Of(compute), f = Of(failed);
+    double milli = 0;
+    for (double pct : compute) milli += static_cast<double>(capacity) * (1 - pct / 100);
+    allocated.push_back({column, milli});
     std::printf("| %s | %.2f ± %.2f | %.2f ± %.2f | %.1f ± %.1f |\n", column.c_str(), m.mean, m.sd,
                 u.mean, u.sd, f.mean, f.sd);
     if (by_class) {
@@ -140,6 +153,32 @@ int Main(int argc, char** argv) {
       std::printf(" | | |\n");
     }
     std::fflush(stdout);
+  }
+  if (count_bound) {
+    std::vector<std::vector<int>> arrived;
+    for (int k = 0; k < kSeeds; ++k) {
+      arrived.push_back(
+          ArrivedPods(pods, capacity, 42 + k, InflationOptions{}.max_arrival_pct, 100));
+    }
+    const CountBound free = PodCountBound(nodes, pods, arrived, -1);
+    if (!free.ok) {
+      std::fprintf(stderr, "count bound: %s\n", free.error.c_str());
+      return 1;
+    }
+    std::printf(
+        "\nFewest pods refused of any placement of the %.1f pods arrived (mean over the seeds; "
+        "LP, %d per-GPU patterns): %.1f\n",
+        free.arrived_mean, free.patterns, free.refused_mean);
+    for (const auto& [column, milli] : allocated) {
+      const CountBound b = PodCountBound(nodes, pods, arrived, milli);
+      if (b.ok) {
+        std::printf("  of those that allocate at least %s's GPU compute: %.1f\n", column.c_str(),
+                    b.refused_mean);
+      } else {
+        std::printf("  of those that allocate at least %s's GPU compute: %s\n", column.c_str(),
+                    b.error.c_str());
+      }
+    }
   }
   return 0;
 }
