@@ -3,7 +3,6 @@
 #include <glpk.h>
 
 #include <algorithm>
-#include <limits>
 #include <map>
 #include <memory>
 #include <tuple>
