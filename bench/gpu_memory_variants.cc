@@ -171,13 +171,10 @@ int Main(int argc, char** argv) {
         free.arrived_mean, free.patterns, free.refused_mean);
     for (const auto& [column, milli] : allocated) {
       const CountBound b = PodCountBound(nodes, pods, arrived, milli);
-      if (b.ok) {
-        std::printf("  of those that allocate at least %s's GPU compute: %.1f\n", column.c_str(),
-                    b.refused_mean);
-      } else {
-        std::printf("  of those that allocate at least %s's GPU compute: %s\n", column.c_str(),
-                    b.error.c_str());
-      }
+      char figure[32];
+      std::snprintf(figure, sizeof figure, "%.1f", b.refused_mean);
+      std::printf("  of those that allocate at least %s's GPU compute: %s\n", column.c_str(),
+                  b.ok ? figure : b.error.c_str());
     }
   }
   return 0;
