@@ -4,6 +4,7 @@
 #include <bit>
 #include <cstdint>
 #include <limits>
+#include <type_traits>
 
 #include "model/fit.h"
 #include "policy/policy.h"
@@ -11,15 +12,31 @@
 
 namespace tessera {
 
-/// BestHypotheticalPlacement (below) for N scores at once: `score_after` returns a std::array
-/// of N integer scores per placement, and out[v] is what BestHypotheticalPlacement would return
-/// with the v-th of them (each placement is weighed once for all N).
-template <size_t N, typename ScoreAfter>
-std::array<NodeScore, N> BestHypotheticalPlacements(const NodeView& node, const PodRequest& pod,
-                                                    ScoreAfter score_after) {
+namespace hypothetical_detail {
+
+// The placements of BestHypotheticalPlacements (below), with the pod's GPU memory taken from
+// each GPU it uses when kMemory (BestHypotheticalPlacements2D): `score_after` is then called
+// with the free MiB per GPU as a third argument, and sharing GPUs are deduplicated by
+// (free milli, free MiB) instead of by free milli.
+template <bool kMemory, size_t N, typename ScoreAfter>
+std::array<NodeScore, N> Best(const NodeView& node, const PodRequest& pod,
+                              ScoreAfter score_after) {
   const int g = node.spec.gpu_count;
   const int64_t cpu_after = node.state.cpu_left - pod.cpu_milli;
+  // The free MiB per GPU exist only with kMemory (the one-dimensional scores are the hot path).
+  struct None {};
+  using Mem = std::conditional_t<kMemory, std::array<int32_t, kMaxGpusPerNode>, None>;
   std::array<int32_t, kMaxGpusPerNode> free = node.state.gpu_free;
+  Mem mem;
+  if constexpr (kMemory) mem = node.state.gpu_mem_free;
+  const auto pod_mem = static_cast<int32_t>(pod.gpu_memory_mib);
+  const auto score = [&] {
+    if constexpr (kMemory) {
+      return score_after(cpu_after, free.data(), mem.data());
+    } else {
+      return score_after(cpu_after, free.data());
+    }
+  };
   std::array<NodeScore, N> out{};
   if (pod.IsSharing()) {
     std::array<int64_t, N> best_score;
@@ -27,19 +44,32 @@ std::array<NodeScore, N> BestHypotheticalPlacements(const NodeView& node, const 
     std::array<int, N> best_gpu;
     best_gpu.fill(-1);
     std::array<int32_t, kMaxGpusPerNode> tried_free{};
+    Mem tried_mem;
     std::array<std::array<int64_t, N>, kMaxGpusPerNode> tried_score{};
     int num_tried = 0;
+    const auto tried = [&](int k, int i) {
+      if constexpr (kMemory) {
+        return tried_free[k] == free[i] && tried_mem[k] == mem[i];
+      } else {
+        return tried_free[k] == free[i];
+      }
+    };
     // On a node with a topology, GPUs with equal free milli differ by their domains.
     const bool dedupe = node.spec.topology == nullptr;
     for (int i = 0; i < g; ++i) {
       if (!GpuHasRoom(node.state, i, pod)) continue;
       int k = dedupe ? 0 : num_tried;
-      while (k < num_tried && tried_free[k] != free[i]) ++k;
+      while (k < num_tried && !tried(k, i)) ++k;
       if (k == num_tried) {
         tried_free[k] = free[i];
         free[i] -= pod.gpu_milli;
-        tried_score[k] = score_after(cpu_after, free.data());
+        if constexpr (kMemory) {
+          tried_mem[k] = mem[i];
+          mem[i] -= pod_mem;
+        }
+        tried_score[k] = score();
         free[i] += pod.gpu_milli;
+        if constexpr (kMemory) mem[i] += pod_mem;
         ++num_tried;
       }
       for (size_t v = 0; v < N; ++v) {
@@ -58,11 +88,25 @@ std::array<NodeScore, N> BestHypotheticalPlacements(const NodeView& node, const 
   GpuSet gpus = 0;
   if (!pod.IsCpuOnly()) {
     gpus = DefaultGpuChoice(g, node.state, pod, node.spec.topology.get());
-    for (GpuSet s = gpus; s != 0; s &= s - 1) free[std::countr_zero(s)] -= pod.gpu_milli;
+    for (GpuSet s = gpus; s != 0; s &= s - 1) {
+      free[std::countr_zero(s)] -= pod.gpu_milli;
+      if constexpr (kMemory) mem[std::countr_zero(s)] -= pod_mem;
+    }
   }
-  const std::array<int64_t, N> scores = score_after(cpu_after, free.data());
+  const std::array<int64_t, N> scores = score();
   for (size_t v = 0; v < N; ++v) out[v] = {static_cast<double>(scores[v]), gpus};
   return out;
+}
+
+}  // namespace hypothetical_detail
+
+/// BestHypotheticalPlacement (below) for N scores at once: `score_after` returns a std::array
+/// of N integer scores per placement, and out[v] is what BestHypotheticalPlacement would return
+/// with the v-th of them (each placement is weighed once for all N).
+template <size_t N, typename ScoreAfter>
+std::array<NodeScore, N> BestHypotheticalPlacements(const NodeView& node, const PodRequest& pod,
+                                                    ScoreAfter score_after) {
+  return hypothetical_detail::Best<false, N>(node, pod, score_after);
 }
 
 /// The placements a fragmentation-style policy (fgd, tessera) weighs on one node, scored by
@@ -91,61 +135,7 @@ NodeScore BestHypotheticalPlacement(const NodeView& node, const PodRequest& pod,
 template <size_t N, typename ScoreAfter>
 std::array<NodeScore, N> BestHypotheticalPlacements2D(const NodeView& node, const PodRequest& pod,
                                                       ScoreAfter score_after) {
-  const int g = node.spec.gpu_count;
-  const int64_t cpu_after = node.state.cpu_left - pod.cpu_milli;
-  std::array<int32_t, kMaxGpusPerNode> free = node.state.gpu_free;
-  std::array<int32_t, kMaxGpusPerNode> mem = node.state.gpu_mem_free;
-  const auto pod_mem = static_cast<int32_t>(pod.gpu_memory_mib);
-  std::array<NodeScore, N> out{};
-  if (pod.IsSharing()) {
-    std::array<int64_t, N> best_score;
-    best_score.fill(std::numeric_limits<int64_t>::min());
-    std::array<int, N> best_gpu;
-    best_gpu.fill(-1);
-    std::array<int32_t, kMaxGpusPerNode> tried_free{};
-    std::array<int32_t, kMaxGpusPerNode> tried_mem{};
-    std::array<std::array<int64_t, N>, kMaxGpusPerNode> tried_score{};
-    int num_tried = 0;
-    // On a node with a topology, GPUs with equal free milli differ by their domains.
-    const bool dedupe = node.spec.topology == nullptr;
-    for (int i = 0; i < g; ++i) {
-      if (!GpuHasRoom(node.state, i, pod)) continue;
-      int k = dedupe ? 0 : num_tried;
-      while (k < num_tried && (tried_free[k] != free[i] || tried_mem[k] != mem[i])) ++k;
-      if (k == num_tried) {
-        tried_free[k] = free[i];
-        tried_mem[k] = mem[i];
-        free[i] -= pod.gpu_milli;
-        mem[i] -= pod_mem;
-        tried_score[k] = score_after(cpu_after, free.data(), mem.data());
-        free[i] += pod.gpu_milli;
-        mem[i] += pod_mem;
-        ++num_tried;
-      }
-      for (size_t v = 0; v < N; ++v) {
-        if (tried_score[k][v] > best_score[v]) {
-          best_score[v] = tried_score[k][v];
-          best_gpu[v] = i;
-        }
-      }
-    }
-    for (size_t v = 0; v < N; ++v) {
-      TESSERA_CHECK(best_gpu[v] >= 0);
-      out[v] = {static_cast<double>(best_score[v]), GpuSet{1} << best_gpu[v]};
-    }
-    return out;
-  }
-  GpuSet gpus = 0;
-  if (!pod.IsCpuOnly()) {
-    gpus = DefaultGpuChoice(g, node.state, pod, node.spec.topology.get());
-    for (GpuSet s = gpus; s != 0; s &= s - 1) {
-      free[std::countr_zero(s)] -= pod.gpu_milli;
-      mem[std::countr_zero(s)] -= pod_mem;
-    }
-  }
-  const std::array<int64_t, N> scores = score_after(cpu_after, free.data(), mem.data());
-  for (size_t v = 0; v < N; ++v) out[v] = {static_cast<double>(scores[v]), gpus};
-  return out;
+  return hypothetical_detail::Best<true, N>(node, pod, score_after);
 }
 
 }  // namespace tessera

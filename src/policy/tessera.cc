@@ -325,9 +325,12 @@ class TesseraPolicy final : public Policy {
   // A `preferred` pod: a placement outside one domain's alignment (Aligned in the pod's
   // scope) scores below every aligned one, on any node.
   void PreferAligned(const NodeView& node, const PodRequest& pod, NodeScore* score) const {
-    const GpuTopology* topo = node.spec.topology.get();
-    if (topo == nullptr || pod.topology.intent != TopologyIntent::kPreferred || pod.IsCpuOnly() ||
-        pod.gpu_count < 2 || Aligned(*topo, pod.topology.scope, node.spec.gpu_count, score->gpus)) {
+    if (node.spec.topology != nullptr) PreferAligned(*node.spec.topology, node, pod, score);
+  }
+  void PreferAligned(const GpuTopology& topo, const NodeView& node, const PodRequest& pod,
+                     NodeScore* score) const {
+    if (pod.topology.intent != TopologyIntent::kPreferred || pod.IsCpuOnly() ||
+        pod.gpu_count < 2 || Aligned(topo, pod.topology.scope, node.spec.gpu_count, score->gpus)) {
       return;
     }
     score->score -= params_.cpu_stranding ? 101.0 * kSecondaryLevels : 101.0;
