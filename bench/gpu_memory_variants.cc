@@ -12,7 +12,6 @@
 // its last '-N' part), from the runs' placements. With --count-bound, the table is followed by
 // the fewest refusals any placement of the same arrived pods can reach (bench/count_bound.h),
 // without a condition and among the placements that allocate at least each column's compute.
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -29,25 +28,13 @@
 #include "params_text.h"
 #include "policy/policy.h"
 #include "policy/tessera_policy.h"
+#include "report/report.h"
 #include "sim/inflation.h"
 #include "trace/scenario.h"
 #include "util/file.h"
 
 namespace tessera {
 namespace {
-
-struct Stats {
-  double mean = 0, sd = 0;
-};
-Stats Of(const std::vector<double>& v) {
-  Stats s;
-  for (double x : v) s.mean += x;
-  s.mean /= static_cast<double>(v.size());
-  double ss = 0;
-  for (double x : v) ss += (x - s.mean) * (x - s.mean);
-  s.sd = v.size() > 1 ? std::sqrt(ss / static_cast<double>(v.size() - 1)) : 0;
-  return s;
-}
 
 // The class of a scenario pod: its name without the last '-N'.
 std::string ClassOf(const std::string& pod) { return pod.substr(0, pod.find_last_of('-')); }
@@ -137,7 +124,7 @@ int Main(int argc, char** argv) {
       });
     }
     for (std::thread& t : threads) t.join();
-    const Stats m = Of(mem), u = Of(compute), f = Of(failed);
+    const SummaryCell m = MeanSd(mem), u = MeanSd(compute), f = MeanSd(failed);
     double milli = 0;
     for (double pct : compute) milli += static_cast<double>(capacity) * (1 - pct / 100);
     allocated.push_back({column, milli});

@@ -8,7 +8,6 @@
 // `--variant sharing_open_cost=0 --variant scarcity=3,multi_gpu_weight=1`. Names: the
 // TesseraParams fields (bench/params_text.h).
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -27,6 +26,7 @@
 #include "params_text.h"
 #include "policy/policy.h"
 #include "policy/tessera_policy.h"
+#include "report/report.h"
 #include "sim/inflation.h"
 #include "trace/csv_reader.h"
 #include "util/file.h"
@@ -38,19 +38,6 @@ struct Variant {
   std::string name;
   std::function<std::unique_ptr<Policy>(const PolicyContext&)> make;
 };
-
-struct Stats {
-  double mean = 0, sd = 0;
-};
-Stats Of(const std::vector<double>& v) {
-  Stats s;
-  for (double x : v) s.mean += x;
-  s.mean /= static_cast<double>(v.size());
-  double ss = 0;
-  for (double x : v) ss += (x - s.mean) * (x - s.mean);
-  s.sd = v.size() > 1 ? std::sqrt(ss / static_cast<double>(v.size() - 1)) : 0;
-  return s;
-}
 
 // Mean unallocated % per arrival level 0..100 and the per-seed values at 100.
 struct Curve {
@@ -181,9 +168,9 @@ int main(int argc, char** argv) {
     for (const Variant& v : variants) curves.push_back(Run(*nodes, *pods, w, v));
     const std::string short_name = list.substr(15, list.size() - 19);
     std::printf("| %s |", short_name.c_str());
-    const Stats f = Of(curves[0].at100);
+    const SummaryCell f = MeanSd(curves[0].at100);
     for (size_t i = 0; i < curves.size(); ++i) {
-      const Stats s = Of(curves[i].at100);
+      const SummaryCell s = MeanSd(curves[i].at100);
       if (i == 0) {
         std::printf(" %.2f ± %.2f |", s.mean, s.sd);
         continue;
