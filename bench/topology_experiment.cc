@@ -39,7 +39,6 @@
 #include <algorithm>
 #include <bit>
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -54,6 +53,7 @@
 #include "model/cluster.h"
 #include "model/topology.h"
 #include "policy/policy.h"
+#include "report/report.h"
 #include "sim/inflation.h"
 #include "trace/csv_reader.h"
 #include "util/file.h"
@@ -206,20 +206,6 @@ Judged Judge(const RunResult& run, const std::vector<NodeSpec>& truth,
   }
   j.after_pct = j.unallocated_pct + 100.0 * j.rejected_milli / target;
   return j;
-}
-
-struct Stats {
-  double mean = 0, sd = 0;
-};
-Stats Of(const std::vector<double>& v) {
-  Stats s;
-  if (v.empty()) return s;
-  for (double x : v) s.mean += x;
-  s.mean /= static_cast<double>(v.size());
-  double ss = 0;
-  for (double x : v) ss += (x - s.mean) * (x - s.mean);
-  s.sd = v.size() > 1 ? std::sqrt(ss / static_cast<double>(v.size() - 1)) : 0;
-  return s;
 }
 
 std::vector<std::string> SplitList(const std::string& text) {
@@ -380,17 +366,17 @@ int Main(int argc, char** argv) {
     auto column_of = [&](size_t c, auto field) {
       std::vector<double> v;
       for (size_t s = 0; s < seeds.size(); ++s) v.push_back(field(judged[c * seeds.size() + s]));
-      return Of(v);
+      return MeanSd(v);
     };
     for (size_t c = 0; c < columns.size(); ++c) {
-      const Stats placed = column_of(c, [](const Judged& j) { return j.multi_placed; });
-      const Stats aligned = column_of(c, [](const Judged& j) { return j.aligned_pct(); });
-      const Stats open = column_of(c, [](const Judged& j) { return j.open_placed; });
-      const Stats open_aligned = column_of(c, [](const Judged& j) { return j.open_aligned_pct(); });
-      const Stats refused = column_of(c, [](const Judged& j) { return j.multi_failed; });
-      const Stats unalloc = column_of(c, [](const Judged& j) { return j.unallocated_pct; });
-      const Stats rejected = column_of(c, [](const Judged& j) { return j.rejected; });
-      const Stats after = column_of(c, [](const Judged& j) { return j.after_pct; });
+      const SummaryCell placed = column_of(c, [](const Judged& j) { return j.multi_placed; });
+      const SummaryCell aligned = column_of(c, [](const Judged& j) { return j.aligned_pct(); });
+      const SummaryCell open = column_of(c, [](const Judged& j) { return j.open_placed; });
+      const SummaryCell open_aligned = column_of(c, [](const Judged& j) { return j.open_aligned_pct(); });
+      const SummaryCell refused = column_of(c, [](const Judged& j) { return j.multi_failed; });
+      const SummaryCell unalloc = column_of(c, [](const Judged& j) { return j.unallocated_pct; });
+      const SummaryCell rejected = column_of(c, [](const Judged& j) { return j.rejected; });
+      const SummaryCell after = column_of(c, [](const Judged& j) { return j.after_pct; });
       std::printf(
           "| %s | %.1f ± %.1f | %.2f ± %.2f | %.1f ± %.1f | %.2f ± %.2f | %.1f ± %.1f | %.2f ± "
           "%.2f | %.1f ± %.1f | %.2f ± %.2f |\n",
@@ -441,9 +427,9 @@ int Main(int argc, char** argv) {
       if (columns[c].name == "fgd") fi = c;
     }
     if (ti < columns.size() && fi < columns.size()) {
-      const Stats ta = column_of(ti, [](const Judged& j) { return j.aligned_pct(); });
-      const Stats tu = column_of(ti, [](const Judged& j) { return j.unallocated_pct; });
-      const Stats fu = column_of(fi, [](const Judged& j) { return j.unallocated_pct; });
+      const SummaryCell ta = column_of(ti, [](const Judged& j) { return j.aligned_pct(); });
+      const SummaryCell tu = column_of(ti, [](const Judged& j) { return j.unallocated_pct; });
+      const SummaryCell fu = column_of(fi, [](const Judged& j) { return j.unallocated_pct; });
       std::printf(
           "\nbar: tessera aligned %.2f %% (≥ 99: %s); tessera unallocated %.2f %% against fgd "
           "%.2f %% (no more: %s)\n",
