@@ -372,7 +372,8 @@ int Main(int argc, char** argv) {
       const SummaryCell placed = column_of(c, [](const Judged& j) { return j.multi_placed; });
       const SummaryCell aligned = column_of(c, [](const Judged& j) { return j.aligned_pct(); });
       const SummaryCell open = column_of(c, [](const Judged& j) { return j.open_placed; });
-      const SummaryCell open_aligned = column_of(c, [](const Judged& j) { return j.open_aligned_pct(); });
+      const SummaryCell open_aligned =
+          column_of(c, [](const Judged& j) { return j.open_aligned_pct(); });
       const SummaryCell refused = column_of(c, [](const Judged& j) { return j.multi_failed; });
       const SummaryCell unalloc = column_of(c, [](const Judged& j) { return j.unallocated_pct; });
       const SummaryCell rejected = column_of(c, [](const Judged& j) { return j.rejected; });

@@ -19,8 +19,7 @@ namespace hypothetical_detail {
 // with the free MiB per GPU as a third argument, and sharing GPUs are deduplicated by
 // (free milli, free MiB) instead of by free milli.
 template <bool kMemory, size_t N, typename ScoreAfter>
-std::array<NodeScore, N> Best(const NodeView& node, const PodRequest& pod,
-                              ScoreAfter score_after) {
+std::array<NodeScore, N> Best(const NodeView& node, const PodRequest& pod, ScoreAfter score_after) {
   const int g = node.spec.gpu_count;
   const int64_t cpu_after = node.state.cpu_left - pod.cpu_milli;
   // The free MiB per GPU exist only with kMemory (the one-dimensional scores are the hot path).
