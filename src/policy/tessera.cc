@@ -329,8 +329,8 @@ class TesseraPolicy final : public Policy {
   }
   void PreferAligned(const GpuTopology& topo, const NodeView& node, const PodRequest& pod,
                      NodeScore* score) const {
-    if (pod.topology.intent != TopologyIntent::kPreferred || pod.IsCpuOnly() ||
-        pod.gpu_count < 2 || Aligned(topo, pod.topology.scope, node.spec.gpu_count, score->gpus)) {
+    if (pod.topology.intent != TopologyIntent::kPreferred || pod.IsCpuOnly() || pod.gpu_count < 2 ||
+        Aligned(topo, pod.topology.scope, node.spec.gpu_count, score->gpus)) {
       return;
     }
     score->score -= params_.cpu_stranding ? 101.0 * kSecondaryLevels : 101.0;
