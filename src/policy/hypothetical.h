@@ -43,7 +43,7 @@ std::array<NodeScore, N> Best(const NodeView& node, const PodRequest& pod, Score
     std::array<int, N> best_gpu;
     best_gpu.fill(-1);
     std::array<int32_t, kMaxGpusPerNode> tried_free{};
-    Mem tried_mem;
+    Mem tried_mem{};
     std::array<std::array<int64_t, N>, kMaxGpusPerNode> tried_score{};
     int num_tried = 0;
     const auto tried = [&](int k, int i) {

@@ -323,7 +323,8 @@ class TesseraPolicy final : public Policy {
     return (bits & scope) != 0 ? topo : nullptr;
   }
   // A `preferred` pod: a placement outside one domain's alignment (Aligned in the pod's
-  // scope) scores below every aligned one, on any node.
+  // scope) scores below every aligned one, on any node. (The test for a topology is apart so
+  // that it stays inline in the scores: most nodes have none.)
   void PreferAligned(const NodeView& node, const PodRequest& pod, NodeScore* score) const {
     if (node.spec.topology != nullptr) PreferAligned(*node.spec.topology, node, pod, score);
   }
