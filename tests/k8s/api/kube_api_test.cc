@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
@@ -192,14 +193,30 @@ TEST(KubeApi, DecodesBase64) {
   EXPECT_FALSE(DecodeBase64("a").ok());
 }
 
-std::string TempDir() {
-  char dir[] = "/tmp/tessera-kubeconfig-XXXXXX";
-  EXPECT_NE(mkdtemp(dir), nullptr);
-  return dir;
-}
+// A fresh directory under /tmp for one test's files, removed with everything in it when the
+// test ends.
+class TempDir {
+ public:
+  TempDir() {
+    char dir[] = "/tmp/tessera-kubeconfig-XXXXXX";
+    EXPECT_NE(mkdtemp(dir), nullptr);
+    path_ = dir;
+  }
+  ~TempDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  operator const std::string&() const { return path_; }
+
+ private:
+  std::string path_;
+};
 
 TEST(KubeApi, ReadsTheCurrentContextOfAKubeconfig) {
-  const std::string dir = TempDir();
+  const TempDir temp;
+  const std::string& dir = temp;
   const std::string path = dir + "/config";
   ASSERT_TRUE(WriteFile(path, R"(apiVersion: v1
 kind: Config
@@ -235,7 +252,8 @@ users:
 }
 
 TEST(KubeApi, KubeconfigErrorsNameTheFileAndEntry) {
-  const std::string dir = TempDir();
+  const TempDir temp;
+  const std::string& dir = temp;
   const std::string path = dir + "/config";
   ASSERT_TRUE(WriteFile(path, R"(current-context: c
 clusters: [{name: k, cluster: {server: "https://k"}}]
@@ -256,7 +274,8 @@ users: [{name: u, user: {exec: {command: aws}}}]
 }
 
 TEST(KubeApi, InClusterNeedsTheServiceEnvironmentAndFiles) {
-  const std::string dir = TempDir();
+  const TempDir temp;
+  const std::string& dir = temp;
   unsetenv("KUBERNETES_SERVICE_HOST");
   EXPECT_FALSE(InClusterConfig(dir).ok());
   setenv("KUBERNETES_SERVICE_HOST", "10.96.0.1", 1);
@@ -333,7 +352,8 @@ ApiStatus ListNodes(const KubeApiConfig& c) {
 }
 
 TEST(KubeApiTls, VerifiesTheServerAndSendsTheToken) {
-  const std::string dir = TempDir();
+  const TempDir temp;
+  const std::string& dir = temp;
   if (!MakeCert(dir, "server")) GTEST_SKIP() << "openssl CLI not available";
   TlsServer server(dir, "", "tok-1");
   ASSERT_TRUE(server.valid());
@@ -366,7 +386,8 @@ TEST(KubeApiTls, VerifiesTheServerAndSendsTheToken) {
 }
 
 TEST(KubeApiTls, KubeconfigInlineCaAndClientCertificate) {
-  const std::string dir = TempDir();
+  const TempDir temp;
+  const std::string& dir = temp;
   if (!MakeCert(dir, "server") || !MakeCert(dir, "client")) GTEST_SKIP() << "no openssl CLI";
   TlsServer server(dir, dir + "/client.crt", "");
   ASSERT_TRUE(server.valid());
