@@ -147,7 +147,8 @@ void AddFragCommand(CLI::App& app, FragOptions& o, int& exit_code) {
       "\nOutputs in --out: curve.csv (every arrival %), report.html (self-contained charts and\n"
       "table); with --placements also placements.csv (every pod of every run, about 50 MB for\n"
       "the default trace; check it with tessera_check); with --offline also offline_bound.csv\n"
-      "(the bound per seed) and offline_gap.csv (policy - bound per run).\n"
+      "(the bound per seed), offline_gap.csv (policy - bound per run) and offline_classes.csv\n"
+      "(per seed and GPU pod size, the pods arrived and the pods the bound places).\n"
       "\nEach curve point is the cluster at exactly that arrived workload: the pod that crosses\n"
       "a level counts by the share of its GPU request that has arrived (linear interpolation\n"
       "between the states before and after it), so no point can beat the ideal line.\n"
@@ -159,7 +160,11 @@ void AddFragCommand(CLI::App& app, FragOptions& o, int& exit_code) {
       "Every real placement is a solution of that LP, so NO policy, online or offline, can\n"
       "leave fewer GPUs unallocated at 100 % arrival than the bound; policy - bound is the\n"
       "headroom left (at most: the bound relaxes integrality and pools CPU/memory per node\n"
-      "type, so the true optimum may lie above it). Details: docs/POLICIES.md, \"Offline bound\".");
+      "type, so the true optimum may lie above it). The bound may also leave out any pod:\n"
+      "where whole-GPU pods are left over, it drops sharing pods whose GPU's rest nothing else\n"
+      "fills (the line \"left out by the bound\" names them), even those that arrive while the\n"
+      "cluster has room, which a scheduler places. --offline-sharing 1 bounds only the\n"
+      "placements that place every sharing pod. Details: docs/POLICIES.md, \"Offline bound\".");
   cmd->add_option("--nodes", o.nodes_file,
                   "Node list CSV (openb format: sn,cpu_milli,memory_mib,gpu,model)");
   cmd->add_option(
@@ -192,6 +197,12 @@ void AddFragCommand(CLI::App& app, FragOptions& o, int& exit_code) {
                 "--max-arrival if lower) that "
                 "no placement of that seed's pods can beat (LP relaxation; see below), and the "
                 "gap of each policy to it");
+  cmd->add_option("--offline-sharing", o.offline_sharing,
+                  "With --offline: bound only the placements that place at least this share of "
+                  "the pods of every GPU-sharing shape that fits some node (1: all of them), a "
+                  "what-if for schedulers that leave no sharing pod out")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
   cmd->add_flag("-q,--quiet", o.quiet, "No progress on stderr (warnings are still printed)");
   cmd->add_option("--progress-s", o.progress_s,
                   "Seconds between progress lines inside a long run (0: at every step of "
@@ -211,6 +222,7 @@ int RunFrag(const FragOptions& o) {
   };
   Result<std::vector<std::string>> policies = ParsePolicies(o.policies);
   if (!policies) return fail(policies.error().message);
+  if (o.offline_sharing > 0 && !o.offline) return fail("--offline-sharing needs --offline");
   Result<std::vector<uint64_t>> seeds = ParseSeeds(o.seeds);
   if (!seeds) return fail(seeds.error().message);
   Result<Workload> w = LoadWorkload(o);
@@ -285,8 +297,10 @@ int RunFrag(const FragOptions& o) {
       row.arrival_pct = level;
       const std::vector<int> arrived =
           ArrivedPods(w->pods, empty.total_gpu_milli(), row.seed, o.max_arrival, level);
-      Result<OfflineBound> b = ComputeOfflineBound(w->nodes, w->pods, arrived);
-      if (!b) return fail(b.error().message);
+      OfflineBoundOptions bound_options;
+      bound_options.min_sharing_placed = o.offline_sharing;
+      Result<OfflineBound> b = ComputeOfflineBound(w->nodes, w->pods, arrived, bound_options);
+      if (!b) return fail("seed " + std::to_string(row.seed) + ": " + b.error().message);
       row.bound = *b;
       row.arrived_pct =
           100.0 * static_cast<double>(b->arrived_milli) / static_cast<double>(b->capacity_milli);
@@ -314,7 +328,7 @@ int RunFrag(const FragOptions& o) {
   if (o.offline) {
     std::cout << "\nOffline bound and gap at " << bounds.front().arrival_pct
               << " % arrival, mean ± s.d. over " << seeds->size() << " seed(s)\n"
-              << OfflineTable(*runs, *policies, bounds);
+              << OfflineTable(*runs, *policies, bounds) << OfflineLeftOut(bounds);
   }
   if (never_fit > 0) {
     std::cout << never_fit
@@ -335,6 +349,8 @@ int RunFrag(const FragOptions& o) {
       return fail(s.error().message);
     if (Status s = WriteFile(o.out_dir + "/offline_gap.csv", OfflineGapCsv(*runs, bounds)); !s)
       return fail(s.error().message);
+    if (Status s = WriteFile(o.out_dir + "/offline_classes.csv", OfflineClassesCsv(bounds)); !s)
+      return fail(s.error().message);
   }
   FragReportInfo info;
   info.title = "Fragmentation: " + w->pods_source;
@@ -352,7 +368,8 @@ int RunFrag(const FragOptions& o) {
     return fail(s.error().message);
   }
   std::cout << "Wrote " << o.out_dir << "/curve.csv" << (o.placements ? ", placements.csv" : "")
-            << (o.offline ? ", offline_bound.csv, offline_gap.csv" : "") << ", report.html\n";
+            << (o.offline ? ", offline_bound.csv, offline_gap.csv, offline_classes.csv" : "")
+            << ", report.html\n";
   return 0;
 }
 

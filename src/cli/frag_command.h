@@ -24,6 +24,8 @@ struct FragOptions {
   double max_arrival = 130;
   bool placements = false;  ///< write placements.csv (--placements; large: every pod of every run)
   bool offline = false;     ///< also compute the offline bound per seed (offline/offline_bound.h)
+  /// With offline: OfflineBoundOptions::min_sharing_placed (0: the plain bound).
+  double offline_sharing = 0;
   bool quiet = false;
   double progress_s = 5;     ///< seconds between progress lines inside a run (0: every step)
   std::string command_line;  ///< as typed, for the report

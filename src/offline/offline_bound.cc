@@ -3,9 +3,12 @@
 #include <glpk.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <memory>
+#include <string>
 #include <tuple>
+#include <utility>
 
 #include "model/cluster.h"
 #include "sim/inflation.h"
@@ -139,6 +142,13 @@ Result<OfflineBound> ComputeOfflineBound(const std::vector<NodeSpec>& nodes,
                                          const std::vector<PodSpec>& pods,
                                          const std::vector<int>& arrived,
                                          const OfflineBoundOptions& options) {
+  if (!(options.min_sharing_placed >= 0 && options.min_sharing_placed <= 1)) {
+    char share[32];
+    std::snprintf(share, sizeof(share), "%g", options.min_sharing_placed);
+    return Error{std::string("offline bound: the share of sharing pods to place must be within "
+                             "0-1, not ") +
+                 share};
+  }
   const Cluster cluster(nodes);
   OfflineBound out;
   out.capacity_milli = cluster.total_gpu_milli();
@@ -183,6 +193,7 @@ Result<OfflineBound> ComputeOfflineBound(const std::vector<NodeSpec>& nodes,
   out.pod_shapes = static_cast<int>(shapes.size());
 
   Lp lp;
+  std::vector<std::pair<int, int>> pod_columns;  // (column of x[s,t], s)
   std::vector<int> shape_row(shapes.size());
   for (size_t s = 0; s < shapes.size(); ++s) {
     shape_row[s] = lp.AddRow(static_cast<double>(shapes[s].count));
@@ -241,7 +252,7 @@ Result<OfflineBound> ComputeOfflineBound(const std::vector<NodeSpec>& nodes,
       }
       if (cut_cpu > 0 && 2 * q.cpu_milli > type.cpu_milli) e.emplace_back(cut_cpu, 1.0);
       if (cut_memory > 0 && 2 * q.memory_mib > type.memory_mib) e.emplace_back(cut_memory, 1.0);
-      lp.AddColumn(static_cast<double>(q.TotalGpuMilli()), e);
+      pod_columns.emplace_back(lp.AddColumn(static_cast<double>(q.TotalGpuMilli()), e), s);
     }
     // Starting patterns: as many copies of one milli value as fit a GPU.
     for (size_t i = 0; i < r.share_milli.size(); ++i) {
@@ -252,7 +263,30 @@ Result<OfflineBound> ComputeOfflineBound(const std::vector<NodeSpec>& nodes,
     }
   }
 
+  // The what-if: sharing shapes that fit some type get a lower bound on their row.
+  if (options.min_sharing_placed > 0) {
+    std::vector<bool> fits(shapes.size(), false);
+    for (const auto& [column, s] : pod_columns) fits[s] = true;
+    for (size_t s = 0; s < shapes.size(); ++s) {
+      if (!fits[s] || !shapes[s].request.IsSharing()) continue;
+      const double n = static_cast<double>(shapes[s].count);
+      if (options.min_sharing_placed >= 1) {
+        glp_set_row_bnds(lp.get(), shape_row[s], GLP_FX, n, n);
+      } else {
+        glp_set_row_bnds(lp.get(), shape_row[s], GLP_DB, options.min_sharing_placed * n, n);
+      }
+    }
+  }
+
+  std::map<std::pair<int, int32_t>, OfflineClass> classes;  // by (gpu_count, gpu_milli)
+  for (const PodShape& shape : shapes) {
+    OfflineClass& c = classes[{shape.request.gpu_count, shape.request.gpu_milli}];
+    c.gpu_count = shape.request.gpu_count;
+    c.gpu_milli = shape.request.gpu_milli;
+    c.arrived += shape.count;
+  }
   if (glp_get_num_cols(lp.get()) == 0) {  // nothing can be placed at all
+    for (const auto& [key, c] : classes) out.classes.push_back(c);
     out.max_placed_milli = 0;
     out.unallocated_pct = out.capacity_milli > 0 ? 100.0 : 0.0;
     return out;
@@ -267,6 +301,12 @@ Result<OfflineBound> ComputeOfflineBound(const std::vector<NodeSpec>& nodes,
     ++out.rounds;
     if (const int rc = glp_simplex(lp.get(), &parm); rc != 0) {
       return Error{"offline bound: GLPK simplex failed (code " + std::to_string(rc) + ")"};
+    }
+    if (glp_get_status(lp.get()) == GLP_NOFEAS && options.min_sharing_placed > 0) {
+      char share[32];
+      std::snprintf(share, sizeof(share), "%g", options.min_sharing_placed * 100);
+      return Error{std::string("offline bound: no placement places ") + share +
+                   " % of the pods of every GPU-sharing shape (the cluster cannot hold them)"};
     }
     if (glp_get_status(lp.get()) != GLP_OPT) {
       return Error{"offline bound: GLPK found no optimum (status " +
@@ -300,6 +340,11 @@ Result<OfflineBound> ComputeOfflineBound(const std::vector<NodeSpec>& nodes,
     if (!added) break;
   }
   out.converged = lagrangian == 0;
+  for (const auto& [column, s] : pod_columns) {
+    classes[{shapes[s].request.gpu_count, shapes[s].request.gpu_milli}].placed +=
+        glp_get_col_prim(lp.get(), column);
+  }
+  for (const auto& [key, c] : classes) out.classes.push_back(c);
   const double capacity = static_cast<double>(out.capacity_milli);
   out.max_placed_milli = std::min(glp_get_obj_val(lp.get()) + lagrangian, capacity);
   out.unallocated_pct = capacity > 0 ? 100.0 - 100.0 * out.max_placed_milli / capacity : 0.0;

@@ -37,6 +37,21 @@ struct OfflineBoundOptions {
   /// Column-generation rounds at most; if reached, the bound stays valid (a Lagrangian bound
   /// is added, see OfflineBound::converged) but is looser.
   int max_rounds = 500;
+  /// A what-if (0–1): bound only the placements that place at least this share of the pods
+  /// of every GPU-sharing shape that fits some node type (x's per-shape rows get this lower
+  /// bound; 1: every such sharing pod is placed). The plain bound (0) may leave any pod out:
+  /// where whole-GPU pods are left over, it drops sharing pods whose GPU's rest no other pod
+  /// can use, even ones that arrive while the cluster has room, which a scheduler places.
+  double min_sharing_placed = 0;
+};
+
+/// The GPU pods of one size in the multiset, and how many of them the LP's optimum places
+/// (fractional; summed over the pod shapes and node types of that size).
+struct OfflineClass {
+  int gpu_count = 0;
+  int32_t gpu_milli = 0;  ///< per GPU: < 1000 for sharing pods
+  int arrived = 0;
+  double placed = 0;
 };
 
 struct OfflineBound {
@@ -54,10 +69,14 @@ struct OfflineBound {
   /// The column generation proved the LP optimum (no pattern could improve it); when false,
   /// max_placed_milli is the LP value plus a Lagrangian term, still a valid bound.
   bool converged = true;
+  /// Per GPU pod size (gpu_count, gpu_milli), ascending: what the LP's optimum places. Where
+  /// `converged` is false, the split of the LP before the Lagrangian term.
+  std::vector<OfflineClass> classes;
 };
 
 /// The bound for the multiset `arrived` (indices into `pods`, repeated for clones) on an empty
-/// cluster of `nodes`. Error only if the LP solver fails.
+/// cluster of `nodes`. Error if `options` are out of range, if the LP solver fails, or if no
+/// placement meets `min_sharing_placed`.
 Result<OfflineBound> ComputeOfflineBound(const std::vector<NodeSpec>& nodes,
                                          const std::vector<PodSpec>& pods,
                                          const std::vector<int>& arrived,

@@ -5,8 +5,12 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <functional>
+#include <map>
 #include <optional>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "report/report.h"
@@ -86,6 +90,52 @@ std::string OfflineBoundCsv(const std::vector<OfflineBoundRow>& bounds) {
   return out;
 }
 
+std::string OfflineClassesCsv(const std::vector<OfflineBoundRow>& bounds) {
+  std::string out = "seed,gpus,gpu_milli,arrived,placed\n";
+  for (const OfflineBoundRow& b : bounds) {
+    for (const OfflineClass& c : b.bound.classes) {
+      out += std::to_string(b.seed) + ',' + std::to_string(c.gpu_count) + ',' +
+             std::to_string(c.gpu_milli) + ',' + std::to_string(c.arrived) + ',';
+      AppendNumber(&out, c.placed);
+      out += '\n';
+    }
+  }
+  return out;
+}
+
+std::string OfflineLeftOut(const std::vector<OfflineBoundRow>& bounds) {
+  if (bounds.empty()) return "";
+  struct Sum {
+    double arrived = 0, placed = 0;
+  };
+  std::map<std::pair<int, int32_t>, Sum> by_size;
+  for (const OfflineBoundRow& b : bounds) {
+    for (const OfflineClass& c : b.bound.classes) {
+      Sum& s = by_size[{c.gpu_count, c.gpu_milli}];
+      s.arrived += c.arrived;
+      s.placed += c.placed;
+    }
+  }
+  const double n = static_cast<double>(bounds.size());
+  std::vector<std::tuple<double, int, int32_t, double, double>> left;  // GPU milli out first
+  for (const auto& [size, s] : by_size) {
+    const double out = (s.arrived - s.placed) / n;
+    if (out < 0.5) continue;
+    left.emplace_back(out * size.first * size.second, size.first, size.second, out, s.arrived / n);
+  }
+  if (left.empty()) return "";
+  std::sort(left.begin(), left.end(), std::greater<>());
+  std::string text = "left out by the bound, mean per seed:";
+  char buf[96];
+  for (size_t i = 0; i < left.size(); ++i) {
+    const auto& [milli, gpus, per_gpu, out, arrived] = left[i];
+    std::snprintf(buf, sizeof(buf), "%s %.1f of %.0f pods of %d GPU%s x %d milli", i ? "," : "",
+                  out, arrived, gpus, gpus == 1 ? "" : "s", static_cast<int>(per_gpu));
+    text += buf;
+  }
+  return text + "\n";
+}
+
 std::string OfflineGapCsv(const std::vector<RunResult>& runs,
                           const std::vector<OfflineBoundRow>& bounds) {
   std::string out = "policy,seed,arrival_pct,unallocated_pct,bound_pct,gap_pp\n";
@@ -156,7 +206,14 @@ std::string OfflineSectionHtml(const std::vector<RunResult>& runs,
                   static_cast<unsigned long long>(bounds[i].seed), bounds[i].bound.unallocated_pct);
     html += buf;
   }
-  html += ".</p>\n</section>\n";
+  html += ".</p>\n";
+  if (std::string left = OfflineLeftOut(bounds); !left.empty()) {
+    left.pop_back();  // the newline
+    html += "<p class=\"note\" id=\"offline-left-out\">" + HtmlEscape(left) +
+            ". The bound may leave out any pod, even one that fits when it arrives; a "
+            "scheduler places those.</p>\n";
+  }
+  html += "</section>\n";
   return html;
 }
 

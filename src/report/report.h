@@ -113,6 +113,13 @@ std::string OfflineBoundCsv(const std::vector<OfflineBoundRow>& bounds);
 /// run whose seed has a bound, runs in the given order.
 std::string OfflineGapCsv(const std::vector<RunResult>& runs,
                           const std::vector<OfflineBoundRow>& bounds);
+/// offline_classes.csv: seed,gpus,gpu_milli,arrived,placed — per seed and GPU pod size, the
+/// pods arrived and how many of them the bound's LP optimum places (OfflineBound::classes).
+std::string OfflineClassesCsv(const std::vector<OfflineBoundRow>& bounds);
+/// The line printed under the offline table: the GPU pod sizes the bound leaves out, mean
+/// over the seeds ("left out by the bound, mean per seed: 238.0 of 1103 pods of 1 GPU x 810
+/// milli, ..."), largest GPU milli left out first; empty where it places (nearly) every pod.
+std::string OfflineLeftOut(const std::vector<OfflineBoundRow>& bounds);
 /// The plain-text table printed by `tessera frag --offline`: per policy unallocated %, the
 /// bound and the gap at the bound's level, "mean±sd"; a row "bound"; a legend below.
 std::string OfflineTable(const std::vector<RunResult>& runs,

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `tessera frag --offline` end to end: the bound per seed and each policy's gap in the terminal
-# table, offline_bound.csv, offline_gap.csv and report.html; the bound is known exactly on a
+# table, offline_bound.csv, offline_gap.csv, offline_classes.csv and report.html; what the
+# bound leaves out and --offline-sharing; the bound is known exactly on a
 # hand-made cluster and never above any policy; --help explains it; no files without --offline.
 set -euo pipefail
 : "${TESSERA:?}"
@@ -18,6 +19,28 @@ printf 'name,cpu_milli,memory_mib,num_gpu,gpu_milli\np0,1000,1024,1,600\np1,1000
 [ "$(grep -c ',40,' "$tmp/one/offline_bound.csv")" -eq 3 ] || fail "exact: want bound 40 for 3 seeds: $(cat "$tmp/one/offline_bound.csv")"
 grep -q "^fgd .* 40.00±0.00 .* 0.00±0.00$" "$tmp/one.out" || fail "exact: fgd row: $(grep fgd "$tmp/one.out")"
 echo "ok   exact bound on one GPU"
+
+# One GPU, an 810-milli share and a whole-GPU pod; with seed 1 the share arrives first, then the
+# whole pod, which takes arrival past 100 %: the bound places the whole pod and says it leaves
+# the share out (fgd placed the share: 19 %); with --offline-sharing 1 the share takes the GPU
+# in the bound too, and the whole pod is left out.
+printf 'name,cpu_milli,memory_mib,num_gpu,gpu_milli\np0,1000,1024,1,810\np1,1000,1024,1,1000\n' >"$tmp/pods2.csv"
+"$TESSERA" frag -q --offline --policy fgd --seeds 1 --max-arrival 200 --nodes "$tmp/nodes1.csv" \
+  --pods "$tmp/pods2.csv" --out "$tmp/left" >"$tmp/left.out" || fail "left out: exit $?"
+grep -q "^left out by the bound, mean per seed: 1.0 of 1 pods of 1 GPU x 810 milli$" "$tmp/left.out" \
+  || fail "left out: $(tail -3 "$tmp/left.out")"
+grep -q "^fgd .* 19.00±0.00 .* 0.00±0.00 .* 19.00±0.00$" "$tmp/left.out" || fail "left out: $(grep '^fgd' "$tmp/left.out")"
+grep -q "^1,1,810,1,0$" "$tmp/left/offline_classes.csv" || fail "offline_classes.csv: $(cat "$tmp/left/offline_classes.csv")"
+"$TESSERA" frag -q --offline --offline-sharing 1 --policy fgd --seeds 1 --max-arrival 200 \
+  --nodes "$tmp/nodes1.csv" --pods "$tmp/pods2.csv" --out "$tmp/every" >"$tmp/every.out" \
+  || fail "--offline-sharing 1: exit $?"
+grep -q "^bound .* 19.00±0.00 " "$tmp/every.out" || fail "--offline-sharing 1: $(grep '^bound' "$tmp/every.out")"
+grep -q "^left out by the bound, mean per seed: 1.0 of 1 pods of 1 GPU x 1000 milli$" "$tmp/every.out" \
+  || fail "--offline-sharing 1: $(grep 'left out' "$tmp/every.out")"
+if "$TESSERA" frag -q --offline-sharing 1 --nodes "$tmp/nodes1.csv" --pods "$tmp/pods2.csv" \
+  --out "$tmp/bad" >/dev/null 2>"$tmp/bad.err"; then fail "--offline-sharing without --offline accepted"; fi
+grep -q "needs --offline" "$tmp/bad.err" || fail "--offline-sharing without --offline: $(cat "$tmp/bad.err")"
+echo "ok   what the bound leaves out, and --offline-sharing"
 
 # A mixed cluster: the gap is never negative, every run has a row, the report has the section.
 printf 'sn,cpu_milli,memory_mib,gpu,model\nn0,16000,65536,2,T4\nn1,32000,131072,4,V100M32\nn2,8000,32768,1,T4\nn3,64000,262144,8,V100M32\n' >"$tmp/nodes.csv"

@@ -71,6 +71,67 @@ TEST(OfflineBound, MixedPatternsNeedColumnGeneration) {
   EXPECT_TRUE(b.converged);
 }
 
+TEST(OfflineBound, LeavesOutASharingPodForAWholeOneAndSaysSo) {
+  // One GPU, an 810-milli pod and a whole-GPU pod: the bound places the whole one and leaves
+  // the share out (0 % unallocated), which a scheduler that placed the share first cannot.
+  const std::vector<NodeSpec> nodes = {Node(64000, 1)};
+  const std::vector<PodSpec> pods = {Pod(1000, 1, 810), Pod(1000, 1, 1000)};
+  const std::vector<int> all = {0, 1};
+  const OfflineBound b = BoundAll(nodes, pods);
+  EXPECT_NEAR(b.unallocated_pct, 0, 1e-6);
+  ASSERT_EQ(b.classes.size(), 2u);
+  EXPECT_EQ(b.classes[0].gpu_count, 1);
+  EXPECT_EQ(b.classes[0].gpu_milli, 810);
+  EXPECT_EQ(b.classes[0].arrived, 1);
+  EXPECT_NEAR(b.classes[0].placed, 0, 1e-9);
+  EXPECT_EQ(b.classes[1].gpu_milli, 1000);
+  EXPECT_NEAR(b.classes[1].placed, 1, 1e-9);
+
+  // Bounding only the placements that place every sharing pod: the 810 takes the GPU.
+  OfflineBoundOptions every_share;
+  every_share.min_sharing_placed = 1;
+  Result<OfflineBound> placed = ComputeOfflineBound(nodes, pods, all, every_share);
+  ASSERT_TRUE(placed.ok()) << placed.error().message;
+  EXPECT_NEAR(placed->unallocated_pct, 19, 1e-6);
+  EXPECT_NEAR(placed->classes[0].placed, 1, 1e-9);
+  EXPECT_NEAR(placed->classes[1].placed, 0, 1e-9);
+  // Half of them: the LP may place half the share, and half the GPU goes to the whole pod.
+  OfflineBoundOptions half;
+  half.min_sharing_placed = 0.5;
+  Result<OfflineBound> h = ComputeOfflineBound(nodes, pods, all, half);
+  ASSERT_TRUE(h.ok()) << h.error().message;
+  EXPECT_NEAR(h->unallocated_pct, 9.5, 1e-6);
+}
+
+TEST(OfflineBound, SharingPodsThatCannotAllBePlacedOrABadShareAreErrors) {
+  const std::vector<NodeSpec> nodes = {Node(64000, 1)};
+  // Two 600-milli pods never share the one GPU; a 700 that fits no node (a T4-only cluster
+  // asked for a V100) is not required.
+  const std::vector<PodSpec> pods = {Pod(1000, 1, 600), Pod(1000, 1, 600),
+                                     Pod(1000, 1, 700, "V100M32")};
+  const std::vector<int> all = {0, 1, 2};
+  OfflineBoundOptions o;
+  o.min_sharing_placed = 0.5;
+  Result<OfflineBound> ok = ComputeOfflineBound(nodes, pods, all, o);
+  ASSERT_TRUE(ok.ok()) << ok.error().message;
+  EXPECT_NEAR(ok->unallocated_pct, 40, 1e-6);
+  o.min_sharing_placed = 1;
+  Result<OfflineBound> none = ComputeOfflineBound(nodes, pods, all, o);
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.error().message,
+            "offline bound: no placement places 100 % of the pods of every GPU-sharing shape (the "
+            "cluster cannot hold them)");
+  // Without the second 600 every sharing pod that fits some node can be placed.
+  Result<OfflineBound> fits = ComputeOfflineBound(nodes, pods, {0, 2}, o);
+  ASSERT_TRUE(fits.ok()) << fits.error().message;
+  EXPECT_NEAR(fits->unallocated_pct, 40, 1e-6);
+  o.min_sharing_placed = 1.5;
+  Result<OfflineBound> bad = ComputeOfflineBound(nodes, pods, all, o);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().message,
+            "offline bound: the share of sharing pods to place must be within 0-1, not 1.5");
+}
+
 TEST(OfflineBound, CpuLimitedNode) {
   // Two whole GPUs, but each pod needs 3 of the node's 4 cores: one pod only.
   OfflineBound b = BoundAll({Node(4000, 2)}, {Pod(3000, 1, 1000), Pod(3000, 1, 1000)});

@@ -62,5 +62,31 @@ TEST(OfflineReport, GapsPerPolicyOverSeedsWithABound) {
   EXPECT_EQ(OfflineSectionHtml(runs, policies, {}), "");
 }
 
+TEST(OfflineReport, WhatTheBoundLeavesOut) {
+  OfflineBoundRow a = Bound(1, 3), b = Bound(2, 3);
+  a.bound.classes = {{1, 470, 10, 10}, {1, 810, 100, 70}, {8, 1000, 3, 2}};
+  b.bound.classes = {{1, 470, 10, 9.8}, {1, 810, 90, 70}, {8, 1000, 3, 3}};
+  EXPECT_EQ(OfflineClassesCsv({a, b}),
+            "seed,gpus,gpu_milli,arrived,placed\n1,1,470,10,10\n1,1,810,100,70\n1,8,1000,3,2\n"
+            "2,1,470,10,9.8\n2,1,810,90,70\n2,8,1000,3,3\n");
+  // Mean per seed: 25 of the 95 810-milli pods (20.25 GPUs) before 0.5 of 3 8-GPU ones (4);
+  // 0.1 of the 470s is below half a pod and not named.
+  EXPECT_EQ(OfflineLeftOut({a, b}),
+            "left out by the bound, mean per seed: 25.0 of 95 pods of 1 GPU x 810 milli, 0.5 of 3 "
+            "pods of 8 GPUs x 1000 milli\n");
+  b.bound.classes[1].placed = 90;
+  a.bound.classes[1].placed = 100;
+  a.bound.classes[2].placed = 3;
+  EXPECT_EQ(OfflineLeftOut({a, b}), "");
+  EXPECT_EQ(OfflineLeftOut({}), "");
+  const std::vector<RunResult> runs = {FakeRun("fgd", 1, 5)};
+  EXPECT_EQ(OfflineSectionHtml(runs, {"fgd"}, {a, b}).find("offline-left-out"), std::string::npos);
+  a.bound.classes[1].placed = 70;
+  EXPECT_NE(OfflineSectionHtml(runs, {"fgd"}, {a, b})
+                .find("<p class=\"note\" id=\"offline-left-out\">left out by the bound, mean per "
+                      "seed: 15.0 of 95 pods of 1 GPU x 810 milli. The bound"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace tessera
