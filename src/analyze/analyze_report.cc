@@ -7,20 +7,15 @@
 #include <vector>
 
 #include "report/report.h"
+#include "util/format.h"
 
 namespace tessera::analyze {
 namespace {
 
-using Json = nlohmann::ordered_json;
+using OrderedJson = nlohmann::ordered_json;
 
-std::string Fixed(double v, int decimals) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%.*f", decimals, v);
-  return buf;
-}
-
-Json PartsJson(const FragParts& f) {
-  return Json{{"total_milli", f.total},
+OrderedJson PartsJson(const FragParts& f) {
+  return OrderedJson{{"total_milli", f.total},
               {"gpu_milli", f.gpu},
               {"cpu_milli", f.cpu},
               {"model_milli", f.model},
@@ -41,7 +36,7 @@ std::string Join(const std::vector<int>& v) {
 }  // namespace
 
 std::string AnalysisJson(const Analysis& a, const ReportInfo& info) {
-  Json j;
+  OrderedJson j;
   j["source"] = info.source;
   j["generated_by"] = info.generated_by;
   j["cluster"] = {{"nodes", a.nodes},
@@ -54,7 +49,7 @@ std::string AnalysisJson(const Analysis& a, const ReportInfo& info) {
                   {"gpu_pods_unmovable", a.unmovable},
                   {"fragmentation", PartsJson(a.frag)},
                   {"fragmentation_ratio", a.frag_ratio}};
-  Json pools = Json::array();
+  OrderedJson pools = OrderedJson::array();
   for (const PoolReport& p : a.pools) {
     pools.push_back({{"model", p.model},
                      {"nodes", p.nodes},
@@ -84,9 +79,9 @@ std::string AnalysisJson(const Analysis& a, const ReportInfo& info) {
                           {"unallocated_pct_min", a.bound.unallocated_pct},
                           {"converged", a.bound.converged}};
   }
-  Json pending = Json::array();
+  OrderedJson pending = OrderedJson::array();
   for (const PendingReport& p : a.pending) {
-    Json closest = Json::array();
+    OrderedJson closest = OrderedJson::array();
     for (const NodeMiss& n : p.closest) {
       closest.push_back({{"node", n.node},
                          {"reason", n.reason},
@@ -106,7 +101,7 @@ std::string AnalysisJson(const Analysis& a, const ReportInfo& info) {
                        {"placed_on", p.placed_on}});
   }
   j["pending"] = std::move(pending);
-  Json moves = Json::array();
+  OrderedJson moves = OrderedJson::array();
   for (const Move& m : a.plan.moves) {
     moves.push_back({{"step", m.step},
                      {"action", m.action},
@@ -126,7 +121,7 @@ std::string AnalysisJson(const Analysis& a, const ReportInfo& info) {
                      {"class", m.cls},
                      {"restarts", m.restarts}});
   }
-  Json placements = Json::array();
+  OrderedJson placements = OrderedJson::array();
   for (const Placement& p : a.plan.placements) {
     placements.push_back(
         {{"pod", p.pod}, {"node", p.node}, {"gpus", p.gpus}, {"after_step", p.after_step}});

@@ -5,7 +5,7 @@
 namespace tessera::analyze {
 namespace {
 
-using Json = nlohmann::ordered_json;
+using OrderedJson = nlohmann::ordered_json;
 
 std::string Indices(GpuSet gpus) {
   std::string s;
@@ -19,12 +19,12 @@ std::string Indices(GpuSet gpus) {
 
 std::string SnapshotJson(const std::vector<NodeSpec>& nodes, const std::vector<PodToWrite>& pods,
                          const std::vector<PdbToWrite>& pdbs) {
-  Json items = Json::array();
+  OrderedJson items = OrderedJson::array();
   for (const NodeSpec& n : nodes) {
-    Json res = {{"cpu", std::to_string(n.cpu_milli) + "m"},
+    OrderedJson res = {{"cpu", std::to_string(n.cpu_milli) + "m"},
                 {"memory", std::to_string(n.memory_mib) + "Mi"},
                 {"pods", "110"}};
-    Json labels = {{"kubernetes.io/hostname", n.name}};
+    OrderedJson labels = {{"kubernetes.io/hostname", n.name}};
     if (n.gpu_count > 0) {
       res["tessera.io/gpu"] = std::to_string(n.gpu_count);
       labels["tessera.io/gpu-model"] = n.gpu_model;
@@ -34,30 +34,30 @@ std::string SnapshotJson(const std::vector<NodeSpec>& nodes, const std::vector<P
         {{"apiVersion", "v1"},
          {"kind", "Node"},
          {"metadata", {{"name", n.name}, {"uid", "node-" + n.name}, {"labels", labels}}},
-         {"spec", Json::object()},
+         {"spec", OrderedJson::object()},
          {"status", {{"allocatable", res}, {"capacity", res}}}});
   }
   for (size_t i = 0; i < pods.size(); ++i) {
     const PodToWrite& p = pods[i];
-    Json requests = {{"cpu", std::to_string(p.spec.cpu_milli) + "m"},
+    OrderedJson requests = {{"cpu", std::to_string(p.spec.cpu_milli) + "m"},
                      {"memory", std::to_string(p.spec.memory_mib) + "Mi"}};
-    Json limits = Json::object();
+    OrderedJson limits = OrderedJson::object();
     if (p.spec.gpu_count > 0 && p.spec.gpu_milli > 0) {
-      for (Json* r : {&requests, &limits}) {
+      for (OrderedJson* r : {&requests, &limits}) {
         (*r)["tessera.io/gpu"] = std::to_string(p.spec.gpu_count);
         if (p.spec.gpu_milli < kMilliPerGpu) {
           (*r)["tessera.io/gpu-milli"] = std::to_string(p.spec.gpu_milli);
         }
       }
     }
-    Json meta = {{"name", p.spec.name},
+    OrderedJson meta = {{"name", p.spec.name},
                  {"namespace", p.namespace_name},
                  {"uid", "uid-" + std::to_string(i)}};
-    Json labels = Json::object();
+    OrderedJson labels = OrderedJson::object();
     for (const auto& [k, v] : p.labels) labels[k] = v;
     if (!p.spec.qos.empty()) labels["tessera.io/class"] = p.spec.qos;
     meta["labels"] = labels;
-    Json annotations = Json::object();
+    OrderedJson annotations = OrderedJson::object();
     if (!p.spec.gpu_spec.empty()) annotations["tessera.io/gpu-model"] = p.spec.gpu_spec;
     if (p.node >= 0 && p.gpus != 0) annotations["tessera.io/gpu-indices"] = Indices(p.gpus);
     meta["annotations"] = annotations;
@@ -67,24 +67,24 @@ std::string SnapshotJson(const std::vector<NodeSpec>& nodes, const std::vector<P
         const size_t dash = p.spec.name.rfind('-');
         owner = dash == std::string::npos ? p.spec.name : p.spec.name.substr(0, dash);
       }
-      meta["ownerReferences"] = Json::array({{{"apiVersion", "apps/v1"},
+      meta["ownerReferences"] = OrderedJson::array({{{"apiVersion", "apps/v1"},
                                               {"kind", p.owner_kind},
                                               {"name", owner},
                                               {"uid", "owner-" + owner},
                                               {"controller", true},
                                               {"blockOwnerDeletion", true}}});
     }
-    Json spec = {{"schedulerName", "tessera-scheduler"},
+    OrderedJson spec = {{"schedulerName", "tessera-scheduler"},
                  {"priority", p.priority},
                  {"containers",
-                  Json::array({{{"name", "main"},
+                  OrderedJson::array({{{"name", "main"},
                                 {"image", "busybox"},
                                 {"resources", {{"requests", requests}, {"limits", limits}}}}})}};
     if (p.node >= 0) spec["nodeName"] = nodes[p.node].name;
-    Json status = {{"phase", p.node >= 0 ? "Running" : "Pending"}};
+    OrderedJson status = {{"phase", p.node >= 0 ? "Running" : "Pending"}};
     if (p.node >= 0) {
       status["containerStatuses"] =
-          Json::array({{{"name", "main"}, {"ready", true}, {"restartCount", p.restarts}}});
+          OrderedJson::array({{{"name", "main"}, {"ready", true}, {"restartCount", p.restarts}}});
     }
     items.push_back({{"apiVersion", "v1"},
                      {"kind", "Pod"},
@@ -93,7 +93,7 @@ std::string SnapshotJson(const std::vector<NodeSpec>& nodes, const std::vector<P
                      {"status", status}});
   }
   for (const PdbToWrite& b : pdbs) {
-    Json spec = {{"selector", {{"matchLabels", b.match_labels}}}};
+    OrderedJson spec = {{"selector", {{"matchLabels", b.match_labels}}}};
     if (b.min_available >= 0) spec["minAvailable"] = b.min_available;
     if (b.max_unavailable >= 0) spec["maxUnavailable"] = b.max_unavailable;
     items.push_back({{"apiVersion", "policy/v1"},
@@ -101,7 +101,7 @@ std::string SnapshotJson(const std::vector<NodeSpec>& nodes, const std::vector<P
                      {"metadata", {{"name", b.name}, {"namespace", b.namespace_name}}},
                      {"spec", spec}});
   }
-  Json list = {{"apiVersion", "v1"},
+  OrderedJson list = {{"apiVersion", "v1"},
                {"kind", "List"},
                {"items", items},
                {"metadata", {{"resourceVersion", ""}}}};

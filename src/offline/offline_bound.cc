@@ -19,7 +19,7 @@ namespace {
 // Reduced costs below this (in milli-GPU) count as zero: GLPK's simplex works to ~1e-7.
 constexpr double kPriceEpsilon = 1e-6;
 
-struct NodeType {
+struct NodeGroup {
   int representative = 0;  // a node index of this type in the empty cluster
   int64_t count = 0;
   int gpus = 0;
@@ -76,7 +76,7 @@ class Lp {
 };
 
 // Pattern columns of type t: `copies[i]` pods of milli share_milli[i] on one GPU.
-std::vector<std::pair<int, double>> PatternEntries(const TypeRows& rows, const NodeType& type,
+std::vector<std::pair<int, double>> PatternEntries(const TypeRows& rows, const NodeGroup& type,
                                                    const std::vector<int>& copies) {
   std::vector<std::pair<int, double>> e;
   e.emplace_back(rows.gpus, 1.0);
@@ -155,7 +155,7 @@ Result<OfflineBound> ComputeOfflineBound(const std::vector<NodeSpec>& nodes,
   out.pods = static_cast<int>(arrived.size());
 
   // Node types (GPU nodes only: CPU-only pods are left out, so other nodes host nothing).
-  std::vector<NodeType> types;
+  std::vector<NodeGroup> types;
   {
     std::map<std::tuple<int, int, int64_t, int64_t, int64_t>, int> index;
     for (int n = 0; n < cluster.size(); ++n) {
@@ -165,7 +165,7 @@ Result<OfflineBound> ComputeOfflineBound(const std::vector<NodeSpec>& nodes,
                                        s.gpu_memory_mib);
       auto [it, fresh] = index.emplace(key, static_cast<int>(types.size()));
       if (fresh) {
-        types.push_back(NodeType{n, 0, s.gpu_count, s.cpu_milli, s.memory_mib, s.gpu_memory_mib});
+        types.push_back(NodeGroup{n, 0, s.gpu_count, s.cpu_milli, s.memory_mib, s.gpu_memory_mib});
       }
       ++types[it->second].count;
     }
@@ -200,7 +200,7 @@ Result<OfflineBound> ComputeOfflineBound(const std::vector<NodeSpec>& nodes,
   }
   std::vector<TypeRows> rows(types.size());
   for (size_t t = 0; t < types.size(); ++t) {
-    const NodeType& type = types[t];
+    const NodeGroup& type = types[t];
     TypeRows& r = rows[t];
     const double n = static_cast<double>(type.count);
     r.cpu = lp.AddRow(n * static_cast<double>(type.cpu_milli));

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "model/resources.h"
+#include "util/format.h"
 #include "util/percentile.h"
 
 namespace tessera {
@@ -42,13 +43,6 @@ DemandQuantiles Scaled(DemandQuantiles q, double g) {
   return q;
 }
 
-// "%.2f" of a double, for messages.
-std::string Fixed(double x, int decimals = 2) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, x);
-  return buf;
-}
-
 // A number for a message: integers without decimals.
 std::string Num(double x) {
   return x == std::floor(x) && std::fabs(x) < 1e15 ? std::to_string(static_cast<int64_t>(x))
@@ -58,7 +52,7 @@ std::string Num(double x) {
 // Why a span of `span_s` seconds in buckets of `bucket_s` has no hour-of-day profile, or "".
 std::string NoByHour(double span_s, double bucket_s) {
   if (bucket_s > kHourS) return "buckets of " + Num(bucket_s) + " s are longer than an hour";
-  if (span_s < 2 * kDayS) return "the history spans " + Fixed(span_s / kDayS) + " days, < 2";
+  if (span_s < 2 * kDayS) return "the history spans " + Fixed(span_s / kDayS, 2) + " days, < 2";
   return {};
 }
 
@@ -314,7 +308,7 @@ Result<Forecast> ForecastDemand(const DemandHistory& history, const ForecastSpec
     } else {
       f.basis = "the busiest day: buckets " + std::to_string(begin) + ".." +
                 std::to_string(end - 1) + " (from " + Num(history.start_s + begin * w) + " s), " +
-                Fixed(best * w / kHourS) + " GPU-hours";
+                Fixed(best * w / kHourS, 2) + " GPU-hours";
       f.no_by_hour = w > kHourS ? NoByHour(kDayS, w) : "";
       f.by_hour = f.no_by_hour.empty();
     }
@@ -541,9 +535,9 @@ std::string FormatForecastTable(const DemandForecast& f) {
   const DemandHistory& h = f.history;
   std::string out =
       "demand history: " + std::to_string(h.buckets) + " buckets of " + Num(h.bucket_s) +
-      " s from " + Num(h.start_s) + " s (" + Fixed((h.end_s() - h.start_s) / kDayS) + " days); " +
-      (h.by_hour ? "by hour of day" : "no hour-of-day profile: " + h.no_by_hour) +
-      "\nforecast: " + f.forecast.basis + " x " + Fixed(f.forecast.spec.growth) + "\n";
+      " s from " + Num(h.start_s) + " s (" + Fixed((h.end_s() - h.start_s) / kDayS, 2) +
+      " days); " + (h.by_hour ? "by hour of day" : "no hour-of-day profile: " + h.no_by_hour) +
+      "\nforecast: " + f.forecast.basis + " x " + Fixed(f.forecast.spec.growth, 2) + "\n";
   char line[256];
   std::snprintf(line, sizeof line, "%-12s %7s %8s %8s %9s %9s %8s %8s %8s %9s %7s\n", "class",
                 "pods", "arr/h", "peak/h", "dur p50", "dur p95", "GPU p50", "GPU p95", "GPU p99",
@@ -565,7 +559,7 @@ std::string FormatForecastTable(const DemandForecast& f) {
   out += "backtest: the last " + Fixed(100 * b.holdout_fraction, 0) + " % (" +
          std::to_string(b.test_buckets) + " buckets from " + Num(b.split_s) + " s) forecast " +
          (b.by_hour ? "by hour of day" : "overall (" + b.no_by_hour + ")") +
-         "; actual demand above the forecast p95 in " + Fixed(b.exceeded_pct()) + " % of " +
+         "; actual demand above the forecast p95 in " + Fixed(b.exceeded_pct(), 2) + " % of " +
          std::to_string(b.buckets) + " class-buckets\n";
   return out;
 }

@@ -7,17 +7,12 @@
 #include <nlohmann/json.hpp>
 
 #include "report/report.h"
+#include "util/format.h"
 
 namespace tessera {
 namespace {
 
 using Json = nlohmann::ordered_json;
-
-std::string Fixed(double v, int d) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", d, v);
-  return buf;
-}
 
 Json EvalJson(const NodeCatalog& catalog, const Evaluation& e) {
   Json classes = Json::array();
@@ -71,14 +66,6 @@ Evaluation EvalFromJson(const Json& j) {
     e.classes.push_back(o);
   }
   return e;
-}
-
-int ClassIndex(const PlanSpec& spec, const std::string& name) {
-  const auto& cs = spec.replay.qos.classes;
-  for (size_t i = 0; i < cs.size(); ++i) {
-    if (cs[i].name == name) return static_cast<int>(i);
-  }
-  return -1;
 }
 
 // The classes the table shows: those with an SLO, in class order.
@@ -371,7 +358,7 @@ std::string PlanHtml(const PlanInfo& info, const PlanSpec& spec, const PlanResul
   int wait_slo = -1;
   for (const ClassSlo& s : spec.slos) {
     if (s.kind == ClassSlo::Kind::kWait) {
-      wait_slo = ClassIndex(spec, s.qos_class);
+      wait_slo = spec.ClassIndex(s.qos_class);
       break;
     }
   }

@@ -9,6 +9,7 @@
 
 #include "model/cluster.h"
 #include "plan/demand.h"
+#include "util/percentile.h"
 
 namespace tessera {
 namespace {
@@ -35,21 +36,6 @@ double Quantile(const ClassOutcome& c, int q) {
   return q == 50 ? c.p50_s : q == 95 ? c.p95_s : c.p99_s;
 }
 
-int ClassIndex(const PlanSpec& spec, const std::string& name) {
-  const auto& cs = spec.replay.qos.classes;
-  for (size_t i = 0; i < cs.size(); ++i) {
-    if (cs[i].name == name) return static_cast<int>(i);
-  }
-  return -1;
-}
-
-double Percentile(std::vector<double> v, double q) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t k = static_cast<size_t>(std::ceil(q * static_cast<double>(v.size())));
-  return v[std::min(v.size() - 1, k == 0 ? 0 : k - 1)];
-}
-
 // Sort key of mixes: cost, then GPUs, then the counts.
 bool Cheaper(const Evaluation& a, const Evaluation& b) {
   if (a.cost != b.cost) return a.cost < b.cost;
@@ -58,6 +44,14 @@ bool Cheaper(const Evaluation& a, const Evaluation& b) {
 }
 
 }  // namespace
+
+int PlanSpec::ClassIndex(const std::string& name) const {
+  const auto& cs = replay.qos.classes;
+  for (size_t i = 0; i < cs.size(); ++i) {
+    if (cs[i].name == name) return static_cast<int>(i);
+  }
+  return -1;
+}
 
 const Timeline& DemandDraws::Get(uint64_t seed, double factor) const {
   {
@@ -129,7 +123,7 @@ Evaluation Evaluate(const PlanSpec& spec, const DemandDraws& demand, int policy,
     e.preemptions = std::max(e.preemptions, r.preemptions);
     if (e.missed.empty()) {
       for (const ClassSlo& slo : spec.slos) {
-        const int c = ClassIndex(spec, slo.qos_class);
+        const int c = spec.ClassIndex(slo.qos_class);
         if (c < 0 || static_cast<size_t>(c) >= r.classes.size()) continue;
         const ClassStats& s = r.classes[static_cast<size_t>(c)];
         char buf[160];
@@ -186,9 +180,10 @@ Evaluation Evaluate(const PlanSpec& spec, const DemandDraws& demand, int policy,
     e.alloc_pct = alloc / e.seeds_run;
     e.stranded_gpus = stranded / e.seeds_run;
   }
-  e.headroom_p50 = Percentile(headroom, 0.5);
-  e.headroom_p95 = Percentile(headroom, 0.95);
-  e.headroom_max = headroom.empty() ? 0 : *std::max_element(headroom.begin(), headroom.end());
+  std::sort(headroom.begin(), headroom.end());
+  e.headroom_p50 = Percentile(headroom, 50);
+  e.headroom_p95 = Percentile(headroom, 95);
+  e.headroom_max = headroom.empty() ? 0 : headroom.back();
   return e;
 }
 
@@ -438,7 +433,7 @@ Result<PlanResult> FinishPlan(const PlanSpec& spec, const DemandDraws& demand,
   if (plan.chosen_policy < 0) {
     // Name the first SLO that no replayed mix met, with the best figure reached and where.
     for (const ClassSlo& slo : spec.slos) {
-      const int c = ClassIndex(spec, slo.qos_class);
+      const int c = spec.ClassIndex(slo.qos_class);
       if (c < 0) continue;
       const Evaluation* where = nullptr;
       int where_policy = 0;

@@ -71,6 +71,9 @@ struct PlanSpec {
   double target_util = 0.8;                       ///< the "p95 / target utilization" baseline
   double lower_bound_gpus = 0;  ///< mixes with fewer GPUs are closed without a replay
   double first_guess_gpus = 0;  ///< Erlang C: the GPUs probed first
+
+  /// The index of QoS class `name` in replay.qos.classes; -1 when there is none.
+  int ClassIndex(const std::string& name) const;
 };
 
 /// One class's figures on one mix: the worst over the seeds replayed.

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "report/report.h"
+#include "util/format.h"
 
 namespace tessera {
 namespace {
@@ -36,12 +37,6 @@ constexpr double kLegendLeft = 812;
 std::string Coord(double v) {
   char buf[32];
   std::snprintf(buf, sizeof(buf), "%.1f", v);
-  return buf;
-}
-
-std::string Fixed(double v, int decimals) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%.*f", decimals, v);
   return buf;
 }
 

@@ -15,15 +15,12 @@
 
 #include "report/replay_report.h"
 #include "report/report.h"
+#include "util/format.h"
 
 namespace tessera {
 namespace {
 
-std::string F(double v, int d = 1) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%.*f", d, v);
-  return buf;
-}
+std::string F(double v, int d = 1) { return Fixed(v, d); }
 
 /// "80" or "97.5": tick labels.
 std::string Compact(double v) {

@@ -11,15 +11,10 @@
 #include <vector>
 
 #include "report/report.h"
+#include "util/format.h"
 
 namespace tessera {
 namespace {
-
-std::string Num(double v, int decimals) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%.*f", decimals, v);
-  return buf;
-}
 
 std::string G(double v) {
   char buf[64];
@@ -72,15 +67,15 @@ std::string ReplayTable(const std::vector<ReplayResult>& runs) {
       const std::vector<std::string> v = {r.policy,
                                           c.name,
                                           std::to_string(c.arrived),
-                                          Num(c.wait_p50_s, 2),
-                                          Num(c.wait_p95_s, 2),
-                                          Num(c.wait_p99_s, 2),
-                                          Num(c.wait_max_s, 1),
-                                          c.slo_wait_s < 0 ? "-" : Num(c.slo_pct, 2),
+                                          Fixed(c.wait_p50_s, 2),
+                                          Fixed(c.wait_p95_s, 2),
+                                          Fixed(c.wait_p99_s, 2),
+                                          Fixed(c.wait_max_s, 1),
+                                          c.slo_wait_s < 0 ? "-" : Fixed(c.slo_pct, 2),
                                           std::to_string(c.preempted),
-                                          Num(c.gpu_hours, 1),
-                                          Num(c.lost_gpu_hours, 1),
-                                          Num(c.mean_alloc_gpus, 1)};
+                                          Fixed(c.gpu_hours, 1),
+                                          Fixed(c.lost_gpu_hours, 1),
+                                          Fixed(c.mean_alloc_gpus, 1)};
       for (size_t i = 0; i < v.size(); ++i) out += Cell(v[i], cols[i].second) + " ";
       out += "\n";
     }

@@ -18,36 +18,32 @@ std::string Index(std::string_view path, size_t i) {
   return std::string(path) + "[" + std::to_string(i) + "]";
 }
 
-Error At(std::string_view path, std::string_view what) {
-  return Error{std::string(path) + ": " + std::string(what)};
-}
-
 // Fills `domain_of` (GPU -> domain as listed) from one partition; -1 stays for GPUs in none.
 Status ReadPartition(std::string_view name, int gpu_count,
                      const std::vector<std::vector<int>>& groups, std::vector<int>* domain_of) {
   domain_of->assign(static_cast<size_t>(gpu_count), -1);
   if (groups.size() > static_cast<size_t>(gpu_count)) {
-    return At(name, std::to_string(groups.size()) + " domains for " + std::to_string(gpu_count) +
-                        " GPUs");
+    return ErrorAt(name, std::to_string(groups.size()) + " domains for " +
+                             std::to_string(gpu_count) + " GPUs");
   }
   for (size_t d = 0; d < groups.size(); ++d) {
-    if (groups[d].empty()) return At(Index(name, d), "empty domain");
+    if (groups[d].empty()) return ErrorAt(Index(name, d), "empty domain");
     for (size_t k = 0; k < groups[d].size(); ++k) {
       const int g = groups[d][k];
       const std::string path = Index(Index(name, d), k);
       if (g < 0 || g >= gpu_count) {
-        return At(path, "GPU " + std::to_string(g) + " is out of range 0.." +
-                            std::to_string(gpu_count - 1));
+        return ErrorAt(path, "GPU " + std::to_string(g) + " is out of range 0.." +
+                                 std::to_string(gpu_count - 1));
       }
       if ((*domain_of)[g] >= 0) {
-        return At(path, "GPU " + std::to_string(g) + " is already in " + std::string(name) + "[" +
-                            std::to_string((*domain_of)[g]) + "]");
+        return ErrorAt(path, "GPU " + std::to_string(g) + " is already in " + std::string(name) +
+                                 "[" + std::to_string((*domain_of)[g]) + "]");
       }
       (*domain_of)[g] = static_cast<int>(d);
     }
   }
   for (int g = 0; g < gpu_count; ++g) {
-    if ((*domain_of)[g] < 0) return At(name, "GPU " + std::to_string(g) + " is in no domain");
+    if ((*domain_of)[g] < 0) return ErrorAt(name, "GPU " + std::to_string(g) + " is in no domain");
   }
   return Status();
 }
@@ -112,13 +108,13 @@ Result<GpuTopology> BuildTopology(int gpu_count, const TopologyGroups& groups) {
   const std::vector<int> numa_order = Dense(numa, numa_domains);
   if (!groups.numa_cpu_milli.empty()) {
     if (groups.numa_cpu_milli.size() != numa_domains) {
-      return At("numaCpu", std::to_string(groups.numa_cpu_milli.size()) + " values for " +
-                               std::to_string(numa_domains) + " NUMA nodes");
+      return ErrorAt("numaCpu", std::to_string(groups.numa_cpu_milli.size()) + " values for " +
+                                    std::to_string(numa_domains) + " NUMA nodes");
     }
     for (size_t d = 0; d < numa_domains; ++d) {
       const int64_t v = groups.numa_cpu_milli[d];
       if (v < 0 || v > kMaxCpuMilli) {
-        return At(Index("numaCpu", d), std::to_string(v) + " milli-CPU is out of range");
+        return ErrorAt(Index("numaCpu", d), std::to_string(v) + " milli-CPU is out of range");
       }
       t.numa_cpu_milli[numa_order[d]] = v;
     }
@@ -140,24 +136,26 @@ Result<GpuTopology> BuildTopology(int gpu_count, const TopologyGroups& groups) {
     return t;
   }
   if (groups.links.size() != n) {
-    return At("links", std::to_string(groups.links.size()) + " rows for " +
-                           std::to_string(gpu_count) + " GPUs");
+    return ErrorAt("links", std::to_string(groups.links.size()) + " rows for " +
+                                std::to_string(gpu_count) + " GPUs");
   }
   for (size_t a = 0; a < n; ++a) {
     if (groups.links[a].size() != n) {
-      return At(Index("links", a), std::to_string(groups.links[a].size()) + " columns for " +
-                                       std::to_string(gpu_count) + " GPUs");
+      return ErrorAt(Index("links", a), std::to_string(groups.links[a].size()) + " columns for " +
+                                            std::to_string(gpu_count) + " GPUs");
     }
     for (size_t b = 0; b < n; ++b) {
       const int64_t v = groups.links[a][b];
       const std::string path = Index(Index("links", a), b);
       if (v < 0 || v > kMaxLinkScore) {
-        return At(path, std::to_string(v) + " is out of range 0.." + std::to_string(kMaxLinkScore));
+        return ErrorAt(path,
+                       std::to_string(v) + " is out of range 0.." + std::to_string(kMaxLinkScore));
       }
-      if (a == b && v != 0) return At(path, "the diagonal must be 0");
+      if (a == b && v != 0) return ErrorAt(path, "the diagonal must be 0");
       if (groups.links[b].size() == n && groups.links[b][a] != v) {
-        return At(path, std::to_string(v) + " differs from " + Index(Index("links", b), a) + " " +
-                            std::to_string(groups.links[b][a]) + " (the matrix is symmetric)");
+        return ErrorAt(path, std::to_string(v) + " differs from " + Index(Index("links", b), a) +
+                                 " " + std::to_string(groups.links[b][a]) +
+                                 " (the matrix is symmetric)");
       }
       t.link[a][b] = static_cast<uint16_t>(v);
     }
@@ -214,12 +212,12 @@ Result<TopologyGroups> ParseCompactTopology(std::string_view text) {
     seen[k] = true;
     if (k == 2) {
       Result<KubeletTopologyPolicy> p = ParseKubeletPolicy(value);
-      if (!p.ok()) return At(key, p.error().message);
+      if (!p.ok()) return ErrorAt(key, p.error().message);
       g.kubelet = *p;
       continue;
     }
     Result<std::vector<std::vector<int>>> groups = ParseGpuGroups(value);
-    if (!groups.ok()) return At(key, groups.error().message);
+    if (!groups.ok()) return ErrorAt(key, groups.error().message);
     (k == 0 ? g.nvlink : g.numa) = std::move(*groups);
   }
   return g;

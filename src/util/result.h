@@ -1,6 +1,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <utility>
 #include <variant>
 
@@ -10,6 +11,11 @@ namespace tessera {
 struct Error {
   std::string message;
 };
+
+/// "<where>: <what>", where is a file:line or a JSON path.
+inline Error ErrorAt(std::string_view where, std::string_view what) {
+  return Error{std::string(where) + ": " + std::string(what)};
+}
 
 /// A value or an Error. Used across module boundaries instead of exceptions
 /// (C++20 has no std::expected). Cheap to move; not thread-safe to share mutably.

@@ -18,8 +18,6 @@
 namespace tessera::k8s {
 namespace {
 
-constexpr size_t kMaxEventBytes = size_t{64} << 20;
-
 /// A string member of `obj`, or "" when absent or not a string.
 std::string StringField(const nlohmann::json& obj, std::string_view field) {
   if (!obj.is_object()) return "";
@@ -33,14 +31,6 @@ std::string MetaString(const nlohmann::json& obj, std::string_view field) {
   const nlohmann::json* meta = FindField(obj, "metadata");
   return meta == nullptr ? "" : StringField(*meta, field);
 }
-
-/// The metrics of one resource's reflector (no-ops without a registry).
-struct ReflectorMetrics {
-  prometheus::Counter* lists = nullptr;
-  prometheus::Counter* watch_errors = nullptr;
-  prometheus::Counter* not_applied = nullptr;
-  prometheus::Gauge* last_event = nullptr;
-};
 
 }  // namespace
 
@@ -74,11 +64,18 @@ class ClusterCache::Reflector {
     /// May be empty; gets the keys listed and the list's resourceVersion.
     std::function<void(const std::set<std::string>&, const std::string&)> end_list;
   };
+  /// The metrics of one resource's reflector (no-ops without a registry).
+  struct Metrics {
+    prometheus::Counter* lists = nullptr;
+    prometheus::Counter* watch_errors = nullptr;
+    prometheus::Counter* not_applied = nullptr;
+    prometheus::Gauge* last_event = nullptr;
+  };
 
   /// `paths`: the collection, then the versions to fall back to when one answers 404.
   Reflector(std::string resource, std::vector<std::string> paths, KubeApi* api,
             const ClusterCacheOptions* o, Sleeper* sleeper, const Clock* clock, Handlers h,
-            ReflectorMetrics metrics, std::function<void()> sync_changed)
+            Metrics metrics, std::function<void()> sync_changed)
       : resource_(std::move(resource)),
         paths_(std::move(paths)),
         api_(api),
@@ -255,7 +252,7 @@ class ClusterCache::Reflector {
   bool HandleEvent(std::string_view line, bool* gone, std::string* bad) {
     const std::string where =
         resource_ + ": watch event after resourceVersion " + resource_version_;
-    Result<nlohmann::json> event = ParseJson(line, kMaxEventBytes, where);
+    Result<nlohmann::json> event = ParseJson(line, kMaxWatchEventBytes, where);
     if (!event.ok() || !event->is_object()) {
       *bad = event.ok() ? where + ": expected an object" : event.error().message;
       return false;
@@ -332,7 +329,7 @@ class ClusterCache::Reflector {
   Sleeper* sleeper_;
   const Clock* clock_;
   Handlers h_;
-  ReflectorMetrics metrics_;
+  Metrics metrics_;
   std::function<void()> sync_changed_;
   std::string resource_version_;
   std::set<std::string> known_;  // keys of the objects applied and not deleted
@@ -388,7 +385,7 @@ ClusterCache::ClusterCache(KubeApi* api, ClusterEventSink* sink, ClusterCacheOpt
                       .Register(r);
   }
   const auto metrics_of = [&](const std::string& resource) {
-    ReflectorMetrics m;
+    Reflector::Metrics m;
     if (lists == nullptr) return m;
     const prometheus::Labels labels = {{"resource", resource}};
     m.lists = &lists->Add(labels);

@@ -16,7 +16,6 @@ namespace {
 
 constexpr size_t kBodyExcerpt = 300;
 constexpr size_t kMaxListBodyBytes = size_t{1} << 30;
-constexpr size_t kMaxEventBytes = size_t{64} << 20;
 
 /// Percent-encodes everything but RFC 3986's unreserved characters.
 std::string Escape(std::string_view s) {
@@ -400,7 +399,7 @@ ApiStatus HttpKubeApi::Watch(const std::string& path, const std::string& resourc
           }
         }
         buffer.erase(0, start);
-        if (buffer.size() > kMaxEventBytes) {
+        if (buffer.size() > kMaxWatchEventBytes) {
           too_long = true;
           return false;
         }

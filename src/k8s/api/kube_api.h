@@ -7,6 +7,7 @@
 // https with a CA and a bearer token or a client certificate in a cluster); the configuration
 // comes from the in-cluster service account or from a kubeconfig file.
 
+#include <cstddef>
 #include <functional>
 #include <map>
 #include <memory>
@@ -24,6 +25,9 @@ class Client;
 }
 
 namespace tessera::k8s {
+
+/// The longest watch event line accepted (a larger one ends the stream as malformed).
+inline constexpr size_t kMaxWatchEventBytes = size_t{64} << 20;
 
 /// The outcome of one API call. `error` is empty on success; otherwise it names the method,
 /// the URL, the HTTP status and an excerpt of the body ("GET https://h/api/v1/pods?limit=500:

@@ -18,10 +18,6 @@ namespace {
 
 using Json = nlohmann::json;
 
-Error At(std::string_view path, std::string_view what) {
-  return Error{std::string(path) + ": " + std::string(what)};
-}
-
 // Reads one quantity value (a string, or a number as Quantity.UnmarshalJSON accepts).
 Result<Quantity> ReadQuantity(const Json& v, std::string_view path) {
   std::string text;
@@ -33,8 +29,8 @@ Result<Quantity> ReadQuantity(const Json& v, std::string_view path) {
     return TypeError(path, "quantity string", v);
   }
   Result<Quantity> q = ParseQuantity(text);
-  if (!q.ok()) return At(path, q.error().message);
-  if (q->nano < 0) return At(path, "negative quantity " + QuoteForError(text));
+  if (!q.ok()) return ErrorAt(path, q.error().message);
+  if (q->nano < 0) return ErrorAt(path, "negative quantity " + QuoteForError(text));
   return q;
 }
 
@@ -61,7 +57,8 @@ Status ReadResourceMap(const Json* v, std::string_view path, ResourceList* out,
 Status AddInto(ResourceList* a, const ResourceList& b, std::string_view path) {
   for (const auto& [name, q] : b) {
     Result<Quantity> sum = AddQuantities((*a)[name], q);
-    if (!sum.ok()) return At(path, "total of " + QuoteForError(name) + ": " + sum.error().message);
+    if (!sum.ok())
+      return ErrorAt(path, "total of " + QuoteForError(name) + ": " + sum.error().message);
     (*a)[name] = *sum;
   }
   return Status();

@@ -53,8 +53,6 @@ std::string ItemPath(const Json& doc, std::string_view what, size_t i) {
   return std::string(what) + ": " + PathIndex(doc.is_array() ? "" : "items", i);
 }
 
-bool Ended(std::string_view phase) { return phase == "Succeeded" || phase == "Failed"; }
-
 bool RequestsGpu(const PodSpec& spec) { return spec.gpu_count > 0 && spec.gpu_milli > 0; }
 
 // Whether preemption may help (FailedNodes rather than FailedAndUnresolvableNodes). A topology
@@ -276,7 +274,7 @@ Result<std::unique_ptr<Extender>> Extender::FromJson(std::string_view nodes_json
       }
       path_of[uid] = path + " (" + pod->namespace_name + "/" + pod->name + ")";
       (void)ext->UpsertPod(*pod);  // what is not applied as given is listed below
-      if (!pod->node_name.empty() && !names.count(pod->node_name) && !Ended(pod->phase)) {
+      if (!pod->node_name.empty() && !names.count(pod->node_name) && !PodEnded(pod->phase)) {
         ext->warnings_.push_back(path_of[uid] + ": bound to unknown node " +
                                  QuoteForError(pod->node_name) + " (ignored)");
       }

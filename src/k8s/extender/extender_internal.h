@@ -26,5 +26,7 @@ std::string PodUid(const Pod& pod);
 /// every API server in use writes etcd's revision, and Tessera only compares the versions of
 /// one object (what the watch delivered against a later read of the same pod).
 uint64_t NumericVersion(std::string_view resource_version);
+/// Whether a pod in `phase` has ended (Succeeded or Failed): it holds no resources.
+inline bool PodEnded(std::string_view phase) { return phase == "Succeeded" || phase == "Failed"; }
 
 }  // namespace tessera::k8s

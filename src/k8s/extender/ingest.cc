@@ -31,8 +31,6 @@ std::string KeyOf(const std::string& ns, const std::string& name) {
   return ns.empty() ? name : ns + "/" + name;
 }
 
-bool Ended(std::string_view phase) { return phase == "Succeeded" || phase == "Failed"; }
-
 std::string GpuList(GpuSet gpus) {
   const std::string list = FormatGpuIndices(gpus);
   return list.empty() ? "none" : list;
@@ -424,7 +422,7 @@ Status Extender::UpsertPod(const Pod& pod) {
   PodRecord record = RecordOf(pod, &error);
   std::lock_guard<std::mutex> lock(mutex_);
   EnsureModel();
-  if (Ended(pod.phase)) {
+  if (PodEnded(pod.phase)) {
     queue_.Remove(uid);
     RemovePodLocked(uid);
     return {};
@@ -457,7 +455,7 @@ Status Extender::UpsertPod(const Pod& pod) {
 void Extender::UndecodablePod(const PodIdentity& pod, const std::string& error) {
   std::lock_guard<std::mutex> lock(mutex_);
   EnsureModel();
-  if (Ended(pod.phase)) {
+  if (PodEnded(pod.phase)) {
     queue_.Remove(pod.uid);
     PlaceNodes(pods_.Remove(pod.uid));
     return;
@@ -554,7 +552,7 @@ void Extender::MergeNodeReadLocked(const std::string& node, const ListPage& page
     }
     const std::string uid = PodUid(*pod);
     if (pod->node_name != node || pods_.Removed(uid)) continue;
-    if (Ended(pod->phase)) {
+    if (PodEnded(pod->phase)) {
       for (std::string& n : pods_.Remove(uid)) changed.push_back(std::move(n));
       continue;
     }

@@ -21,10 +21,6 @@ namespace {
 
 using Json = nlohmann::json;
 
-Error At(std::string_view path, std::string_view what) {
-  return Error{std::string(path) + ": " + std::string(what)};
-}
-
 // An array of arrays of GPU indices.
 Result<std::vector<std::vector<int>>> ReadGroups(const Json& v, const std::string& path) {
   if (!v.is_array()) return TypeError(path, "array", v);
@@ -64,7 +60,7 @@ Result<TopologyPtr> FromOurAnnotation(std::string_view value, const std::string&
         int64_t milli = 0;
         if (v[d].is_string()) {
           Result<int64_t> m = QuantityToMilli(v[d].get_ref<const std::string&>());
-          if (!m.ok()) return At(dpath, m.error().message);
+          if (!m.ok()) return ErrorAt(dpath, m.error().message);
           milli = *m;
         } else if (v[d].is_number_integer()) {
           int64_t cores = 0;
@@ -73,7 +69,7 @@ Result<TopologyPtr> FromOurAnnotation(std::string_view value, const std::string&
         } else {
           return TypeError(dpath, "quantity string or integer", v[d]);
         }
-        if (milli < 0 || milli > kMaxCpuMilli) return At(dpath, "CPU out of range");
+        if (milli < 0 || milli > kMaxCpuMilli) return ErrorAt(dpath, "CPU out of range");
         groups.numa_cpu_milli.push_back(milli);
       }
     } else if (it.key() == "links") {
@@ -90,7 +86,7 @@ Result<TopologyPtr> FromOurAnnotation(std::string_view value, const std::string&
         }
       }
     } else {
-      return At(field, "unknown field (known: nvlink, numa, numaCpu, links)");
+      return ErrorAt(field, "unknown field (known: nvlink, numa, numaCpu, links)");
     }
   }
   Result<GpuTopology> t = BuildTopology(gpu_count, groups);
@@ -110,10 +106,10 @@ Result<TopologyPtr> FromHami(const Node& node, std::string_view value, const std
   const std::string reg_path = PathKey(ann, kHamiRegisterAnnotation);
   auto reg = node.annotations.find(std::string(kHamiRegisterAnnotation));
   if (reg == node.annotations.end()) {
-    return At(path, "needs " + reg_path + " to map GPU UUIDs to indices");
+    return ErrorAt(path, "needs " + reg_path + " to map GPU UUIDs to indices");
   }
   Result<std::vector<HamiDevice>> devices = ParseHamiNodeRegister(reg->second);
-  if (!devices.ok()) return At(reg_path, devices.error().message);
+  if (!devices.ok()) return ErrorAt(reg_path, devices.error().message);
   std::map<std::string, int, std::less<>> index;  // healthy UUID -> GPU index; -1 unhealthy
   std::vector<int32_t> numa;
   std::vector<std::string> uuids;
@@ -124,9 +120,9 @@ Result<TopologyPtr> FromHami(const Node& node, std::string_view value, const std
     uuids.push_back(d.uuid);
   }
   if (static_cast<int>(numa.size()) != gpu_count) {
-    return At(reg_path, std::to_string(numa.size()) +
-                            " healthy GPUs registered, but the node has " +
-                            std::to_string(gpu_count));
+    return ErrorAt(reg_path, std::to_string(numa.size()) +
+                                 " healthy GPUs registered, but the node has " +
+                                 std::to_string(gpu_count));
   }
   Result<std::vector<HamiPairScore>> scores = ParseHamiNodeScore(value, path);
   if (!scores.ok()) return scores.error();
@@ -138,15 +134,16 @@ Result<TopologyPtr> FromHami(const Node& node, std::string_view value, const std
     const std::string epath = PathIndex(path, i);
     auto from = index.find(s.uuid);
     if (from == index.end()) {
-      return At(PathKey(epath, "uuid"), "GPU " + QuoteForError(s.uuid) + " is not in " + reg_path);
+      return ErrorAt(PathKey(epath, "uuid"),
+                     "GPU " + QuoteForError(s.uuid) + " is not in " + reg_path);
     }
     if (from->second < 0) continue;  // an unhealthy GPU: not one of the node's GPUs
     has_entry[from->second] = true;
     for (const auto& [uuid, score] : s.scores) {
       auto to = index.find(uuid);
       if (to == index.end()) {
-        return At(PathKey(epath, "score") + "[" + QuoteForError(uuid, 256) + "]",
-                  "GPU " + QuoteForError(uuid) + " is not in " + reg_path);
+        return ErrorAt(PathKey(epath, "score") + "[" + QuoteForError(uuid, 256) + "]",
+                       "GPU " + QuoteForError(uuid) + " is not in " + reg_path);
       }
       if (to->second < 0 || to->second == from->second) continue;
       dir[from->second][to->second] = score;
@@ -155,8 +152,8 @@ Result<TopologyPtr> FromHami(const Node& node, std::string_view value, const std
   const size_t n = numa.size();
   for (size_t g = 0; g < n; ++g) {
     if (!has_entry[g]) {
-      return At(path,
-                "GPU " + std::to_string(g) + " (" + QuoteForError(uuids[g]) + ") has no entry");
+      return ErrorAt(
+          path, "GPU " + std::to_string(g) + " (" + QuoteForError(uuids[g]) + ") has no entry");
     }
   }
   TopologyGroups groups;
@@ -165,8 +162,8 @@ Result<TopologyPtr> FromHami(const Node& node, std::string_view value, const std
     for (size_t b = a + 1; b < n; ++b) {
       int64_t ab = dir[a][b], ba = dir[b][a];
       if (ab == kNone && ba == kNone) {
-        return At(path, "no score between GPU " + std::to_string(a) + " and GPU " +
-                            std::to_string(b) + " in either direction");
+        return ErrorAt(path, "no score between GPU " + std::to_string(a) + " and GPU " +
+                                 std::to_string(b) + " in either direction");
       }
       const int64_t v = ab == kNone ? ba : ba == kNone ? ab : std::min(ab, ba);
       groups.links[a][b] = groups.links[b][a] = v;
@@ -199,7 +196,7 @@ Result<TopologyPtr> FromHami(const Node& node, std::string_view value, const std
     groups.numa[it->second].push_back(static_cast<int>(g));
   }
   Result<GpuTopology> t = BuildTopology(gpu_count, groups);
-  if (!t.ok()) return At(path, t.error().message);
+  if (!t.ok()) return ErrorAt(path, t.error().message);
   return std::make_shared<const GpuTopology>(*t);
 }
 
@@ -210,13 +207,13 @@ Result<TopologyPtr> NodeTopology(const Node& node, const NodeSpec& spec) {
   if (auto it = node.annotations.find(std::string(kGpuTopologyAnnotation));
       it != node.annotations.end()) {
     const std::string path = PathKey(ann, kGpuTopologyAnnotation);
-    if (spec.gpu_count <= 0) return At(path, "the node has no GPUs");
+    if (spec.gpu_count <= 0) return ErrorAt(path, "the node has no GPUs");
     return FromOurAnnotation(it->second, path, spec.gpu_count);
   }
   if (auto it = node.annotations.find(std::string(kHamiScoreAnnotation));
       it != node.annotations.end()) {
     if (spec.gpu_count <= 0) {
-      return At(PathKey(ann, kHamiScoreAnnotation), "the node has no GPUs");
+      return ErrorAt(PathKey(ann, kHamiScoreAnnotation), "the node has no GPUs");
     }
     return FromHami(node, it->second, ann, spec.gpu_count);
   }

@@ -19,10 +19,6 @@
 namespace tessera::k8s {
 namespace {
 
-Error At(std::string_view path, std::string_view what) {
-  return Error{std::string(path) + ": " + std::string(what)};
-}
-
 // The GPU request of one container.
 struct ContainerGpu {
   int64_t count = 0;
@@ -44,10 +40,10 @@ Result<int64_t> WholeIn(const Container& c, std::string_view name, const Quantit
                         int64_t hi, std::string_view what) {
   const std::string where = PathKey(PathKey(c.json_path, "resources"), name);
   Result<int64_t> v = ToInt(q);
-  if (!v.ok()) return At(where, v.error().message);
+  if (!v.ok()) return ErrorAt(where, v.error().message);
   if (*v < lo || *v > hi) {
-    return At(where, std::to_string(*v) + " " + std::string(what) + " is out of range " +
-                         std::to_string(lo) + ".." + std::to_string(hi));
+    return ErrorAt(where, std::to_string(*v) + " " + std::string(what) + " is out of range " +
+                              std::to_string(lo) + ".." + std::to_string(hi));
   }
   return *v;
 }
@@ -105,10 +101,10 @@ Result<ContainerGpu> GpuOf(const Container& c) {
       const std::string at = PathKey(where, kTesseraGpuMemory);
       Result<int64_t> mib =
           c.gpu_memory_text.empty() ? ToInt(*t_mem) : GpuMemoryToMiB(c.gpu_memory_text);
-      if (!mib.ok()) return At(at, mib.error().message);
+      if (!mib.ok()) return ErrorAt(at, mib.error().message);
       if (*mib < 0 || *mib > kMaxGpuMemoryMib) {
-        return At(at, std::to_string(*mib) + " MiB is out of range 0.." +
-                          std::to_string(kMaxGpuMemoryMib));
+        return ErrorAt(at, std::to_string(*mib) + " MiB is out of range 0.." +
+                               std::to_string(kMaxGpuMemoryMib));
       }
       g.memory_mib = *mib;
       per_gpu = t_mem;
@@ -157,14 +153,14 @@ Result<ContainerGpu> GpuOf(const Container& c) {
   }
   if (g.count == 0) {
     if (per_gpu != nullptr && per_gpu->nano != 0) {
-      return At(PathKey(where, per_gpu_name), "is set, but the GPU count is 0");
+      return ErrorAt(PathKey(where, per_gpu_name), "is set, but the GPU count is 0");
     }
     return ContainerGpu{};
   }
   if (g.count > 1 && g.milli != kMilliPerGpu) {
-    return At(where, "a multi-GPU request (" + std::to_string(g.count) +
-                         " GPUs) must take whole GPUs, got " + std::to_string(g.milli) +
-                         " milli-GPU each");
+    return ErrorAt(where, "a multi-GPU request (" + std::to_string(g.count) +
+                              " GPUs) must take whole GPUs, got " + std::to_string(g.milli) +
+                              " milli-GPU each");
   }
   return g;
 }
@@ -196,9 +192,9 @@ Result<std::optional<int64_t>> NodeQuantity(const std::map<std::string, std::str
   if (it == map.end()) return std::optional<int64_t>();
   const std::string where = PathKey(map_path, name);
   Result<int64_t> v = convert(it->second);
-  if (!v.ok()) return At(where, v.error().message);
+  if (!v.ok()) return ErrorAt(where, v.error().message);
   if (*v < 0 || *v > max) {
-    return At(where, std::to_string(*v) + " is out of range 0.." + std::to_string(max));
+    return ErrorAt(where, std::to_string(*v) + " is out of range 0.." + std::to_string(max));
   }
   return std::optional<int64_t>(*v);
 }
@@ -212,16 +208,16 @@ Result<PodSpec> PodToSpec(const Pod& pod) {
   if (const Quantity* cpu = Find(pod.requests, kResourceCpu)) {
     Result<int64_t> v = ToMilli(*cpu);
     if (!v.ok() || *v > kMaxCpuMilli) {
-      return At(where, "total cpu request is over the limit of " + std::to_string(kMaxCpuMilli) +
-                           " milli-CPU");
+      return ErrorAt(where, "total cpu request is over the limit of " +
+                                std::to_string(kMaxCpuMilli) + " milli-CPU");
     }
     s.cpu_milli = *v;
   }
   if (const Quantity* mem = Find(pod.requests, kResourceMemory)) {
     Result<int64_t> v = ToMiB(*mem);
     if (!v.ok() || *v > kMaxMemoryMib) {
-      return At(where, "total memory request is over the limit of " +
-                           std::to_string(kMaxMemoryMib) + " MiB");
+      return ErrorAt(where, "total memory request is over the limit of " +
+                                std::to_string(kMaxMemoryMib) + " MiB");
     }
     s.memory_mib = *v;
   }
@@ -245,10 +241,10 @@ Result<PodSpec> PodToSpec(const Pod& pod) {
     int64_t sum = 0, sidecars = 0, init_max = 0, memory = 0, percent = 0;
     for (const auto& [c, g] : gpu_containers) {
       if (g.milli != kMilliPerGpu) {
-        return At(PathKey(c->json_path, "resources"),
-                  "shares a GPU (" + std::to_string(g.milli) +
-                      " milli-GPU) while other containers of the pod also request GPUs; "
-                      "only whole GPUs can be split across containers");
+        return ErrorAt(PathKey(c->json_path, "resources"),
+                       "shares a GPU (" + std::to_string(g.milli) +
+                           " milli-GPU) while other containers of the pod also request GPUs; "
+                           "only whole GPUs can be split across containers");
       }
       memory = std::max(memory, g.memory_mib);
       percent = std::max(percent, g.memory_percent);
@@ -274,8 +270,8 @@ Result<PodSpec> PodToSpec(const Pod& pod) {
     }
     const int64_t count = std::max(sum, init_max);
     if (count > kMaxGpusPerNode) {
-      return At(where, "the containers request " + std::to_string(count) +
-                           " GPUs in total, more than " + std::to_string(kMaxGpusPerNode));
+      return ErrorAt(where, "the containers request " + std::to_string(count) +
+                                " GPUs in total, more than " + std::to_string(kMaxGpusPerNode));
     }
     s.gpu_count = static_cast<int>(count);
     s.gpu_milli = kMilliPerGpu;
@@ -299,9 +295,9 @@ Result<PodSpec> PodToSpec(const Pod& pod) {
       it != pod.annotations.end()) {
     Result<TopologyRequest> t = ParseTopologyRequest(it->second);
     if (!t.ok()) {
-      return At(PathKey(PathKey(PathKey(pod.json_path, "metadata"), "annotations"),
-                        kPodTopologyAnnotation),
-                t.error().message);
+      return ErrorAt(PathKey(PathKey(PathKey(pod.json_path, "metadata"), "annotations"),
+                             kPodTopologyAnnotation),
+                     t.error().message);
     }
     s.topology = *t;
   }
@@ -329,7 +325,7 @@ Result<NodeSpec> NodeToSpec(const Node& node, std::string* topology_error) {
       it != node.annotations.end()) {
     Result<std::vector<HamiDevice>> devices = ParseHamiNodeRegister(it->second);
     if (!devices.ok()) {
-      return At(PathKey(ann_path, kHamiRegisterAnnotation), devices.error().message);
+      return ErrorAt(PathKey(ann_path, kHamiRegisterAnnotation), devices.error().message);
     }
     has_hami = true;
     for (HamiDevice& d : *devices) {
@@ -342,9 +338,9 @@ Result<NodeSpec> NodeToSpec(const Node& node, std::string* topology_error) {
                                                QuantityToInt, kMaxGpusPerNode));
   if (!count && has_hami) {
     if (healthy.size() > static_cast<size_t>(kMaxGpusPerNode)) {
-      return At(PathKey(ann_path, kHamiRegisterAnnotation), std::to_string(healthy.size()) +
-                                                                " healthy GPUs, more than " +
-                                                                std::to_string(kMaxGpusPerNode));
+      return ErrorAt(PathKey(ann_path, kHamiRegisterAnnotation),
+                     std::to_string(healthy.size()) + " healthy GPUs, more than " +
+                         std::to_string(kMaxGpusPerNode));
     }
     count = static_cast<int64_t>(healthy.size());
   }
@@ -363,9 +359,9 @@ Result<NodeSpec> NodeToSpec(const Node& node, std::string* topology_error) {
   } else if (!healthy.empty()) {
     for (const HamiDevice& d : healthy) {
       if (d.type != healthy[0].type) {
-        return At(PathKey(ann_path, kHamiRegisterAnnotation),
-                  "mixed GPU types " + QuoteForError(healthy[0].type) + " and " +
-                      QuoteForError(d.type) + " on one node are not supported");
+        return ErrorAt(PathKey(ann_path, kHamiRegisterAnnotation),
+                       "mixed GPU types " + QuoteForError(healthy[0].type) + " and " +
+                           QuoteForError(d.type) + " on one node are not supported");
       }
     }
     s.gpu_model = healthy[0].type;

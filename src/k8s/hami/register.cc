@@ -17,10 +17,6 @@ namespace {
 
 using Json = nlohmann::json;
 
-Error At(std::string_view path, std::string_view what) {
-  return Error{std::string(path) + ": " + std::string(what)};
-}
-
 bool ParseInt(std::string_view s, int64_t* out) {
   if (s.empty()) return false;
   const char* end = s.data() + s.size();
@@ -42,13 +38,13 @@ bool ParseGoBool(std::string_view s, bool* out) {
 }
 
 Status CheckDevice(const HamiDevice& d, std::string_view where) {
-  if (d.uuid.empty()) return At(where, "empty device id");
-  if (d.split_count < 0) return At(where, "negative split count");
+  if (d.uuid.empty()) return ErrorAt(where, "empty device id");
+  if (d.split_count < 0) return ErrorAt(where, "negative split count");
   if (d.memory_mib < 0 || d.memory_mib > kMaxGpuMemoryMib) {
-    return At(where, "memory " + std::to_string(d.memory_mib) + " MiB is out of range");
+    return ErrorAt(where, "memory " + std::to_string(d.memory_mib) + " MiB is out of range");
   }
-  if (d.cores < 0) return At(where, "negative core limit");
-  if (d.index < 0) return At(where, "negative device index");
+  if (d.cores < 0) return ErrorAt(where, "negative core limit");
+  if (d.index < 0) return ErrorAt(where, "negative device index");
   return Status();
 }
 
@@ -113,30 +109,31 @@ Result<std::vector<HamiDevice>> ParseHamiColon(std::string_view value) {
       rest.remove_prefix(comma + 1);
     }
     if (f.size() != 7 && f.size() != 9) {
-      return At(where, "has " + std::to_string(f.size()) + " fields, expected 7 or 9");
+      return ErrorAt(where, "has " + std::to_string(f.size()) + " fields, expected 7 or 9");
     }
     HamiDevice d;
     int64_t count = 0, mem = 0, cores = 0, numa = 0, index = static_cast<int64_t>(position);
     constexpr int64_t kI32 = std::numeric_limits<int32_t>::max();
     d.uuid = std::string(f[0]);
     if (!ParseInt(f[1], &count) || count < 0 || count > kI32) {
-      return At(where, "invalid split count " + QuoteForError(f[1]));
+      return ErrorAt(where, "invalid split count " + QuoteForError(f[1]));
     }
     if (!ParseInt(f[2], &mem) || mem < 0 || mem > kI32) {
-      return At(where, "invalid memory " + QuoteForError(f[2]));
+      return ErrorAt(where, "invalid memory " + QuoteForError(f[2]));
     }
     if (!ParseInt(f[3], &cores) || cores < 0 || cores > kI32) {
-      return At(where, "invalid core limit " + QuoteForError(f[3]));
+      return ErrorAt(where, "invalid core limit " + QuoteForError(f[3]));
     }
     d.type = std::string(f[4]);
     if (!ParseInt(f[5], &numa) || numa < -kI32 || numa > kI32) {
-      return At(where, "invalid numa " + QuoteForError(f[5]));
+      return ErrorAt(where, "invalid numa " + QuoteForError(f[5]));
     }
-    if (!ParseGoBool(f[6], &d.healthy)) return At(where, "invalid health " + QuoteForError(f[6]));
+    if (!ParseGoBool(f[6], &d.healthy))
+      return ErrorAt(where, "invalid health " + QuoteForError(f[6]));
     d.mode = "hami-core";
     if (f.size() == 9) {
       if (!ParseInt(f[7], &index) || index < 0 || index > kI32) {
-        return At(where, "invalid index " + QuoteForError(f[7]));
+        return ErrorAt(where, "invalid index " + QuoteForError(f[7]));
       }
       d.mode = std::string(f[8]);
     }
