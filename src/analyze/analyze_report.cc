@@ -16,10 +16,10 @@ using OrderedJson = nlohmann::ordered_json;
 
 OrderedJson PartsJson(const FragParts& f) {
   return OrderedJson{{"total_milli", f.total},
-              {"gpu_milli", f.gpu},
-              {"cpu_milli", f.cpu},
-              {"model_milli", f.model},
-              {"cpu_only_milli", f.cpu_only}};
+                     {"gpu_milli", f.gpu},
+                     {"cpu_milli", f.cpu},
+                     {"model_milli", f.model},
+                     {"cpu_only_milli", f.cpu_only}};
 }
 
 std::string GpuText(int count, int32_t milli) {

@@ -22,8 +22,8 @@ std::string SnapshotJson(const std::vector<NodeSpec>& nodes, const std::vector<P
   OrderedJson items = OrderedJson::array();
   for (const NodeSpec& n : nodes) {
     OrderedJson res = {{"cpu", std::to_string(n.cpu_milli) + "m"},
-                {"memory", std::to_string(n.memory_mib) + "Mi"},
-                {"pods", "110"}};
+                       {"memory", std::to_string(n.memory_mib) + "Mi"},
+                       {"pods", "110"}};
     OrderedJson labels = {{"kubernetes.io/hostname", n.name}};
     if (n.gpu_count > 0) {
       res["tessera.io/gpu"] = std::to_string(n.gpu_count);
@@ -40,7 +40,7 @@ std::string SnapshotJson(const std::vector<NodeSpec>& nodes, const std::vector<P
   for (size_t i = 0; i < pods.size(); ++i) {
     const PodToWrite& p = pods[i];
     OrderedJson requests = {{"cpu", std::to_string(p.spec.cpu_milli) + "m"},
-                     {"memory", std::to_string(p.spec.memory_mib) + "Mi"}};
+                            {"memory", std::to_string(p.spec.memory_mib) + "Mi"}};
     OrderedJson limits = OrderedJson::object();
     if (p.spec.gpu_count > 0 && p.spec.gpu_milli > 0) {
       for (OrderedJson* r : {&requests, &limits}) {
@@ -51,8 +51,8 @@ std::string SnapshotJson(const std::vector<NodeSpec>& nodes, const std::vector<P
       }
     }
     OrderedJson meta = {{"name", p.spec.name},
-                 {"namespace", p.namespace_name},
-                 {"uid", "uid-" + std::to_string(i)}};
+                        {"namespace", p.namespace_name},
+                        {"uid", "uid-" + std::to_string(i)}};
     OrderedJson labels = OrderedJson::object();
     for (const auto& [k, v] : p.labels) labels[k] = v;
     if (!p.spec.qos.empty()) labels["tessera.io/class"] = p.spec.qos;
@@ -68,18 +68,19 @@ std::string SnapshotJson(const std::vector<NodeSpec>& nodes, const std::vector<P
         owner = dash == std::string::npos ? p.spec.name : p.spec.name.substr(0, dash);
       }
       meta["ownerReferences"] = OrderedJson::array({{{"apiVersion", "apps/v1"},
-                                              {"kind", p.owner_kind},
-                                              {"name", owner},
-                                              {"uid", "owner-" + owner},
-                                              {"controller", true},
-                                              {"blockOwnerDeletion", true}}});
+                                                     {"kind", p.owner_kind},
+                                                     {"name", owner},
+                                                     {"uid", "owner-" + owner},
+                                                     {"controller", true},
+                                                     {"blockOwnerDeletion", true}}});
     }
-    OrderedJson spec = {{"schedulerName", "tessera-scheduler"},
-                 {"priority", p.priority},
-                 {"containers",
-                  OrderedJson::array({{{"name", "main"},
-                                {"image", "busybox"},
-                                {"resources", {{"requests", requests}, {"limits", limits}}}}})}};
+    OrderedJson spec = {
+        {"schedulerName", "tessera-scheduler"},
+        {"priority", p.priority},
+        {"containers",
+         OrderedJson::array({{{"name", "main"},
+                              {"image", "busybox"},
+                              {"resources", {{"requests", requests}, {"limits", limits}}}}})}};
     if (p.node >= 0) spec["nodeName"] = nodes[p.node].name;
     OrderedJson status = {{"phase", p.node >= 0 ? "Running" : "Pending"}};
     if (p.node >= 0) {
@@ -102,9 +103,9 @@ std::string SnapshotJson(const std::vector<NodeSpec>& nodes, const std::vector<P
                      {"spec", spec}});
   }
   OrderedJson list = {{"apiVersion", "v1"},
-               {"kind", "List"},
-               {"items", items},
-               {"metadata", {{"resourceVersion", ""}}}};
+                      {"kind", "List"},
+                      {"items", items},
+                      {"metadata", {{"resourceVersion", ""}}}};
   return list.dump();
 }
 
