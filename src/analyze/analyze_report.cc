@@ -1,7 +1,6 @@
 #include "analyze/analyze_report.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
