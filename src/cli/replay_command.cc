@@ -356,6 +356,7 @@ int RunReplayCommand(const ReplayCliOptions& o) {
   const std::vector<std::pair<std::string, std::string>> files = {
       {"classes.csv", ReplayClassesCsv(runs)},
       {"series.csv", ReplaySeriesCsv(runs)},
+      {"pods.csv", ReplayPodsCsv(runs, in->timeline, nodes)},
       {"skipped.csv", SkippedCsv(in->timeline.skipped)},
   };
   for (const auto& [name, content] : files) {

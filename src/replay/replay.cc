@@ -42,6 +42,8 @@ struct Pod {
   double arrival = 0;
   double enqueued = 0;  // when it (re-)entered the queue
   double first_start = -1;
+  int first_node = -1;       // where it first started
+  GpuSet first_gpus = 0;
   double start = 0;
   int node = -1;
   GpuSet gpus = 0;
@@ -567,7 +569,11 @@ class Replay {
     p.node = node;
     p.gpus = gpus;
     p.start = now_;
-    if (p.first_start < 0) p.first_start = now_;
+    if (p.first_start < 0) {
+      p.first_start = now_;
+      p.first_node = node;
+      p.first_gpus = gpus;
+    }
     ++p.run;
     on_node_[node].push_back(id);
     class_alloc_milli_[p.cls] += p.req.TotalGpuMilli();
@@ -657,6 +663,8 @@ class Replay {
       o.qos_class = p.cls;
       o.times_preempted = p.times_preempted;
       o.wait_s = p.first_start >= 0 ? p.first_start - p.arrival : -1;
+      o.first_node = p.first_node;
+      o.first_gpus = p.first_gpus;
       o.reason = p.reason;
       if (p.state != State::kNotArrived) s.arrived++;
       s.started += p.first_start >= 0;

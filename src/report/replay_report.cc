@@ -117,6 +117,36 @@ std::string ReplaySeriesCsv(const std::vector<ReplayResult>& runs) {
   return out;
 }
 
+std::string ReplayPodsCsv(const std::vector<ReplayResult>& runs, const Timeline& timeline,
+                          const std::vector<NodeSpec>& nodes) {
+  static constexpr const char* kStatus[] = {"not-arrived", "pending", "running", "finished",
+                                            "rejected"};
+  std::string out = "policy,pod,class,arrival_s,start_s,wait_s,node,gpus,status,preempted\n";
+  for (const ReplayResult& r : runs) {
+    for (size_t i = 0; i < r.pods.size() && i < timeline.pods.size(); ++i) {
+      const PodOutcome& o = r.pods[i];
+      const TimedPod& p = timeline.pods[i];
+      const bool started = o.wait_s >= 0;
+      std::string gpus;
+      for (int g = 0; g < kMaxGpusPerNode; ++g) {
+        if (o.first_gpus & (GpuSet{1} << g)) gpus += (gpus.empty() ? "" : " ") + std::to_string(g);
+      }
+      const std::string node =
+          o.first_node >= 0 && o.first_node < static_cast<int>(nodes.size())
+              ? nodes[o.first_node].name
+              : "";
+      const std::string cls = o.qos_class >= 0 && o.qos_class < static_cast<int>(r.classes.size())
+                                  ? r.classes[o.qos_class].name
+                                  : "";
+      out += CsvSafe(r.policy) + "," + CsvSafe(p.spec.name) + "," + CsvSafe(cls) + "," +
+             G(p.arrival_s) + "," + (started ? G(p.arrival_s + o.wait_s) : "") + "," +
+             (started ? G(o.wait_s) : "") + "," + CsvSafe(node) + "," + gpus + "," +
+             kStatus[static_cast<int>(o.status)] + "," + std::to_string(o.times_preempted) + "\n";
+    }
+  }
+  return out;
+}
+
 std::string SkippedCsv(const std::vector<SkippedPod>& skipped) {
   std::string out = "name,where,reason\n";
   for (const SkippedPod& s : skipped) {

@@ -32,6 +32,14 @@ std::string ReplayClassesCsv(const std::vector<ReplayResult>& runs);
 /// victims' grace period.
 std::string ReplaySeriesCsv(const std::vector<ReplayResult>& runs);
 
+/// pods.csv: policy,pod,class,arrival_s,start_s,wait_s,node,gpus,status,preempted — one row per
+/// run and pod of `timeline`: its first start (seconds; empty if it never started), the node
+/// (by name, from `nodes`) and GPU indices (blank-separated) of that start, its status at the
+/// horizon (finished, running, pending, rejected, not-arrived) and the times it was preempted.
+/// What `tessera serve` behind a real kube-scheduler is compared with, pod by pod.
+std::string ReplayPodsCsv(const std::vector<ReplayResult>& runs, const Timeline& timeline,
+                          const std::vector<NodeSpec>& nodes);
+
 /// skipped.csv: name,where,reason — the pods left out of the timeline.
 std::string SkippedCsv(const std::vector<SkippedPod>& skipped);
 
