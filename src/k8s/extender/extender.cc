@@ -29,6 +29,11 @@ using Json = nlohmann::json;
 /// Node and pod list files may be far larger than one request body.
 constexpr size_t kMaxListBytes = size_t{1} << 30;
 
+/// Prioritize's scores (0..10, extender protocol): the engine's choice, and at most every
+/// other candidate (ScoreCandidatesLocked).
+constexpr int kPickScore = 10;
+constexpr int kOthersMaxScore = 5;
+
 /// The items of a v1 List ({"items": [...]}), a bare array, or a single object.
 Result<std::vector<const Json*>> ListItems(const Json& doc, std::string_view what) {
   std::vector<const Json*> items;
@@ -769,10 +774,31 @@ void Extender::ScoreCandidatesLocked(const Pod& pod, std::span<const std::string
     lo = k == 0 ? scored[k].second : std::min(lo, scored[k].second);
     hi = k == 0 ? scored[k].second : std::max(hi, scored[k].second);
   }
-  // Integer floor of 10 * (s - lo) / (hi - lo); all equal → 10. By table for the usual
-  // ranges (scores 0..100): a division per candidate costs more than the rest of its work.
+  // The engine's own choice among the candidates — the best score, then the lowest rank in
+  // the tie order, as Scheduler::Decide and the replay choose — scores kPickScore; every other
+  // candidate at most kOthersMaxScore. kube-scheduler adds the extender's score times its
+  // weight times 10 to its own plugins' scores and breaks ties at random: with deploy/'s
+  // weight 5 the gap of 5 is worth 250 points, more than its resource plugins can differ by
+  // (NodeResourcesFit and BalancedAllocation, 100 each at weight 1), so the node the engine
+  // chose is the node bound unless the pod's own preferences (affinity, spread) outweigh it.
+  // (A node named twice is one candidate: both entries get its score.)
+  int pick = -1;  // node index
+  int pick_score = 0;
+  for (size_t i = 0; i < node_of.size(); ++i) {
+    if (group_of[i] < 0) continue;
+    const int s = group_fit_[group_of[i]].score;
+    if (s == kNoScore) continue;
+    if (pick < 0 || s > pick_score ||
+        (s == pick_score && engine_->rank(node_of[i]) < engine_->rank(pick))) {
+      pick = node_of[i];
+      pick_score = s;
+    }
+  }
+  // The others: integer floor of kOthersMaxScore * (s - lo) / (hi - lo); all equal →
+  // kOthersMaxScore. By table for the usual ranges (scores 0..100): a division per candidate
+  // costs more than the rest of its work.
   const auto scale = [&](int s) -> int64_t {
-    return hi > lo ? int64_t{10} * (s - lo) / (hi - lo) : 10;
+    return hi > lo ? int64_t{kOthersMaxScore} * (s - lo) / (hi - lo) : kOthersMaxScore;
   };
   constexpr int kTableRange = 1024;
   const bool by_table = int64_t{hi} - lo < kTableRange;
@@ -782,7 +808,9 @@ void Extender::ScoreCandidatesLocked(const Pod& pod, std::span<const std::string
   }
   for (size_t i = 0; i < names.size(); ++i) {
     int64_t score = 0;
-    if (group_of[i] >= 0) {
+    if (pick >= 0 && node_of[i] == pick) {
+      score = kPickScore;
+    } else if (group_of[i] >= 0) {
       const int s = group_fit_[group_of[i]].score;
       if (s != kNoScore) score = by_table ? table[s - lo] : scale(s);
     }
