@@ -2,7 +2,9 @@
 # The whole test suite (README "Tests"; CI runs exactly this, see .ci/run):
 #   1. install what is missing (scripts/deps.sh --test: the build set and the test tools),
 #   2. Release build of everything, benchmarks included (they are only compiled here, so CI
-#      still proves they build), and every test: unit tests and all e2e scripts,
+#      still proves they build), and every test: unit tests and all e2e scripts, then the
+#      real-cluster tests (tests/cluster: a v1.37 control plane built from Go modules drives
+#      `tessera serve` through deploy/; skipped, with what is missing, where Go is too old),
 #   3. ASan + UBSan build (-O1 -g1, no benchmarks; the *_test.cc files at -O0, see
 #      tests/CMakeLists.txt; the libraries and binaries as a unity build, below) and every unit
 #      test under the sanitizers,
@@ -64,7 +66,23 @@ cmake -S . -B build-test -G Ninja -DCMAKE_BUILD_TYPE=Release -DTESSERA_BENCH=ON 
 cmake --build build-test -j "$jobs"
 
 section "Release tests: all unit tests and e2e scripts"
-ctest --test-dir build-test --output-on-failure -j "$jobs" --timeout 1200
+ctest --test-dir build-test --output-on-failure -j "$jobs" --timeout 1200 -LE cluster
+
+# The real-cluster tests (tests/cluster/): Kubernetes v1.37 built from its Go modules into a
+# cache outside the repository (first time ~10 minutes, then seconds), one control plane at a
+# time, nothing else running beside them. Without a Go that can build it, build.sh says what is
+# missing and the tests are reported as skipped.
+section "Real-cluster tests: kube-apiserver, kube-scheduler, etcd, kwok (tests/cluster)"
+cluster_rc=0
+bash tests/cluster/build.sh >/dev/null || cluster_rc=$?
+if [ "$cluster_rc" -eq 3 ]; then
+  echo "test.sh: the real-cluster tests are skipped (above: what to install)" >&2
+  sections+=("    -   real-cluster tests SKIPPED: no Go that can build Kubernetes (see above)")
+elif [ "$cluster_rc" -ne 0 ]; then
+  exit "$cluster_rc"
+else
+  ctest --test-dir build-test --output-on-failure -j 1 --timeout 1800 -L cluster
+fi
 
 section "ASan + UBSan build: tessera, tessera_tests, tessera_check"
 # -O1 -g1 instead of RelWithDebInfo's -O2 -g: 47 % less compile CPU, for engine-heavy tests
@@ -83,5 +101,6 @@ cmake --build build-asan -j "$jobs"
 section "ASan + UBSan tests: all unit tests, the CLI and serve e2e scripts"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build-asan --output-on-failure -j "$jobs" --timeout 1800 \
+  -LE cluster \
   -E '^e2e\.(invariants|report_chromium|replay_report_chromium|deploy_kubectl|image|engine_only)_test$'
 end_section
