@@ -88,7 +88,12 @@ void AddServeCommand(CLI::App& app, ServeOptions& o, int& exit_code) {
       "    - {name: Burstable, priority: 500, sloWaitSeconds: 60}\n"
       "    - {name: BE, priority: 0}\n"
       "  schedulerNames: [tessera-scheduler]  # pending pods of these count in the GPU queue\n"
+      "  headroom: {mode: backlog, gpus: 2, windowSeconds: 3600}  # idle GPUs kept for the\n"
+      "                                 # useHeadroom classes (mode none|static|forecast|backlog)\n"
+      "  topology: {pools: [{selector: {matchLabels: {pool: a100}}, kubeletPolicy: "
+      "single-numa-node}]}\n"
       "  workload: history.csv          # --workload\n"
+      "  preemption: evict              # --preemption (evict|verb|off)\n"
       "\nExamples:\n"
       "  tessera serve --in-cluster --listen 127.0.0.1:8888 --probe-listen 0.0.0.0:8889\n"
       "  tessera serve --config /etc/tessera/tessera.yaml\n"
@@ -145,6 +150,13 @@ void AddServeCommand(CLI::App& app, ServeOptions& o, int& exit_code) {
                   "Pod CSV (the trace's columns, e.g. what `tessera record` writes) whose request "
                   "mix is the fgd and tessera policies' target workload M; default: the bound "
                   "pods' mix, rebuilt with the model");
+  cmd->add_option("--preemption", c.preemption,
+                  "Who evicts the victims of a GPU pod that fits no node: evict (this extender, "
+                  "writing what kube-scheduler's preemption writes; kube-scheduler's own "
+                  "preemption cannot see GPU resources it ignores), verb (kube-scheduler's "
+                  "PostFilter through the preempt verb) or off")
+      ->check(CLI::IsMember({"evict", "verb", "off"}))
+      ->capture_default_str();
   cmd->add_option("--read-node-before-bind", c.read_node_before_bind,
                   "API mode: read the node's pods from the API before each bind, so that binds "
                   "the watch has not delivered yet are counted (true/false)")
@@ -193,6 +205,7 @@ Result<ServeOptions> Resolve(const ServeOptions& flags) {
     c.scheduler_names = file.scheduler_names;
     c.topology_pools = file.topology_pools;
     if (from_file("--workload")) c.workload_file = file.workload_file;
+    if (from_file("--preemption")) c.preemption = file.preemption;
     // A mode given on the command line replaces the file's mode.
     const bool flag_mode = flags.given.count("--in-cluster") || flags.given.count("--kubeconfig") ||
                            flags.given.count("--nodes");
@@ -275,6 +288,9 @@ int RunServe(const ServeOptions& flags) {
   eo.headroom = c.headroom;
   eo.scheduler_names = c.scheduler_names;
   eo.topology_pools = c.topology_pools;
+  eo.preemption = c.preemption == "verb"  ? k8s::PreemptionMode::kVerb
+                  : c.preemption == "off" ? k8s::PreemptionMode::kOff
+                                          : k8s::PreemptionMode::kEvict;
   if (!c.workload_file.empty()) {
     Result<std::string> text = ReadFile(c.workload_file);
     Result<std::vector<PodSpec>> pods =

@@ -264,16 +264,19 @@ TEST(DeployManifests, SchedulerConfigurationWiresTheExtender) {
 
 TEST(DeployManifests, RbacCoversWhatEachPartDoes) {
   const Manifests m = Load();
-  // The extender: its cache (list/watch), the read of a node's pods and the binding on bind;
-  // no patch of pods (the GPU annotations travel in the Binding).
+  // The extender: its cache (list/watch), the read of a node's pods and the binding on bind,
+  // and what its preemption writes (the pods' status, the victims' deletion, events); no
+  // patch of pods themselves (the GPU annotations travel in the Binding).
   const YAML::Node role = Get(m, "ClusterRole", "", "tessera-extender");
   const std::set<std::string> read = {"get", "list", "watch"};
   const auto covers = [](const std::set<std::string>& have, const std::set<std::string>& need) {
     return std::includes(have.begin(), have.end(), need.begin(), need.end());
   };
   EXPECT_TRUE(covers(Verbs(role, "", "nodes"), read));
-  EXPECT_EQ(Verbs(role, "", "pods"), (std::set<std::string>{"get", "list", "watch"}));
+  EXPECT_EQ(Verbs(role, "", "pods"), (std::set<std::string>{"delete", "get", "list", "watch"}));
   EXPECT_TRUE(covers(Verbs(role, "", "pods/binding"), {"create"}));
+  EXPECT_EQ(Verbs(role, "", "pods/status"), (std::set<std::string>{"patch"}));
+  EXPECT_EQ(Verbs(role, "events.k8s.io", "events"), (std::set<std::string>{"create"}));
   EXPECT_TRUE(covers(Verbs(role, "policy", "poddisruptionbudgets"), read));
   EXPECT_TRUE(Verbs(role, "", "secrets").empty());  // nothing more than needed
   // Granted to the pod's service account (the sidecar runs in tessera-scheduler's pod).

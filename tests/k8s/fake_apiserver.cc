@@ -159,6 +159,11 @@ std::vector<Json> FakeApiServer::Objects(const std::string& resource) const {
   return out;
 }
 
+std::vector<Json> FakeApiServer::RecordedEvents() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return recorded_events_;
+}
+
 int64_t FakeApiServer::resource_version() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return rv_;
@@ -486,6 +491,64 @@ void FakeApiServer::Route() {
             res.set_content(pod.dump(), "application/json");
           });
 
+  // A pod's status, as kube-scheduler (and tessera serve's preemption) patch it: a strategic
+  // merge patch of status.nominatedNodeName and status.conditions (merged by type).
+  s.Patch(R"(/api/v1/namespaces/([^/]+)/pods/([^/]+)/status)",
+          [this](const httplib::Request& req, httplib::Response& res) {
+            const std::string key = std::string(req.matches[1]) + "/" + std::string(req.matches[2]);
+            if (req.get_header_value("Content-Type") != "application/strategic-merge-patch+json") {
+              Reply(res, 415, "UnsupportedMediaType", "expected a strategic merge patch");
+              return;
+            }
+            Json patch = Json::parse(req.body, nullptr, false);
+            if (!patch.is_object()) {
+              Reply(res, 400, "BadRequest", "patch is not a JSON object");
+              return;
+            }
+            std::lock_guard<std::mutex> lock(mutex_);
+            auto it = objects_["pods"].find(key);
+            if (it == objects_["pods"].end()) {
+              Reply(res, 404, "NotFound", "pods \"" + key + "\" not found");
+              return;
+            }
+            Json pod = it->second;
+            const Json status = patch.value("status", Json::object());
+            for (auto& [k, v] : status.items()) {
+              if (k != "conditions") {
+                pod["status"][k] = v;
+                continue;
+              }
+              Json& conditions = pod["status"]["conditions"];
+              if (!conditions.is_array()) conditions = Json::array();
+              for (const Json& c : v) {
+                bool merged = false;
+                for (Json& have : conditions) {
+                  if (have.value("type", "") == c.value("type", "")) {
+                    have = c;
+                    merged = true;
+                  }
+                }
+                if (!merged) conditions.push_back(c);
+              }
+            }
+            Change("pods", "MODIFIED", &pod);
+            it->second = pod;
+            res.set_content(pod.dump(), "application/json");
+          });
+  // Events (events.k8s.io/v1), kept in order for the tests (Events()).
+  s.Post(R"(/apis/events.k8s.io/v1/namespaces/([^/]+)/events)", [this](const httplib::Request& req,
+                                                                       httplib::Response& res) {
+    Json event = Json::parse(req.body, nullptr, false);
+    if (!event.is_object() || !event.contains("metadata") || !event["metadata"].contains("name")) {
+      Reply(res, 400, "BadRequest", "expected an events.k8s.io/v1 Event with metadata.name");
+      return;
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    recorded_events_.push_back(event);
+    res.status = 201;
+    res.set_content(event.dump(), "application/json");
+  });
+
   // Create and delete, as kubectl create / delete (and curl in the e2e scripts) call them. As
   // the real API server does, a created pod gets a UID and a creationTimestamp when it lacks
   // them.
@@ -536,8 +599,16 @@ void FakeApiServer::Route() {
            [this](const httplib::Request& req, httplib::Response& res) {
              const std::string ns = req.matches[1];
              const std::string name = req.matches[2];
-             if (GetPod(ns, name).is_null()) {
+             const Json pod = GetPod(ns, name);
+             if (pod.is_null()) {
                Reply(res, 404, "NotFound", "pods \"" + name + "\" not found");
+               return;
+             }
+             // DeleteOptions.preconditions.uid, as the API server checks it.
+             const Json options = Json::parse(req.body.empty() ? "{}" : req.body, nullptr, false);
+             if (options.is_object() && options.contains("preconditions") &&
+                 options["preconditions"].value("uid", "") != pod["metadata"].value("uid", "")) {
+               Reply(res, 409, "Conflict", "Precondition failed: UID in precondition");
                return;
              }
              DeletePod(ns, name);

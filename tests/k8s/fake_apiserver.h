@@ -32,7 +32,11 @@ namespace tessera::k8s::testing {
 ///                                               emits MODIFIED
 ///   POST /api/v1/nodes, /api/v1/namespaces/NS/pods  create (a pod without them gets a UID and
 ///                                               a creationTimestamp of now; 409 if it exists)
-///   DELETE /api/v1/namespaces/NS/pods/NAME      delete (404 if absent)
+///   PATCH /api/v1/namespaces/NS/pods/NAME/status  strategic merge patch of the status
+///                                               (conditions merged by type); emits MODIFIED
+///   DELETE /api/v1/namespaces/NS/pods/NAME      delete at once (404 if absent; 409 if
+///                                               DeleteOptions.preconditions.uid differs)
+///   POST /apis/events.k8s.io/v1/namespaces/NS/events  kept for RecordedEvents()
 /// One resourceVersion counter for every change, as etcd has. Every request is recorded.
 /// Thread-safe; the controls may be called while clients are connected.
 class FakeApiServer {
@@ -63,6 +67,8 @@ class FakeApiServer {
   nlohmann::json GetPod(const std::string& namespace_name, const std::string& name) const;
   /// Every stored object of `resource` ("nodes", "pods", "poddisruptionbudgets"), in key order.
   std::vector<nlohmann::json> Objects(const std::string& resource) const;
+  /// The events.k8s.io Events posted, in order.
+  std::vector<nlohmann::json> RecordedEvents() const;
   /// The current resourceVersion.
   int64_t resource_version() const;
 
@@ -122,6 +128,7 @@ class FakeApiServer {
   int64_t compacted_rv_ = 0;                                              // GUARDED_BY(mutex_)
   std::map<std::string, std::map<std::string, nlohmann::json>> objects_;  // by resource, key
   std::vector<Event> events_;                                             // GUARDED_BY(mutex_)
+  std::vector<nlohmann::json> recorded_events_;                           // GUARDED_BY(mutex_)
   bool hold_ = false;                                                     // GUARDED_BY(mutex_)
   bool hold_lists_ = false;                                               // GUARDED_BY(mutex_)
   int drop_generation_ = 0;                                               // GUARDED_BY(mutex_)

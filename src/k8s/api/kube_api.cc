@@ -456,4 +456,35 @@ ApiStatus HttpKubeApi::BindPod(const std::string& namespace_name, const std::str
   return Check("POST", Url(path), res);
 }
 
+ApiStatus HttpKubeApi::PatchPodStatus(const std::string& namespace_name, const std::string& name,
+                                      const nlohmann::ordered_json& patch) {
+  const std::string path = PodPath(namespace_name, name) + "/status";
+  auto cli = NewClient(config_.read_timeout_seconds);
+  httplib::Result res = cli->Patch(base_path_ + path, {{"Accept", "application/json"}},
+                                   DumpJson(patch), "application/strategic-merge-patch+json");
+  return Check("PATCH", Url(path), res);
+}
+
+ApiStatus HttpKubeApi::DeletePod(const std::string& namespace_name, const std::string& name,
+                                 const std::string& uid) {
+  nlohmann::ordered_json options;
+  options["apiVersion"] = "v1";
+  options["kind"] = "DeleteOptions";
+  if (!uid.empty()) options["preconditions"]["uid"] = uid;
+  const std::string path = PodPath(namespace_name, name);
+  auto cli = NewClient(config_.read_timeout_seconds);
+  httplib::Result res = cli->Delete(base_path_ + path, {{"Accept", "application/json"}},
+                                    DumpJson(options), "application/json");
+  return Check("DELETE", Url(path), res);
+}
+
+ApiStatus HttpKubeApi::CreateEvent(const std::string& namespace_name,
+                                   const nlohmann::ordered_json& event) {
+  const std::string path = "/apis/events.k8s.io/v1/namespaces/" + namespace_name + "/events";
+  auto cli = NewClient(config_.read_timeout_seconds);
+  httplib::Result res = cli->Post(base_path_ + path, {{"Accept", "application/json"}},
+                                  DumpJson(event), "application/json");
+  return Check("POST", Url(path), res);
+}
+
 }  // namespace tessera::k8s

@@ -3,9 +3,10 @@
 // The subset of the Kubernetes REST API that `tessera serve` uses, behind a small interface:
 // list a collection page by page (optionally by field selector), watch it from a
 // resourceVersion, create a pod's binding (with the annotations the API server copies onto the
-// pod). HttpKubeApi speaks it over cpp-httplib (http for tests,
-// https with a CA and a bearer token or a client certificate in a cluster); the configuration
-// comes from the in-cluster service account or from a kubeconfig file.
+// pod), and what a preemption writes (a pod's status, a pod's deletion, an event). HttpKubeApi
+// speaks it over cpp-httplib (http for tests, https with a CA and a bearer token or a client
+// certificate in a cluster); the configuration comes from the in-cluster service account or
+// from a kubeconfig file.
 
 #include <cstddef>
 #include <functional>
@@ -84,6 +85,17 @@ class KubeApi {
   virtual ApiStatus BindPod(const std::string& namespace_name, const std::string& name,
                             const std::string& uid, const std::string& node,
                             const std::map<std::string, std::string>& annotations) = 0;
+  /// PATCH /api/v1/namespaces/NS/pods/NAME/status with a strategic merge patch `patch` (a JSON
+  /// object such as {"status": {"nominatedNodeName": "n1"}}; conditions merge by type).
+  virtual ApiStatus PatchPodStatus(const std::string& namespace_name, const std::string& name,
+                                   const nlohmann::ordered_json& patch) = 0;
+  /// DELETE /api/v1/namespaces/NS/pods/NAME with the precondition metadata.uid = `uid` (a pod
+  /// re-created under the name is not deleted) and the pod's own grace period.
+  virtual ApiStatus DeletePod(const std::string& namespace_name, const std::string& name,
+                              const std::string& uid) = 0;
+  /// POST /apis/events.k8s.io/v1/namespaces/NS/events with `event` (an events.k8s.io/v1 Event).
+  virtual ApiStatus CreateEvent(const std::string& namespace_name,
+                                const nlohmann::ordered_json& event) = 0;
 };
 
 /// How to reach the API server.
@@ -143,6 +155,12 @@ class HttpKubeApi final : public KubeApi {
   ApiStatus BindPod(const std::string& namespace_name, const std::string& name,
                     const std::string& uid, const std::string& node,
                     const std::map<std::string, std::string>& annotations) override;
+  ApiStatus PatchPodStatus(const std::string& namespace_name, const std::string& name,
+                           const nlohmann::ordered_json& patch) override;
+  ApiStatus DeletePod(const std::string& namespace_name, const std::string& name,
+                      const std::string& uid) override;
+  ApiStatus CreateEvent(const std::string& namespace_name,
+                        const nlohmann::ordered_json& event) override;
 
   const KubeApiConfig& config() const { return config_; }
 

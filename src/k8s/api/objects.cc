@@ -235,6 +235,10 @@ Result<Pod> DecodePod(const Json& j, std::string_view path) {
                                       std::numeric_limits<int32_t>::min(),
                                       std::numeric_limits<int32_t>::max(), &priority));
     pod.priority = static_cast<int32_t>(priority);
+    std::string preemption_policy;
+    TESSERA_RETURN_IF_ERROR(ReadString(FindField(*spec, "preemptionPolicy"),
+                                       PathKey(spath, "preemptionPolicy"), &preemption_policy));
+    pod.preempt_never = preemption_policy == "Never";
     const std::pair<std::string_view, Container::Kind> lists[] = {
         {"containers", Container::Kind::kApp}, {"initContainers", Container::Kind::kInit}};
     for (const auto& [key, kind] : lists) {

@@ -71,6 +71,7 @@ struct Pod {
   std::string node_name;       ///< spec.nodeName; empty while unbound
   std::string scheduler_name;  ///< spec.schedulerName
   int32_t priority = 0;        ///< spec.priority (0 when absent)
+  bool preempt_never = false;  ///< spec.preemptionPolicy: Never (it never evicts other pods)
   std::string phase;           ///< status.phase: Pending, Running, Succeeded, Failed, Unknown
   /// status.nominatedNodeName: where kube-scheduler's preemption made room for the pod.
   std::string nominated_node_name;

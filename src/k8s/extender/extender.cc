@@ -345,6 +345,8 @@ const std::string& Extender::ReasonText(int reason) {
       "device-plugin: node does not offer nvidia.com/gpu, which the pod requests",
       "headroom: placing the pod here would take idle GPUs kept for the classes that may use "
       "headroom (see Tessera's /state)",
+      "nominated: the GPUs left here are held for a pod of equal or higher priority that "
+      "preemption nominated to this node",
   };
   if (reason < kReasonFit) return kTexts[reason];
   return CachedFitExplanation(static_cast<FitReason>(reason - kReasonFit));
@@ -400,6 +402,15 @@ std::string Extender::FilterCandidatesLocked(const Pod& pod, const Result<PodSpe
     group_fit_stamp_ = 1;
   }
   const uint32_t stamp = group_fit_stamp_;
+  const std::string uid = PodUid(pod);
+  const bool evict = options_.preemption == PreemptionMode::kEvict && evictor_ != nullptr;
+  const bool held_preempts = [&] {
+    if (!held || !headroom_->options().slo_classes_preempt) return false;
+    const int cls = ClassOfPod(options_.classes, pod);
+    return cls >= 0 && options_.classes.classes[static_cast<size_t>(cls)].slo_wait_s >= 0;
+  }();
+  bool any_fits = false;
+  preempt_nodes_.clear();
   for (size_t i = 0; i < names.size(); ++i) {
     const std::string_view name = names[i];
     const int node = resolved[i];
@@ -466,9 +477,16 @@ std::string Extender::FilterCandidatesLocked(const Pod& pod, const Result<PodSpe
         reason = memo.headroom_reason;
         never = false;
       }
+      // Room that preemption made for a pod nominated here is not for pods of lower priority.
+      if (reason == kReasonFit && pods_.any_nominated() &&
+          !FitsBesideNominatedLocked(node, std::string(name), uid, pod.priority, request))
+          [[unlikely]] {
+        reason = kReasonNominated;
+      }
     }
     if (reason == kReasonFit) {  // kReasonFit + FitReason::kFits
       if (passed != nullptr) (*passed)[node >> 6] |= uint64_t{1} << (node & 63);
+      any_fits = true;
       visit(i, name, node, Candidate::kFits, kReasonUnknown);
       continue;
     }
@@ -484,12 +502,20 @@ std::string Extender::FilterCandidatesLocked(const Pod& pod, const Result<PodSpe
     ++rejected[counted];
     const bool resolvable =
         !never &&
-        (counted == kReasonHeadroom ||
+        (counted == kReasonHeadroom || counted == kReasonNominated ||
          (counted >= kReasonFit && Resolvable(static_cast<FitReason>(counted - kReasonFit))));
+    // A pod held back by the headroom preempts instead where its class has an SLO and the
+    // headroom says so (HeadroomOptions::slo_classes_preempt), as in the replay.
+    if (evict && resolvable && (counted != kReasonHeadroom || held_preempts)) {
+      preempt_nodes_.push_back(node);
+    }
     visit(i, name, node, resolvable ? Candidate::kFailed : Candidate::kUnresolvable, reason);
   }
   for (int r = 0; r < kReasonFit + kNumFitReasons; ++r) {
     if (rejected[r] > 0) metrics_->rejections[r]->Increment(static_cast<double>(rejected[r]));
+  }
+  if (evict && !any_fits && !preempt_nodes_.empty()) {
+    PreemptAtFilterLocked(pod, request, preempt_nodes_);
   }
   return {};
 }
@@ -947,8 +973,8 @@ Extender::Metrics::Metrics(const QosClasses& classes) {
                        .Help("Candidate nodes rejected by filter, by reason.")
                        .Register(registry);
   static constexpr std::array<const char*, kReasonFit> kNames = {
-      "unknown-node",        "unschedulable", "not-synced",    "blocked", "no-gpus",
-      "gpu-memory-capacity", "device-plugin", "device-plugin", "headroom"};
+      "unknown-node",        "unschedulable", "not-synced",    "blocked",  "no-gpus",
+      "gpu-memory-capacity", "device-plugin", "device-plugin", "headroom", "nominated"};
   for (int r = 0; r < kReasonFit + kNumFitReasons; ++r) {
     const std::string name =
         r < kReasonFit ? kNames[r]

@@ -23,6 +23,7 @@
 #include "k8s/api/disruption_budget.h"
 #include "k8s/api/kube_api.h"
 #include "k8s/api/objects.h"
+#include "k8s/extender/evictor.h"
 #include "k8s/extender/extender_protocol.h"
 #include "k8s/extender/filter_passes.h"
 #include "k8s/extender/node_name_index.h"
@@ -39,6 +40,7 @@
 #include "sched/engine.h"
 #include "sched/headroom.h"
 #include "sched/scheduler.h"
+#include "sched/victims.h"
 #include "util/clock.h"
 #include "util/result.h"
 #include "util/spin_lock.h"
@@ -62,6 +64,21 @@ struct LiveOptions {
   /// a lagging or stalled watch, another scheduler's binds, or the previous leader's, can then
   /// not make this extender hand out a GPU that is taken.
   bool read_node_before_bind = true;
+};
+
+/// Who carries out a preemption for a GPU pod that fits no node.
+enum class PreemptionMode : uint8_t {
+  /// kube-scheduler: its PostFilter asks the preempt verb, which chooses the victims (Preempt);
+  /// the extender evicts nothing itself. Right for a kube-scheduler whose own filters see the
+  /// GPU resources (not ignoredByScheduler); with deploy/'s configuration its preemption never
+  /// reaches the extender (evictor.h).
+  kVerb,
+  /// The extender: when filter finds no node for a pod that may preempt, it chooses the victims
+  /// and the node as the preempt verb and kube-scheduler would, holds the room for the
+  /// preemptor, and writes what kube-scheduler's preemption writes (Evictor). API mode only.
+  kEvict,
+  /// Nobody: the preempt verb offers no node, filter evicts nothing.
+  kOff,
 };
 
 /// Options of an Extender.
@@ -103,6 +120,10 @@ struct ExtenderOptions {
   /// (TargetWorkload::FromPods), e.g. the cluster's own history as `tessera record` writes
   /// it. Empty: M is rebuilt from the bound pods with the model (below).
   std::vector<PodSpec> workload;
+  /// Who preempts (PreemptionMode). Pending pods nominated to a node (status.nominatedNodeName,
+  /// whoever wrote it) hold their room there against pods of lower or equal priority in every
+  /// mode, as kube-scheduler holds it for the resources it sees.
+  PreemptionMode preemption = PreemptionMode::kVerb;
 };
 
 /// Upper bounds of the scheduling-wait histogram (creation → bound), in seconds (+Inf is
@@ -305,7 +326,8 @@ class Extender final : public ClusterEventSink {
   static constexpr int kReasonTesseraFamily = 6;  ///< pod's tessera.io/* not offered
   static constexpr int kReasonNvidiaFamily = 7;   ///< pod's nvidia.com/* not offered
   static constexpr int kReasonHeadroom = 8;       ///< would eat idle GPUs kept for a class
-  static constexpr int kReasonFit = 9;
+  static constexpr int kReasonNominated = 9;      ///< room held for a pod nominated there
+  static constexpr int kReasonFit = 10;
   /// Codes from here on: the k-th text of a request's `details` (FilterCandidatesLocked), a
   /// node's own explanation (a topology shortfall, TopologyShortfall), counted as kTopology.
   static constexpr int kReasonDetail = kReasonFit + kNumFitReasons;
@@ -334,6 +356,28 @@ class Extender final : public ClusterEventSink {
                              uint64_t names_id, Visit&& visit);
   std::string PrioritizeJsonOf(const Pod& pod, std::span<const std::string_view> names,
                                uint64_t names_id);
+  /// Whether `request` (pod `uid` of `priority`) fits node `node` (named `name`) beside the
+  /// pending pods nominated there of at least its priority, each placed first (highest
+  /// priority first) where it fits now — kube-scheduler's RunFilterPluginsWithNominatedPods
+  /// for the GPUs it does not see. True when none is nominated there. Caller holds the lock.
+  bool FitsBesideNominatedLocked(int node, const std::string& name, const std::string& uid,
+                                 int32_t priority, const PodRequest& request) const;
+  /// For PreemptionMode::kEvict: the pod fits none of `nodes` (filter's resolvable refusals);
+  /// if it may preempt (not preemptionPolicy: Never, not nominated to a node where pods of
+  /// lower priority are still terminating), chooses the victims on each node without a pending
+  /// nomination and the node as kube-scheduler would (ChoosePreemptionNode), nominates the pod
+  /// there in the model and queues the API writes (Evictor). Caller holds the lock.
+  void PreemptAtFilterLocked(const Pod& pod, const PodRequest& request,
+                             const std::vector<int>& nodes);
+  /// The victim search of Preempt and PreemptAtFilterLocked on the nodes of `proposed` (node
+  /// name → the victims the scheduler sent, possibly none): one answer per node where some
+  /// victim set makes the preemptor (UID `uid`, `priority`) fit, with the node's rank. Skips
+  /// nodes with a pending nomination when `skip_nominated`. Caller holds the lock.
+  std::vector<NodeVictims> VictimsLocked(
+      const std::string& uid, int32_t priority, const PodRequest& request,
+      std::map<std::string, std::vector<std::pair<VictimCandidate, PodMeta>>>& proposed,
+      bool skip_nominated);
+
   /// Headroom (ExtenderOptions::headroom); the caller holds the lock.
   /// Whether pods of class `cls` are held to the headroom now (active, a target or a model's
   /// floor above zero, a preemptible class without use_headroom).
@@ -468,6 +512,13 @@ class Extender final : public ClusterEventSink {
   SyncStatus sync_;                ///< as the cache last said
   std::set<std::string> binding_;  ///< UIDs whose API bind is in flight
   std::condition_variable bind_done_;  ///< signalled when binding_ shrinks
+  std::vector<int> preempt_nodes_;     ///< filter's scratch: resolvable refusals (kEvict)
+  /// The victims of this extender's own preemptions (kEvict), from the decision until the
+  /// API shows them gone: leaving, before the watch shows them marked and deleted.
+  std::set<std::string> evicting_;
+  /// The API writes of PreemptionMode::kEvict (null in other modes and in file mode). Last:
+  /// destroyed first, so its worker never calls back into a half-destroyed extender.
+  std::unique_ptr<Evictor> evictor_;
 };
 
 }  // namespace tessera::k8s

@@ -97,7 +97,9 @@ PodRecord Extender::RecordOf(const Pod& pod, const Result<PodSpec>& spec, std::s
                    pod.labels,
                    pod.nominated_node_name,
                    pod.disruption_target,
-                   Rfc3339Seconds(pod.start_timestamp).value_or(-1)};
+                   Rfc3339Seconds(pod.start_timestamp).value_or(-1),
+                   pod.deleting,
+                   pod.preempt_never};
   r.gpu_families = PodGpuFamilies(pod);
   r.layout = HamiLayout(pod);
   r.resource_version = NumericVersion(pod.resource_version);
@@ -115,6 +117,22 @@ Result<std::unique_ptr<Extender>> Extender::Create(const ExtenderOptions& option
   ext->live_ = live;
   ext->api_mode_ = true;
   ext->sync_ = {false, "initial lists of nodes and pods not received yet"};
+  if (options.preemption == PreemptionMode::kEvict) {
+    Extender* self = ext.get();
+    ext->evictor_ = std::make_unique<Evictor>(
+        live.api,
+        options.scheduler_names.empty() ? "tessera-scheduler" : options.scheduler_names.front(),
+        [self](const Eviction& e, const std::string&) {
+          // The preemptor was not nominated (it is gone, or the write was refused): the room
+          // held for it is let go; nothing was evicted for it.
+          std::lock_guard<std::mutex> lock(self->mutex_);
+          const PodRecord* r = self->pods_.Find(e.preemptor.uid);
+          if (r != nullptr && r->meta.nominated_node == e.node) {
+            self->pods_.Nominate(e.preemptor.uid, "");
+          }
+          for (const PodRef& v : e.victims) self->evicting_.erase(v.uid);
+        });
+  }
   std::lock_guard<std::mutex> lock(ext->mutex_);
   ext->Rebuild();  // an empty model, so that the verbs have something to refuse on
   return ext;
@@ -485,8 +503,10 @@ void Extender::RemovePodLocked(const std::string& uid) {
   // A preemption victim's GPUs go to its preemptor: they refill no headroom (as in the replay).
   const PodRecord* known = pods_.Find(uid);
   const bool backlog = headroom_->options().mode == HeadroomOptions::Mode::kBacklog &&
-                       cluster_ != nullptr && (known == nullptr || !known->meta.victim);
+                       cluster_ != nullptr &&
+                       (known == nullptr || (!known->meta.victim && evicting_.count(uid) == 0));
   const int64_t idle_before = backlog ? IdleGpusLocked() : 0;
+  evicting_.erase(uid);
   PlaceNodes(pods_.Remove(uid));
   if (backlog) NoteIdleChangeLocked(idle_before);
 }

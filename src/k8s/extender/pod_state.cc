@@ -17,17 +17,22 @@ const char* PodPhaseName(PodPhase phase) {
 }
 
 void PodStates::Index(const std::string& uid, const PodRecord& r) {
-  if (r.phase == PodPhase::kSeen) return;
+  if (r.phase == PodPhase::kSeen) {
+    if (!r.meta.nominated_node.empty()) nominated_[r.meta.nominated_node].insert(uid);
+    return;
+  }
   by_node_[r.node].insert(uid);
   if (r.phase == PodPhase::kAssumed) ++assumed_;
 }
 
 void PodStates::Unindex(const std::string& uid, const PodRecord& r) {
-  if (r.phase == PodPhase::kSeen) return;
-  auto it = by_node_.find(r.node);
-  if (it != by_node_.end()) {
+  auto& index = r.phase == PodPhase::kSeen ? nominated_ : by_node_;
+  const std::string& node = r.phase == PodPhase::kSeen ? r.meta.nominated_node : r.node;
+  if (r.phase == PodPhase::kSeen && node.empty()) return;
+  auto it = index.find(node);
+  if (it != index.end()) {
     it->second.erase(uid);
-    if (it->second.empty()) by_node_.erase(it);
+    if (it->second.empty()) index.erase(it);
   }
   if (r.phase == PodPhase::kAssumed) --assumed_;
 }
@@ -40,6 +45,7 @@ void PodStates::Evict() {
     // Only a record still seen, and not sighted again since, is forgotten.
     if (it != records_.end() && it->second.phase == PodPhase::kSeen &&
         it->second.changed == sequence) {
+      Unindex(uid, it->second);
       records_.erase(it);
     }
   }
@@ -54,7 +60,8 @@ bool PodStates::See(const std::string& uid, PodRecord seen) {
     seen.phase = PodPhase::kSeen;
     seen.node.clear();
     seen.assumed_gpus = 0;
-    records_.emplace(uid, std::move(seen));
+    auto [pos, inserted] = records_.emplace(uid, std::move(seen));
+    Index(uid, pos->second);
   } else if (it->second.phase == PodPhase::kAssumed) {
     PodRecord& r = it->second;
     seen.phase = r.phase;
@@ -67,7 +74,9 @@ bool PodStates::See(const std::string& uid, PodRecord seen) {
     seen.phase = PodPhase::kSeen;
     seen.node.clear();
     seen.assumed_gpus = 0;
+    Unindex(uid, it->second);
     it->second = std::move(seen);
+    Index(uid, it->second);
   }
   seen_order_.emplace_back(uid, sequence_);
   Evict();
@@ -78,6 +87,7 @@ bool PodStates::Assume(const std::string& uid, const std::string& node, GpuSet g
   auto it = records_.find(uid);
   if (it == records_.end() || it->second.phase != PodPhase::kSeen) return false;
   PodRecord& r = it->second;
+  Unindex(uid, r);
   r.phase = PodPhase::kAssumed;
   r.node = node;
   r.assumed_gpus = gpus;
@@ -97,9 +107,18 @@ std::string PodStates::Forget(const std::string& uid) {
   r.node.clear();
   r.assumed_gpus = 0;
   r.changed = ++sequence_;
+  Index(uid, r);
   seen_order_.emplace_back(uid, r.changed);
   Evict();
   return node;
+}
+
+void PodStates::Nominate(const std::string& uid, const std::string& node) {
+  auto it = records_.find(uid);
+  if (it == records_.end() || it->second.phase != PodPhase::kSeen) return;
+  Unindex(uid, it->second);
+  it->second.meta.nominated_node = node;
+  Index(uid, it->second);
 }
 
 std::vector<std::string> PodStates::Observe(const std::string& uid, PodRecord api) {
@@ -169,6 +188,11 @@ std::vector<std::string> PodStates::EndList(const std::set<std::string>& uids,
 const PodRecord* PodStates::Find(const std::string& uid) const {
   auto it = records_.find(uid);
   return it == records_.end() ? nullptr : &it->second;
+}
+
+const std::set<std::string>* PodStates::NominatedTo(const std::string& node) const {
+  auto it = nominated_.find(node);
+  return it == nominated_.end() ? nullptr : &it->second;
 }
 
 std::vector<std::string> PodStates::OnNode(const std::string& node) const {

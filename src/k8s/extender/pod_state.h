@@ -61,6 +61,10 @@ struct PodMeta {
   bool victim = false;
   /// status.startTime in Unix seconds (-1: absent): the victim order of preemption.
   double start_s = -1;
+  /// metadata.deletionTimestamp is set: it is terminating (a victim within its grace period).
+  bool deleting = false;
+  /// spec.preemptionPolicy: Never — it waits rather than evict anyone.
+  bool preempt_never = false;
 };
 
 /// One pod as the extender knows it.
@@ -128,9 +132,18 @@ class PodStates {
   /// would hold it unless it was deleted). Returns the nodes concerned.
   std::vector<std::string> EndList(const std::set<std::string>& uids, uint64_t list_version);
 
+  /// Sets the nomination of a pending (seen) pod, as the API would show it once its
+  /// status.nominatedNodeName is written ("" clears it): this extender's own preemption,
+  /// before the watch brings the object. No effect on a pod that is not seen.
+  void Nominate(const std::string& uid, const std::string& node);
+
   const PodRecord* Find(const std::string& uid) const;
   /// The UIDs of the assumed and bound pods on `node`, in UID order.
   std::vector<std::string> OnNode(const std::string& node) const;
+  /// The UIDs of the pending pods nominated to `node` (PodMeta::nominated_node), in UID order.
+  const std::set<std::string>* NominatedTo(const std::string& node) const;
+  /// Whether any pending pod is nominated anywhere.
+  bool any_nominated() const { return !nominated_.empty(); }
   /// Whether `uid` was removed (among the most recent removals). A UID names one object for
   /// its whole life and an ended pod never runs again, so a read made before the removal must
   /// not bring it back.
@@ -151,6 +164,7 @@ class PodStates {
   int assumed_ = 0;
   std::map<std::string, PodRecord> records_;                 ///< by UID
   std::map<std::string, std::set<std::string>> by_node_;     ///< assumed and bound UIDs
+  std::map<std::string, std::set<std::string>> nominated_;   ///< seen UIDs by nominated node
   std::deque<std::pair<std::string, uint64_t>> seen_order_;  ///< (UID, sequence) of sightings
   /// The most recently removed UIDs (at most max_seen_).
   std::unordered_set<std::string> removed_;

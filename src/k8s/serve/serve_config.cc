@@ -354,6 +354,13 @@ Status ParseServeConfig(std::string_view text, const std::string& file, ServeCon
       TESSERA_RETURN_IF_ERROR(ReadTopology(file, v, &config->topology_pools));
     } else if (key == "workload") {
       TESSERA_RETURN_IF_ERROR(ReadString(file, v, key, &config->workload_file));
+    } else if (key == "preemption") {
+      std::string mode;
+      TESSERA_RETURN_IF_ERROR(ReadString(file, v, key, &mode));
+      if (mode != "evict" && mode != "verb" && mode != "off") {
+        return At(file, v, key, "expected evict, verb or off, got " + QuoteForError(mode));
+      }
+      config->preemption = mode;
     } else if (key == "tls") {
       if (v.IsNull()) continue;
       if (!v.IsMap()) return At(file, v, key, "expected a mapping, got " + Describe(v));
@@ -391,7 +398,7 @@ Status ParseServeConfig(std::string_view text, const std::string& file, ServeCon
       return At(file, entry.first, key,
                 "unknown key (known: listen, probeListen, policy, seed, logRequests, "
                 "spinMicroseconds, bindRequiresFilterSeconds, classes, headroom, schedulerNames, "
-                "topology, workload, tls, kubernetes)");
+                "topology, workload, preemption, tls, kubernetes)");
     }
   }
   return {};

@@ -52,6 +52,11 @@ struct ServeConfig {
   /// workload: a pod CSV (the trace's columns, as `tessera record` writes them) whose request
   /// mix is the fgd and tessera policies' target workload M ("" = the bound pods').
   std::string workload_file;
+  /// preemption: who evicts the victims of a GPU pod that fits no node — "evict" (the extender
+  /// itself, as kube-scheduler's preemption would: with GPU resources ignoredByScheduler, that
+  /// preemption never reaches the extender), "verb" (kube-scheduler's PostFilter through the
+  /// preempt verb) or "off".
+  std::string preemption = "evict";
 };
 
 /// Reads tessera.yaml text into *config: each key present replaces the field, the others keep
@@ -67,8 +72,8 @@ struct ServeConfig {
 /// (mapping of GPU model name to unsigned GPUs 0..1e7, names unique; needs a mode but none)),
 /// schedulerNames (a list of strings), topology (mapping: pools (a list of mappings: selector
 /// (mapping: matchLabels (mapping of strings)), kubeletPolicy (none | best-effort |
-/// restricted | single-numa-node, required))), workload (string: a pod CSV). An empty file is
-/// valid. Unknown keys, wrong types
+/// restricted | single-numa-node, required))), workload (string: a pod CSV), preemption
+/// (evict | verb | off). An empty file is valid. Unknown keys, wrong types
 /// and YAML syntax errors are errors naming the place: "tessera.yaml:4: kubernetes.inCluster:
 /// expected true or false, got \"maybe\"". Pure.
 Status ParseServeConfig(std::string_view text, const std::string& file_name, ServeConfig* config);

@@ -309,6 +309,14 @@ class AcceptingApi final : public KubeApi {
                     const std::map<std::string, std::string>&) override {
     return {};
   }
+  ApiStatus PatchPodStatus(const std::string&, const std::string&,
+                           const nlohmann::ordered_json&) override {
+    return {};
+  }
+  ApiStatus DeletePod(const std::string&, const std::string&, const std::string&) override {
+    return {};
+  }
+  ApiStatus CreateEvent(const std::string&, const nlohmann::ordered_json&) override { return {}; }
 };
 
 TEST(NodeNamesMemo, AnswersFollowTheClusterInApiMode) {

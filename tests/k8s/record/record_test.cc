@@ -744,6 +744,16 @@ class RefusingLists final : public KubeApi {
                     const std::map<std::string, std::string>&) override {
     return {403, "read-only"};
   }
+  ApiStatus PatchPodStatus(const std::string&, const std::string&,
+                           const nlohmann::ordered_json&) override {
+    return {403, "read-only"};
+  }
+  ApiStatus DeletePod(const std::string&, const std::string&, const std::string&) override {
+    return {403, "read-only"};
+  }
+  ApiStatus CreateEvent(const std::string&, const nlohmann::ordered_json&) override {
+    return {403, "read-only"};
+  }
   int refusals() const { return refusals_.load(); }
 
  private:

@@ -99,7 +99,7 @@ TEST(ServeConfig, ErrorsNameFileLineAndKey) {
   EXPECT_EQ(ParseError("listen: a:1\nport: 80\n"),
             "tessera.yaml:2: port: unknown key (known: listen, probeListen, policy, seed, "
             "logRequests, spinMicroseconds, bindRequiresFilterSeconds, classes, headroom, "
-            "schedulerNames, topology, workload, tls, kubernetes)");
+            "schedulerNames, topology, workload, preemption, tls, kubernetes)");
   EXPECT_EQ(ParseError("tls:\n  cert: x\n"),
             "tessera.yaml:2: tls.cert: unknown key (known: certFile, keyFile, clientCAFile)");
   EXPECT_EQ(ParseError("spinMicroseconds: 10001\n"),
