@@ -42,7 +42,7 @@ struct Pod {
   double arrival = 0;
   double enqueued = 0;  // when it (re-)entered the queue
   double first_start = -1;
-  int first_node = -1;       // where it first started
+  int first_node = -1;  // where it first started
   GpuSet first_gpus = 0;
   double start = 0;
   int node = -1;

@@ -116,9 +116,9 @@ struct PodOutcome {
   enum class Status { kNotArrived, kPending, kRunning, kFinished, kRejected };
   Status status = Status::kNotArrived;
   int qos_class = 0;
-  double wait_s = -1;  ///< to the first start; -1 if never started
-  int first_node = -1;      ///< where it first started; -1 if never started
-  GpuSet first_gpus = 0;    ///< the GPUs of its first start
+  double wait_s = -1;     ///< to the first start; -1 if never started
+  int first_node = -1;    ///< where it first started; -1 if never started
+  GpuSet first_gpus = 0;  ///< the GPUs of its first start
   int times_preempted = 0;
   std::string reason;  ///< for kRejected
 };

@@ -131,10 +131,9 @@ std::string ReplayPodsCsv(const std::vector<ReplayResult>& runs, const Timeline&
       for (int g = 0; g < kMaxGpusPerNode; ++g) {
         if (o.first_gpus & (GpuSet{1} << g)) gpus += (gpus.empty() ? "" : " ") + std::to_string(g);
       }
-      const std::string node =
-          o.first_node >= 0 && o.first_node < static_cast<int>(nodes.size())
-              ? nodes[o.first_node].name
-              : "";
+      const std::string node = o.first_node >= 0 && o.first_node < static_cast<int>(nodes.size())
+                                   ? nodes[o.first_node].name
+                                   : "";
       const std::string cls = o.qos_class >= 0 && o.qos_class < static_cast<int>(r.classes.size())
                                   ? r.classes[o.qos_class].name
                                   : "";

@@ -240,7 +240,8 @@ int main(int argc, char** argv) {
     const Json annotations = meta.value("annotations", Json::object());
     const Json alloc = it.value("status", Json::object()).value("allocatable", Json::object());
     Node n;
-    if (labels.contains("tessera.test/gpus")) n.gpus = std::atoi(Str(labels, "tessera.test/gpus").c_str());
+    if (labels.contains("tessera.test/gpus"))
+      n.gpus = std::atoi(Str(labels, "tessera.test/gpus").c_str());
     if (labels.contains("tessera.test/gpu-memory-mib")) {
       n.memory_mib = std::atoll(Str(labels, "tessera.test/gpu-memory-mib").c_str());
     }
@@ -283,10 +284,12 @@ int main(int argc, char** argv) {
     Node& n = nit->second;
     const Json annotations = meta.value("annotations", Json::object());
     if (r.tessera && !n.offers_tessera) {
-      Violation(name + " asks for tessera.io/* GPUs but node " + node_name + " does not offer them");
+      Violation(name + " asks for tessera.io/* GPUs but node " + node_name +
+                " does not offer them");
     }
     if (r.nvidia && !n.offers_nvidia) {
-      Violation(name + " asks for nvidia.com/* GPUs but node " + node_name + " does not offer them");
+      Violation(name + " asks for nvidia.com/* GPUs but node " + node_name +
+                " does not offer them");
     }
     const std::string models = Str(annotations, "tessera.io/gpu-model");
     if (!models.empty()) {
@@ -296,7 +299,9 @@ int main(int argc, char** argv) {
       while (std::getline(ss, m, '|')) {
         if (!m.empty() && n.model.find(m) != std::string::npos) allowed = true;
       }
-      if (!allowed) Violation(name + " allows models '" + models + "' but is on " + node_name + " (" + n.model + ")");
+      if (!allowed)
+        Violation(name + " allows models '" + models + "' but is on " + node_name + " (" + n.model +
+                  ")");
     }
     if (!annotations.contains("tessera.io/gpu-indices")) {
       Violation(name + " is bound to " + node_name + " without tessera.io/gpu-indices");
@@ -339,8 +344,8 @@ int main(int argc, char** argv) {
       std::string who;
       for (const std::string& h : n.holders[g]) who += (who.empty() ? "" : ", ") + h;
       if (n.milli[g] > 1000) {
-        Violation("GPU " + std::to_string(g) + " of " + name + " is given twice: " +
-                  std::to_string(n.milli[g]) + " milli to " + who);
+        Violation("GPU " + std::to_string(g) + " of " + name +
+                  " is given twice: " + std::to_string(n.milli[g]) + " milli to " + who);
       }
       if (n.memory_mib >= 0 && n.mem[g] > n.memory_mib) {
         Violation("GPU " + std::to_string(g) + " of " + name + ": " + std::to_string(n.mem[g]) +

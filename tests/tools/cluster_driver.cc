@@ -118,17 +118,18 @@ int Nodes(const std::vector<std::string>& args) {
         labels["tessera.io/gpu-memory"] = std::to_string(mem);
         labels["tessera.test/gpu-memory-mib"] = std::to_string(mem);
       }
-      alloc[family == "tessera" ? "tessera.io/gpu" : "nvidia.com/gpu"] = std::to_string(n.gpu_count);
+      alloc[family == "tessera" ? "tessera.io/gpu" : "nvidia.com/gpu"] =
+          std::to_string(n.gpu_count);
     }
-    items.push_back({{"apiVersion", "v1"},
-                     {"kind", "Node"},
-                     {"metadata",
-                      {{"name", name},
-                       {"labels", labels},
-                       {"annotations", {{"kwok.x-k8s.io/node", "fake"}}}}},
-                     {"status", {{"allocatable", alloc}, {"capacity", alloc}}}});
+    items.push_back(
+        {{"apiVersion", "v1"},
+         {"kind", "Node"},
+         {"metadata",
+          {{"name", name}, {"labels", labels}, {"annotations", {{"kwok.x-k8s.io/node", "fake"}}}}},
+         {"status", {{"allocatable", alloc}, {"capacity", alloc}}}});
   }
-  std::printf("%s\n", Json{{"apiVersion", "v1"}, {"kind", "List"}, {"items", items}}.dump(1).c_str());
+  std::printf("%s\n",
+              Json{{"apiVersion", "v1"}, {"kind", "List"}, {"items", items}}.dump(1).c_str());
   return 0;
 }
 
@@ -185,7 +186,8 @@ Json PodObject(const tessera::TimedPod& p, const std::string& name, const std::s
   if (p.spec.gpu_count > 0) {
     if (family == "tessera") {
       limits["tessera.io/gpu"] = std::to_string(p.spec.gpu_count);
-      if (p.spec.gpu_milli < 1000) limits["tessera.io/gpu-milli"] = std::to_string(p.spec.gpu_milli);
+      if (p.spec.gpu_milli < 1000)
+        limits["tessera.io/gpu-milli"] = std::to_string(p.spec.gpu_milli);
       if (p.spec.gpu_memory_mib > 0) {
         limits["tessera.io/gpu-memory"] = std::to_string(p.spec.gpu_memory_mib);
       }
@@ -199,14 +201,15 @@ Json PodObject(const tessera::TimedPod& p, const std::string& name, const std::s
       }
     }
   }
-  Json annotations = {{"tessera.test/run-for", std::to_string(static_cast<int64_t>(std::llround(p.duration_s))) + "s"}};
+  Json annotations = {{"tessera.test/run-for",
+                       std::to_string(static_cast<int64_t>(std::llround(p.duration_s))) + "s"}};
   if (!p.spec.gpu_spec.empty()) annotations["tessera.io/gpu-model"] = p.spec.gpu_spec;
-  Json spec = {{"schedulerName", scheduler},
-               {"terminationGracePeriodSeconds", 30},
-               {"containers",
-                Json::array({{{"name", "main"},
-                              {"image", "registry.k8s.io/pause:3.10"},
-                              {"resources", {{"requests", requests}, {"limits", limits}}}}})}};
+  Json spec = {
+      {"schedulerName", scheduler},
+      {"terminationGracePeriodSeconds", 30},
+      {"containers", Json::array({{{"name", "main"},
+                                   {"image", "registry.k8s.io/pause:3.10"},
+                                   {"resources", {{"requests", requests}, {"limits", limits}}}}})}};
   auto pc = priority_classes.find(p.spec.qos);
   if (pc != priority_classes.end()) spec["priorityClassName"] = pc->second;
   return {{"apiVersion", "v1"},
@@ -249,8 +252,7 @@ class Timeline {
         r.duration_s = p.duration_s;
         index_[r.name] = records_.size();
         records_.push_back(r);
-        objects_.push_back(
-            PodObject(p, r.name, ns_, scheduler, family, priority_classes).dump());
+        objects_.push_back(PodObject(p, r.name, ns_, scheduler, family, priority_classes).dump());
       }
     }
     std::thread watcher([this] { Watch(); });
@@ -506,11 +508,12 @@ int Compare(const std::vector<std::string>& args) {
     if (node_eq && r.Str("gpus") == p.Str("gpus")) ++same_gpus;
     if (!node_eq) {
       char line[512];
-      std::snprintf(line, sizeof line,
-                    "%s (%s, arrival %.1f s): real %s [%s] after %.2f s; replay %s [%s] after %.2f s",
-                    r.Str("pod").c_str(), qos.c_str(), r.Num("arrival_s"), r.Str("node").c_str(),
-                    r.Str("gpus").c_str(), r.Num("wait_s"), p.Str("node").c_str(),
-                    p.Str("gpus").c_str(), p.Num("wait_s"));
+      std::snprintf(
+          line, sizeof line,
+          "%s (%s, arrival %.1f s): real %s [%s] after %.2f s; replay %s [%s] after %.2f s",
+          r.Str("pod").c_str(), qos.c_str(), r.Num("arrival_s"), r.Str("node").c_str(),
+          r.Str("gpus").c_str(), r.Num("wait_s"), p.Str("node").c_str(), p.Str("gpus").c_str(),
+          p.Num("wait_s"));
       differ.push_back(line);
     }
   }
@@ -542,7 +545,8 @@ int Compare(const std::vector<std::string>& args) {
   for (const std::string& d : differ) rep << "  " << d << "\n";
   std::fputs(rep.str().c_str(), stdout);
   if (!Flag(args, "--report").empty()) {
-    if (auto s = tessera::WriteFile(Flag(args, "--report"), rep.str()); !s) Die(2, s.error().message);
+    if (auto s = tessera::WriteFile(Flag(args, "--report"), rep.str()); !s)
+      Die(2, s.error().message);
   }
   const double share = n ? 100.0 * same_node / n : 0;
   const double bar = std::stod(Flag(args, "--min-same-node-pct", "99"));
@@ -561,7 +565,8 @@ int main(int argc, char** argv) {
   // A connection the API server closed must be an error of that call, not the end of the process.
   signal(SIGPIPE, SIG_IGN);
   std::vector<std::string> args(argv + 1, argv + argc);
-  if (args.empty()) Die(2, "usage: tessera_cluster_driver nodes|timeline|compare ... (see the source's header)");
+  if (args.empty())
+    Die(2, "usage: tessera_cluster_driver nodes|timeline|compare ... (see the source's header)");
   const std::string cmd = args[0];
   if (cmd == "nodes") return Nodes(args);
   if (cmd == "timeline") return RunTimeline(args);

@@ -328,9 +328,8 @@ TEST_P(ExtenderReplay, SamePlacementsAsTheInProcessEngine) {
   EXPECT_GT(placed, kPods / 2);
   EXPECT_GT(unplaced, 0);
   std::cout << "[replay " << policy_name << "] placed " << placed << ", unplaced " << unplaced
-            << ", deleted " << deleted << ", live at the end " << live.size()
-            << ", GPU allocated " << cluster.allocated_gpu_milli()
-            << "/" << cluster.total_gpu_milli() << " milli\n";
+            << ", deleted " << deleted << ", live at the end " << live.size() << ", GPU allocated "
+            << cluster.allocated_gpu_milli() << "/" << cluster.total_gpu_milli() << " milli\n";
 }
 
 INSTANTIATE_TEST_SUITE_P(Policies, ExtenderReplay, ::testing::Values("fgd", "tessera", "bestfit"),
