@@ -11,20 +11,30 @@
 //       checker reads (tests/tools/check_cluster.cc). --count N: the first N rows, repeated
 //       with a numbered suffix when the list is shorter.
 //   tessera_cluster_driver timeline --kubeconfig F --pods PODS.csv --namespace NS
-//       [--scheduler-name S] [--family tessera|nvidia] [--priority-class QOS=NAME]...
-//       [--settle-s S] [--recreate-victims] --out OUT.csv
+//       [--scheduler-name S] [--family tessera|nvidia|count] [--priority-class QOS=NAME]...
+//       [--time-scale K] [--settle-s S] [--recreate-victims] [--end-from-arrival] --out OUT.csv
 //       creates each pod of the trace's pod list at its arrival (creation_time, the first at 0;
 //       times as `tessera replay --pods` reads them) with the annotation
 //       `tessera.test/run-for: <duration>s` (kwok ends it that long after it started), watches
 //       the namespace, and writes per pod: arrival, first bind (seconds from the start, from
 //       the watch), node and GPU indices of the first bind, times deleted before it ended
-//       (preempted). With --recreate-victims a pod deleted before it ended is created again
-//       (as its controller would; the replay re-queues victims). Ends when every pod has ended
-//       or --settle-s seconds after the last arrival.
+//       (preempted). --family count asks for `tessera.io/gpu` alone (a share as one GPU): the pods
+//       kube-scheduler alone can place, GPUs as a plain extended resource. With --recreate-victims
+//       a pod deleted before it ended is created again (as its controller would; the replay
+//       re-queues victims). --time-scale K divides the arrival times (not the durations) as
+//       `tessera replay --time-scale` does. --end-from-arrival: instead of the run-for annotation,
+//       each pod gets `tessera.test/end-at` once bound: its arrival (if bound within a second of
+//       it; else its bind) plus its duration, less 0.1 s — its run as the replay counts it, so that
+//       departures and arrivals come in the replay's order. Ends when every pod has ended or
+//       --settle-s seconds after the last arrival.
 //   tessera_cluster_driver compare --real OUT.csv --replay PODS_OUT.csv [--policy P]
-//       [--report FILE.md]
+//       [--report FILE.md] [--min-same-node-pct 99]
 //       the share of pods on the same node (and the same GPUs) in both, each class's wait
 //       percentiles side by side, and every pod that differs with the first difference in time.
+//
+//   tessera_cluster_driver quantiles --metrics FILE --name METRIC [--label K=V]...
+//       p50 and p99 of a Prometheus histogram in a /metrics text, over the series whose labels
+//       match, as PromQL's histogram_quantile computes them (linear within a bucket).
 //
 // Exit codes: 0 done; 1 a comparison or run failed its own bar (see the message); 2 bad input.
 #include <httplib.h>
@@ -37,6 +47,8 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
+#include <deque>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -148,6 +160,7 @@ struct PodRecord {
   bool ended = false;
   bool exists = false;
   std::string uid;
+  std::string bound_uid;  // the object (UID) whose bind was last seen
 };
 
 std::string DnsName(const std::string& s) {
@@ -179,12 +192,14 @@ std::string ExpandIndices(const std::string& s) {
 
 Json PodObject(const tessera::TimedPod& p, const std::string& name, const std::string& ns,
                const std::string& scheduler, const std::string& family,
-               const std::map<std::string, std::string>& priority_classes) {
+               const std::map<std::string, std::string>& priority_classes, bool run_for) {
   Json limits = Json::object();
   Json requests = {{"cpu", std::to_string(std::max<int64_t>(p.spec.cpu_milli, 1)) + "m"},
                    {"memory", std::to_string(std::max<int64_t>(p.spec.memory_mib, 1)) + "Mi"}};
   if (p.spec.gpu_count > 0) {
-    if (family == "tessera") {
+    if (family == "count") {  // kube-scheduler alone: GPUs as a plain count, a share as one
+      limits["tessera.io/gpu"] = std::to_string(p.spec.gpu_count);
+    } else if (family == "tessera") {
       limits["tessera.io/gpu"] = std::to_string(p.spec.gpu_count);
       if (p.spec.gpu_milli < 1000)
         limits["tessera.io/gpu-milli"] = std::to_string(p.spec.gpu_milli);
@@ -201,8 +216,11 @@ Json PodObject(const tessera::TimedPod& p, const std::string& name, const std::s
       }
     }
   }
-  Json annotations = {{"tessera.test/run-for",
-                       std::to_string(static_cast<int64_t>(std::llround(p.duration_s))) + "s"}};
+  Json annotations = Json::object();
+  if (run_for) {
+    annotations["tessera.test/run-for"] =
+        std::to_string(static_cast<int64_t>(std::llround(p.duration_s))) + "s";
+  }
   if (!p.spec.gpu_spec.empty()) annotations["tessera.io/gpu-model"] = p.spec.gpu_spec;
   Json spec = {
       {"schedulerName", scheduler},
@@ -236,6 +254,7 @@ class Timeline {
     const std::string family = Flag(args, "--family", "tessera");
     const double settle_s = std::stod(Flag(args, "--settle-s", "600"));
     const bool recreate = Has(args, "--recreate-victims");
+    end_from_arrival_ = Has(args, "--end-from-arrival");
     std::map<std::string, std::string> priority_classes;
     for (const std::string& kv : Flags(args, "--priority-class")) {
       const size_t eq = kv.find('=');
@@ -252,20 +271,33 @@ class Timeline {
         r.duration_s = p.duration_s;
         index_[r.name] = records_.size();
         records_.push_back(r);
-        objects_.push_back(PodObject(p, r.name, ns_, scheduler, family, priority_classes).dump());
+        objects_.push_back(
+            PodObject(p, r.name, ns_, scheduler, family, priority_classes, !end_from_arrival_)
+                .dump());
       }
     }
     std::thread watcher([this] { Watch(); });
-    for (size_t i = 0; i < timeline.pods.size(); ++i) {
-      const double due = timeline.pods[i].arrival_s;
-      const double wait = due - Now();
-      if (wait > 0) std::this_thread::sleep_for(std::chrono::duration<double>(wait));
-      Create(i);
-      if (i % 200 == 199) {
-        std::fprintf(stderr, "timeline: %zu of %zu pods created at %.1f s (due %.1f s)\n", i + 1,
-                     timeline.pods.size(), Now(), due);
-      }
+    std::thread ender([this] { EndPods(); });
+    // Pod i is created by creator i mod N, each on its own connection, at its arrival time.
+    const size_t creators = std::max<size_t>(1, std::stoul(Flag(args, "--creators", "1")));
+    std::vector<std::thread> threads;
+    for (size_t t = 0; t < creators; ++t) {
+      threads.emplace_back([&, t] {
+        std::unique_ptr<httplib::Client> client = NewClient();
+        for (size_t i = t; i < timeline.pods.size(); i += creators) {
+          const double due = timeline.pods[i].arrival_s;
+          const double wait = due - Now();
+          if (wait > 0) std::this_thread::sleep_for(std::chrono::duration<double>(wait));
+          Create(*client, i);
+          if (i % 500 == 499) {
+            std::fprintf(stderr, "timeline: pod %zu of %zu created at %.1f s (due %.1f s)\n", i + 1,
+                         timeline.pods.size(), Now(), due);
+          }
+        }
+      });
     }
+    for (std::thread& th : threads) th.join();
+    std::unique_ptr<httplib::Client> client = NewClient();
     const double last = timeline.pods.empty() ? 0 : timeline.pods.back().arrival_s;
     // Until every pod ended (or, without durations, was bound), re-creating victims if asked.
     while (Now() < last + settle_s) {
@@ -283,13 +315,15 @@ class Timeline {
           }
         }
       }
-      for (size_t i : again) Create(i);
+      for (size_t i : again) Create(*client, i);
       if (all_done) break;
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
     stop_ = true;
     api_->CancelWatches();
     watcher.join();
+    ending_.notify_all();
+    ender.join();
     return 0;
   }
 
@@ -309,10 +343,22 @@ class Timeline {
   }
 
  private:
-  void Create(size_t i) {
+  /// A client of its own for one thread: the kubeconfig's server and credentials, keep-alive.
+  std::unique_ptr<httplib::Client> NewClient() const {
+    auto cli = std::make_unique<httplib::Client>(config_.server, config_.client_cert_file,
+                                                 config_.client_key_file);
+    if (!config_.ca_file.empty()) cli->set_ca_cert_path(config_.ca_file.c_str());
+    cli->set_keep_alive(true);
+    cli->set_connection_timeout(5);
+    cli->set_read_timeout(30);
+    if (!config_.token.empty()) cli->set_bearer_token_auth(config_.token);
+    return cli;
+  }
+
+  void Create(httplib::Client& client, size_t i) {
     const std::string path = "/api/v1/namespaces/" + ns_ + "/pods";
     for (int attempt = 0; attempt < 50; ++attempt) {
-      auto res = client_->Post(path, objects_[i], "application/json");
+      auto res = client.Post(path, objects_[i], "application/json");
       if (res && (res->status == 201 || res->status == 200)) {
         std::lock_guard<std::mutex> lock(mutex_);
         pending_recreate_.erase(i);
@@ -367,6 +413,45 @@ class Timeline {
     }
   }
 
+  /// Writes each bound pod's end (tessera.test/end-at, an RFC 3339 time kwok's stage waits for).
+  void EndPods() {
+    std::unique_ptr<httplib::Client> client = NewClient();
+    for (;;) {
+      PendingEnd e;
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        ending_.wait(lock, [&] { return stop_ || !to_end_.empty(); });
+        if (to_end_.empty()) return;
+        e = to_end_.front();
+        to_end_.pop_front();
+      }
+      const auto wall = std::chrono::system_clock::now() +
+                        std::chrono::duration_cast<std::chrono::system_clock::duration>(
+                            std::chrono::duration<double>(e.at_s - Now()));
+      const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(wall.time_since_epoch());
+      const time_t secs = static_cast<time_t>(ns.count() / 1000000000);
+      std::tm utc{};
+      gmtime_r(&secs, &utc);
+      char text[96];
+      std::snprintf(text, sizeof text, "%04d-%02d-%02dT%02d:%02d:%02d.%09lldZ", utc.tm_year + 1900,
+                    utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec,
+                    static_cast<long long>(ns.count() % 1000000000));
+      std::string name;
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        name = records_[e.index].name;
+      }
+      const Json patch = {
+          {"metadata", {{"uid", e.uid}, {"annotations", {{"tessera.test/end-at", text}}}}}};
+      auto res = client->Patch("/api/v1/namespaces/" + ns_ + "/pods/" + name, patch.dump(),
+                               "application/merge-patch+json");
+      if (!res || res->status != 200) {
+        std::fprintf(stderr, "timeline: setting the end of %s failed: %s\n", name.c_str(),
+                     res ? std::to_string(res->status).c_str() : "no answer");
+      }
+    }
+  }
+
   void Apply(const std::string& type, const Json& obj) {
     const Json& meta = obj.value("metadata", Json::object());
     const std::string name = meta.value("name", "");
@@ -385,17 +470,30 @@ class Timeline {
     }
     r.uid = meta.value("uid", "");
     r.exists = true;
-    if (!node.empty() && r.bound_s < 0) {
-      r.bound_s = Now();
-      r.node = node;
-      const Json ann = meta.value("annotations", Json::object());
-      r.gpus = ExpandIndices(ann.value("tessera.io/gpu-indices", ""));
+    if (!node.empty() && r.bound_uid != r.uid) {
+      const double now = Now();
+      r.bound_uid = r.uid;
+      const bool first = r.bound_s < 0;
+      if (first) {
+        r.bound_s = now;
+        r.node = node;
+        const Json ann = meta.value("annotations", Json::object());
+        r.gpus = ExpandIndices(ann.value("tessera.io/gpu-indices", ""));
+      }
+      if (end_from_arrival_) {
+        // Its run as the replay counts it: from its arrival when it was bound at once (within
+        // a second), else from its bind; 0.1 s early, so that it leaves before a pod that
+        // arrives at the same instant of the replay comes (the replay takes finishes first).
+        const double from = first && now - r.arrival_s <= 1.0 ? r.arrival_s : now;
+        to_end_.push_back({it->second, r.uid, from + r.duration_s - 0.1});
+        ending_.notify_one();
+      }
     }
     if (phase == "Succeeded" || phase == "Failed") r.ended = true;
   }
 
  public:
-  std::unique_ptr<httplib::Client> client_;
+  KubeApiConfig config_;
 
  private:
   std::unique_ptr<HttpKubeApi> api_;
@@ -407,6 +505,14 @@ class Timeline {
   std::map<std::string, size_t> index_;
   std::set<size_t> pending_recreate_;
   std::atomic<bool> stop_{false};
+  bool end_from_arrival_ = false;
+  struct PendingEnd {
+    size_t index = 0;
+    std::string uid;
+    double at_s = 0;  // on Now()'s clock
+  };
+  std::deque<PendingEnd> to_end_;  // GUARDED_BY(mutex_)
+  std::condition_variable ending_;
 };
 
 int RunTimeline(const std::vector<std::string>& args) {
@@ -422,19 +528,16 @@ int RunTimeline(const std::vector<std::string>& args) {
   const std::string text = ReadOrDie(pods_file);
   auto pods = tessera::ReadPodCsv(text, pods_file);
   if (!pods.ok()) Die(2, pods.error().message);
+  const double time_scale = std::stod(Flag(args, "--time-scale", "1"));
+  if (!(time_scale > 0)) Die(2, "timeline: --time-scale must be > 0");
   const tessera::Timeline timeline =
-      tessera::TimelineFromTrace(*pods, pods_file, tessera::CsvDataLines(text), 1.0);
+      tessera::TimelineFromTrace(*pods, pods_file, tessera::CsvDataLines(text), time_scale);
+
   const KubeApiConfig c = *config;
   auto api = HttpKubeApi::Create(c);
   if (!api.ok()) Die(2, api.error().message);
   Timeline t(std::move(*api), ns);
-  // The creating client: its own keep-alive connection, the kubeconfig's credentials.
-  t.client_ = std::make_unique<httplib::Client>(c.server, c.client_cert_file, c.client_key_file);
-  if (!c.ca_file.empty()) t.client_->set_ca_cert_path(c.ca_file.c_str());
-  t.client_->set_keep_alive(true);
-  t.client_->set_connection_timeout(5);
-  t.client_->set_read_timeout(30);
-  if (!c.token.empty()) t.client_->set_bearer_token_auth(c.token);
+  t.config_ = c;
   t.Run(timeline, args);
   t.Write(out);
   std::fprintf(stderr, "timeline: %zu pods, record in %s\n", timeline.pods.size(), out.c_str());
@@ -559,6 +662,78 @@ int Compare(const std::vector<std::string>& args) {
   return 0;
 }
 
+// --- quantiles -------------------------------------------------------------------------------
+
+/// The labels of a Prometheus text sample line `name{a="x",b="y"} value`, as a map.
+std::map<std::string, std::string> LabelsOf(const std::string& line, size_t open, size_t close) {
+  std::map<std::string, std::string> labels;
+  size_t i = open + 1;
+  while (i < close) {
+    const size_t eq = line.find('=', i);
+    if (eq == std::string::npos || eq > close) break;
+    const size_t q1 = line.find('"', eq);
+    size_t q2 = q1 + 1;
+    while (q2 < close && (line[q2] != '"' || line[q2 - 1] == '\\')) ++q2;
+    labels[line.substr(i, eq - i)] = line.substr(q1 + 1, q2 - q1 - 1);
+    i = q2 + 2;  // past '",'
+  }
+  return labels;
+}
+
+int Quantiles(const std::vector<std::string>& args) {
+  const std::string file = Flag(args, "--metrics");
+  const std::string name = Flag(args, "--name");
+  if (file.empty() || name.empty())
+    Die(2, "quantiles: --metrics FILE and --name METRIC are required");
+  std::map<std::string, std::string> want;
+  for (const std::string& kv : Flags(args, "--label")) {
+    const size_t eq = kv.find('=');
+    if (eq == std::string::npos) Die(2, "--label k=v, got '" + kv + "'");
+    want[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  // Cumulative counts by upper bound, summed over the series whose labels match.
+  std::map<double, double> buckets;
+  std::istringstream in(ReadOrDie(file));
+  std::string line;
+  const std::string prefix = name + "_bucket{";
+  while (std::getline(in, line)) {
+    if (line.rfind(prefix, 0) != 0) continue;
+    const size_t open = name.size() + 7;
+    const size_t close = line.find('}', open);
+    if (close == std::string::npos) continue;
+    std::map<std::string, std::string> labels = LabelsOf(line, open, close);
+    bool match = true;
+    for (const auto& [k, v] : want) match = match && labels[k] == v;
+    if (!match || labels.count("le") == 0) continue;
+    const double le = labels["le"] == "+Inf" ? INFINITY : std::stod(labels["le"]);
+    buckets[le] += std::stod(line.substr(close + 1));
+  }
+  const double total = buckets.empty() ? 0 : buckets.rbegin()->second;
+  std::printf("count=%.0f", total);
+  for (const std::string& qs : {std::string("0.5"), std::string("0.99")}) {
+    const double q = std::stod(qs);
+    double value = NAN;
+    if (total > 0) {
+      // histogram_quantile: the bucket the rank falls in, linear within it.
+      const double rank = q * total;
+      double lower = 0, below = 0;
+      for (const auto& [le, count] : buckets) {
+        if (count >= rank) {
+          value = std::isinf(le)
+                      ? lower
+                      : lower + (le - lower) * (rank - below) / std::max(count - below, 1e-12);
+          break;
+        }
+        lower = le;
+        below = count;
+      }
+    }
+    std::printf(" p%s=%.6f", qs == "0.5" ? "50" : "99", value);
+  }
+  std::printf("\n");
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -571,5 +746,6 @@ int main(int argc, char** argv) {
   if (cmd == "nodes") return Nodes(args);
   if (cmd == "timeline") return RunTimeline(args);
   if (cmd == "compare") return Compare(args);
+  if (cmd == "quantiles") return Quantiles(args);
   Die(2, "unknown command '" + cmd + "'");
 }
