@@ -4,6 +4,7 @@
 #include <prometheus/text_serializer.h>
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cstdio>
 #include <cstring>
@@ -701,8 +702,12 @@ std::string Extender::FilterJsonOf(const Pod& pod, std::span<const std::string_v
     }
     if (!fits.empty()) w.Unput();
   }
-  for (const std::span<const Decided> section : {failed, unresolvable}) {
-    w.Put(section.data() == failed.data() ? kFailed : kUnresolvable);
+  // By position, not by address: with no candidates both sections may be empty spans at the
+  // same address (a thread's first request), and each must still get its own key.
+  const std::array<std::pair<std::string_view, std::span<const Decided>>, 2> sections = {
+      {{kFailed, failed}, {kUnresolvable, unresolvable}}};
+  for (const auto& [key, section] : sections) {
+    w.Put(key);
     if (!error.empty()) continue;
     for (const Decided& d : section) {
       name_of(d);

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "k8s/api/kube_api.h"
@@ -197,6 +198,50 @@ TEST(ExtenderFilterJson, RefPathAnswersTheSameBytes) {
   ExtenderArgsRef bad;
   EXPECT_EQ(DecodeExtenderArgsRef(R"({"Pod":null,"NodeNames":["a"]})", &bad).error().message,
             DecodeExtenderArgs(R"({"Pod":null,"NodeNames":["a"]})").error().message);
+}
+
+// No candidates at all (NodeNames [] or null, Nodes.items []), as the first request of a thread
+// (each HTTP connection has its own): the answer is the complete filter result, each key once.
+// The writer once told its two failure maps apart by address, and on a thread that had never
+// answered a candidate both were empty at the same address: the answer was
+// {"Nodes":null,"NodeNames":[],"FailedNodes":{],"FailedNodes":{},"Error":""}.
+TEST(ExtenderFilterJson, NoCandidatesOnAFreshThreadGetACompleteAnswer) {
+  Result<std::unique_ptr<Extender>> ext = Extender::FromJson(Nodes(), "", {});
+  ASSERT_TRUE(ext.ok()) << ext.error().message;
+  const std::string by_names =
+      R"({"Nodes":null,"NodeNames":[],"FailedNodes":{},"FailedAndUnresolvableNodes":{},)"
+      R"("Error":""})";
+  const std::string by_nodes =
+      R"({"Nodes":{"metadata":{},"items":[]},"NodeNames":[],"FailedNodes":{},)"
+      R"("FailedAndUnresolvableNodes":{},"Error":""})";
+  const std::vector<std::pair<Json, std::string>> cases = {
+      {{{"Pod", Pod("500", 1)}, {"Nodes", nullptr}, {"NodeNames", Json::array()}}, by_names},
+      {{{"Pod", Pod("500", 1)}, {"Nodes", nullptr}, {"NodeNames", nullptr}}, by_names},
+      {{{"Pod", Pod("500", 1)}}, by_names},
+      {{{"Pod", Pod("500", 1)}, {"Nodes", {{"metadata", Json::object()}, {"items", Json::array()}}}},
+       by_nodes},
+      {{{"Pod", Pod("500", 1)}, {"Nodes", Json::array()}}, by_nodes},
+  };
+  for (const auto& [body, want] : cases) {
+    const std::string text = body.dump();
+    std::string by_args, by_ref;
+    // Each on a thread of its own, whose section lists have never held a candidate.
+    std::thread([&] {
+      Result<ExtenderArgs> args = DecodeExtenderArgs(text);
+      ASSERT_TRUE(args.ok()) << args.error().message;
+      by_args = (*ext)->FilterJson(*args);
+    }).join();
+    std::thread([&] {
+      ExtenderArgsRef ref;
+      ASSERT_TRUE(DecodeExtenderArgsRef(text, &ref).ok()) << text;
+      by_ref = (*ext)->FilterJson(ref);
+    }).join();
+    EXPECT_EQ(by_args, want) << text;
+    EXPECT_EQ(by_ref, want) << text;
+    Result<ExtenderArgs> args = DecodeExtenderArgs(text);
+    ASSERT_TRUE(args.ok());
+    EXPECT_EQ(EncodeExtenderFilterResult((*ext)->Filter(*args)), want) << text;
+  }
 }
 
 // Candidates are resolved by position with a remembered guess: lists that change between
