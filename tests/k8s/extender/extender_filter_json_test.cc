@@ -244,6 +244,36 @@ TEST(ExtenderFilterJson, NoCandidatesOnAFreshThreadGetACompleteAnswer) {
   }
 }
 
+// A request that lists a node twice gets each rejected node once in its failure map (a JSON
+// object names a key once; Filter's maps hold it once), and each fit twice in NodeNames, as
+// Filter does. The answer once repeated the key ("n1":"...","n1":"...").
+TEST(ExtenderFilterJson, NamesListedTwiceAreOneKeyOfTheFailureMaps) {
+  Result<std::unique_ptr<Extender>> ext = Extender::FromJson(Nodes(), "", {});
+  ASSERT_TRUE(ext.ok()) << ext.error().message;
+  const Json body = {{"Pod", Pod("1000", 2)},
+                     {"Nodes", nullptr},
+                     {"NodeNames", {"b", "ghost", "a", "c", "b", "ghost", "a", "d", "c", "d"}}};
+  for (const bool by_ref : {false, true}) {
+    const std::string text = body.dump();
+    Result<ExtenderArgs> args = DecodeExtenderArgs(text);
+    ASSERT_TRUE(args.ok()) << args.error().message;
+    ExtenderArgsRef ref;
+    ASSERT_TRUE(DecodeExtenderArgsRef(text, &ref).ok());
+    const std::string json = by_ref ? (*ext)->FilterJson(ref) : (*ext)->FilterJson(*args);
+    for (const char* key : {"\"b\":", "\"ghost\":", "\"c\":", "\"d\":"}) {
+      size_t n = 0;
+      for (size_t at = json.find(key); at != std::string::npos; at = json.find(key, at + 1)) ++n;
+      EXPECT_EQ(n, 1u) << key << " in " << json;
+    }
+    Result<ExtenderFilterResult> got = DecodeExtenderFilterResult(json);
+    ASSERT_TRUE(got.ok()) << got.error().message;
+    const ExtenderFilterResult want = (*ext)->Filter(*args);
+    EXPECT_EQ(*got, want) << json;
+    EXPECT_EQ(got->node_names, (std::vector<std::string>{"a", "a"}));
+    EXPECT_EQ(got->failed_and_unresolvable_nodes.count("ghost"), 1u);
+  }
+}
+
 // Candidates are resolved by position with a remembered guess: lists that change between
 // requests (order, unknown names, length) must still be answered right.
 TEST(ExtenderFilterJson, ChangingCandidateListsAreResolvedRight) {
