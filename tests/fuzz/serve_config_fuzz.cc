@@ -1,0 +1,60 @@
+// Fuzzes the configuration file of `tessera serve` (tessera.yaml, docs/EXTENDER.md,
+// "Configuration file"): ParseServeConfig, then an extender built with what it says (policy,
+// classes, headroom, topology pools) on the extender harnesses' cluster, which must answer a
+// filter and a prioritize well-formed. Oracles: an error names the file; accepted values are
+// within the documented ranges.
+
+#include <cstddef>
+#include <cstdint>
+#include <set>
+#include <string>
+#include <string_view>
+
+#include "fuzz/fuzz_util.h"
+#include "k8s/serve/serve_config.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace tessera::fuzz;  // NOLINT
+  if (size > (32 << 10)) return -1;
+  const std::string_view text(reinterpret_cast<const char*>(data), size);
+  tessera::k8s::ServeConfig c;
+  const tessera::Status s = tessera::k8s::ParseServeConfig(text, "tessera.yaml", &c);
+  if (!s.ok()) {
+    FUZZ_CHECK(s.error().message.rfind("tessera.yaml", 0) == 0, s.error().message);
+    return 0;
+  }
+  FUZZ_CHECK(c.spin_us >= 0 && c.spin_us <= tessera::k8s::kMaxSpinMicroseconds,
+             std::to_string(c.spin_us));
+  FUZZ_CHECK(!c.classes.classes.empty(), Excerpt(text));
+  FUZZ_CHECK(c.classes.fallback >= 0 && c.classes.fallback < static_cast<int>(c.classes.classes.size()),
+             Excerpt(text));
+  std::set<std::string> names;
+  for (const auto& cls : c.classes.classes) FUZZ_CHECK(names.insert(cls.name).second, cls.name);
+  // An extender as `tessera serve` builds it from the file (a policy name it does not know is
+  // refused there).
+  tessera::k8s::ExtenderOptions eo;
+  eo.policy = c.policy;
+  eo.seed = c.seed;
+  eo.spin_us = c.spin_us;
+  eo.filter_pass_seconds = static_cast<double>(c.filter_pass_seconds);
+  eo.classes = c.classes;
+  eo.headroom = c.headroom;
+  eo.scheduler_names = c.scheduler_names;
+  eo.topology_pools = c.topology_pools;
+  tessera::Result<std::unique_ptr<tessera::k8s::Extender>> e = tessera::k8s::Extender::FromJson(
+      Cluster().nodes_json, Cluster().pods_json, eo);
+  if (!e.ok()) {
+    FUZZ_CHECK(!e.error().message.empty(), Excerpt(text));
+    return 0;
+  }
+  const std::string body =
+      R"({"Pod":{"metadata":{"name":"p","namespace":"ml","uid":"u","labels":{"tessera.io/class":)"
+      R"("BE"}},"spec":{"priority":5,"containers":[{"name":"c","resources":{"limits":{)"
+      R"("tessera.io/gpu":"1","tessera.io/gpu-milli":"500"}}}]}},"Nodes":null,)"
+      R"("NodeNames":["a10-7","gpu-node-1","a10-hami-2","a100-hami-8","n1","n2","x"]})";
+  tessera::Result<tessera::k8s::ExtenderArgs> args = tessera::k8s::DecodeExtenderArgs(body);
+  FUZZ_CHECK(args.ok(), args.error().message);
+  CheckFilterAnswer((*e)->FilterJson(*args));
+  CheckPrioritizeAnswer((*e)->PrioritizeJson(*args));
+  return 0;
+}
