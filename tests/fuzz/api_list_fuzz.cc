@@ -12,10 +12,11 @@
 #include "fuzz/fuzz_api.h"
 #include "k8s/api/json_util.h"
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+namespace {
+
+void FuzzOne(std::string_view input) {
   using namespace tessera::fuzz;  // NOLINT
-  if (size > (64 << 10)) return -1;
-  const std::string body(reinterpret_cast<const char*>(data), size);
+  const std::string body(input);
   // The decoder alone: a page it accepts keeps every item.
   tessera::k8s::ListPage page;
   const tessera::Status s = tessera::k8s::DecodeListPage(body, &page);
@@ -32,5 +33,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   api.SetList(kPodsPath, body);
   api.SetList(kBudgetsPath, body);
   RunCache(&api);
-  return 0;
 }
+
+}  // namespace
+
+TESSERA_FUZZ_TARGET((64 << 10), FuzzOne)

@@ -15,10 +15,10 @@
 
 #include "fuzz/fuzz_api.h"
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+namespace {
+
+void FuzzOne(std::string_view text) {
   using namespace tessera::fuzz;  // NOLINT
-  if (size > (64 << 10)) return -1;
-  std::string_view text(reinterpret_cast<const char*>(data), size);
   std::vector<std::string> nodes, pods, budgets;
   while (!text.empty()) {
     const size_t end = text.find('\n');
@@ -39,5 +39,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   api.SetWatch(kPodsPath, pods);
   api.SetWatch(kBudgetsPath, budgets);
   RunCache(&api);
-  return 0;
 }
+
+}  // namespace
+
+TESSERA_FUZZ_TARGET((64 << 10), FuzzOne)

@@ -10,7 +10,6 @@
 #include <string_view>
 
 #include "fuzz/fuzz_util.h"
-#include "k8s/serve/http_server.h"
 
 namespace tessera::fuzz {
 namespace {
@@ -26,10 +25,10 @@ std::string PendingPod(const std::string& uid, int gpus, int milli) {
          std::to_string(milli) + R"("}}}]}})";
 }
 
-nlohmann::json Post(HttpServer& server, const char* path, std::string body, int* status) {
-  HttpServer::Request req{"POST", path, std::move(body)};
-  HttpServer::Response res;
-  server.Dispatch(req, res);
+// The answer's JSON; *status gets the HTTP status.
+nlohmann::json Answer(const HttpServer& server, const char* path, std::string_view body,
+                      int* status) {
+  const HttpServer::Response res = Post(server, path, body);
   *status = res.status;
   return res.status == 200 && path[1] == 'f' ? CheckFilterAnswer(res.body)
                                              : CheckErrorAnswer(res.body);
@@ -38,10 +37,10 @@ nlohmann::json Post(HttpServer& server, const char* path, std::string body, int*
 }  // namespace
 }  // namespace tessera::fuzz
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+namespace {
+
+void FuzzOne(std::string_view body) {
   using namespace tessera::fuzz;  // NOLINT
-  if (size > kMaxBody) return -1;
-  const std::string_view body(reinterpret_cast<const char*>(data), size);
   std::unique_ptr<tessera::k8s::Extender> ext = NewExtender();
   tessera::k8s::HttpServer server(ext.get(), tessera::k8s::HttpServerOptions{});
   int status = 0;
@@ -49,14 +48,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const std::string filter = R"({"Pod":)" + PendingPod(uid, gpus, milli) +
                                R"(,"Nodes":null,"NodeNames":["a10-7","gpu-node-1","a10-hami-2",)"
                                R"("a100-hami-8","n1","n2"]})";
-    Post(server, "/filter", filter, &status);
+    Answer(server, "/filter", filter, &status);
     FUZZ_CHECK(status == 200, filter);
   }
   const std::string model = ModelOf(*ext);
   const int64_t allocated = ext->gpu_allocated_milli();
   const int bound = ext->bound_pods();
 
-  const nlohmann::json answer = Post(server, "/bind", std::string(body), &status);
+  const nlohmann::json answer = Answer(server, "/bind", body, &status);
   FUZZ_CHECK(status == 200 || status == 400, std::to_string(status));
   tessera::Result<tessera::k8s::ExtenderBindingArgs> args =
       tessera::k8s::DecodeExtenderBindingArgs(body);
@@ -69,7 +68,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (status != 200 || !answer["Error"].get<std::string>().empty()) {
     FUZZ_CHECK(ModelOf(*ext) == model, "a refused bind changed the model: " + Excerpt(body) +
                                            " -> " + answer.dump());
-    return 0;
+    return;
   }
   // Bound: one more pod, at most two whole GPUs more (f2's).
   FUZZ_CHECK(ext->bound_pods() == bound + 1, Excerpt(body));
@@ -80,8 +79,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FUZZ_CHECK(ext->gpu_allocated_milli() <= ext->gpu_capacity_milli(), Excerpt(body));
   // Idempotent per UID.
   const std::string after = ModelOf(*ext);
-  const nlohmann::json again = Post(server, "/bind", std::string(body), &status);
+  const nlohmann::json again = Answer(server, "/bind", body, &status);
   FUZZ_CHECK(status == 200 && again["Error"] == "", again.dump());
   FUZZ_CHECK(ModelOf(*ext) == after, "a repeated bind changed the model");
-  return 0;
 }
+
+}  // namespace
+
+TESSERA_FUZZ_TARGET(tessera::fuzz::kMaxBody, FuzzOne)

@@ -1,17 +1,19 @@
 // Fuzzes the body of POST /preempt (kube-scheduler's ExtenderPreemptionArgs) through the
 // server's route. Oracles: the answer parses as JSON, each key once, with the protocol's shape;
 // it says what Extender::Preempt says and round-trips through its decoder; every victim it
-// names is a pod the model has on that node; an equivalent body (the same JSON re-serialised)
+// names is a pod the model has on that node or one the scheduler proposed there (kube-scheduler
+// refuses a victim its own cache does not have on the node; it proposes only those); an equivalent body (the same JSON re-serialised)
 // gets the same answer; preempt changes no allocation.
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <set>
 #include <string>
 #include <string_view>
 
 #include "fuzz/fuzz_util.h"
-#include "k8s/serve/http_server.h"
+#include "k8s/extender/extender_internal.h"
 
 namespace tessera::fuzz {
 namespace {
@@ -20,25 +22,19 @@ using k8s::HttpServer;
 
 constexpr size_t kMaxBody = 64 << 10;
 
-std::string Answer(HttpServer& server, std::string_view body) {
-  HttpServer::Request req{"POST", "/preempt", std::string(body)};
-  HttpServer::Response res;
-  server.Dispatch(req, res);
-  FUZZ_CHECK(res.status == 200 || res.status == 400, std::to_string(res.status));
-  if (res.status == 400) {
-    CheckErrorAnswer(res.body);
-    return "400";
-  }
-  return res.body;
+// The answer through the server's route, or "400" when refused.
+std::string Answer(const HttpServer& server, std::string_view body) {
+  const HttpServer::Response res = Post(server, "/preempt", body);
+  return res.status == 400 ? "400" : res.body;
 }
 
 }  // namespace
 }  // namespace tessera::fuzz
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+namespace {
+
+void FuzzOne(std::string_view body) {
   using namespace tessera::fuzz;  // NOLINT
-  if (size > kMaxBody) return -1;
-  const std::string_view body(reinterpret_cast<const char*>(data), size);
   std::unique_ptr<tessera::k8s::Extender> ext = NewExtender();
   const std::string model = ModelOf(*ext);
   const nlohmann::json state = nlohmann::json::parse(ext->StateJson());
@@ -60,32 +56,37 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     tessera::Result<tessera::k8s::ExtenderPreemptionResult> back =
         tessera::k8s::DecodeExtenderPreemptionResult(answer);
     FUZZ_CHECK(back.ok() && *back == want, answer);
+    std::set<std::pair<std::string, std::string>> proposed = placed;
+    for (const auto& [node, meta] : args->node_name_to_meta_victims.value_or(
+             std::map<std::string, tessera::k8s::MetaVictims>{})) {
+      for (const std::string& uid : meta.pod_uids) proposed.emplace(node, uid);
+    }
+    for (const auto& [node, victims] :
+         args->node_name_to_victims.value_or(std::map<std::string, tessera::k8s::Victims>{})) {
+      for (const tessera::k8s::Pod& pod : victims.pods) {
+        proposed.emplace(node, tessera::k8s::PodUid(pod));
+      }
+    }
     for (const auto& [node, victims] : want.node_name_to_meta_victims) {
       FUZZ_CHECK(!victims.pod_uids.empty(), "a node without victims: " + answer);
       for (const std::string& uid : victims.pod_uids) {
-        FUZZ_CHECK(placed.count({node, uid}) == 1,
-                   "victim " + uid + " is not on " + node + ": " + answer);
+        FUZZ_CHECK(proposed.count({node, uid}) == 1,
+                   "victim " + uid + " is neither on " + node + " nor proposed there: " + answer);
       }
     }
   }
   FUZZ_CHECK(ModelOf(*ext) == model, "preempt changed the model: " + Excerpt(body));
 
-  std::string why;
-  std::optional<nlohmann::json> doc = ParseUniqueKeys(body, &why);
-  if (doc.has_value()) {
-    std::string again;
-    try {
-      again = doc->dump();
-    } catch (const nlohmann::json::exception&) {
-      return 0;  // invalid UTF-8 in a string
-    }
-    if (again != body) {
-      std::unique_ptr<tessera::k8s::Extender> ext2 = NewExtender();
-      tessera::k8s::HttpServer server2(ext2.get(), tessera::k8s::HttpServerOptions{});
-      const std::string other = Answer(server2, again);
-      FUZZ_CHECK(other == answer, Excerpt(body) + " vs " + Excerpt(again) + ": " + answer +
-                                      " != " + other);
-    }
+  // Equivalent bodies: the same JSON, re-serialised.
+  if (const std::optional<std::string> again = Reserialised(body)) {
+    std::unique_ptr<tessera::k8s::Extender> ext2 = NewExtender();
+    tessera::k8s::HttpServer server2(ext2.get(), tessera::k8s::HttpServerOptions{});
+    const std::string other = Answer(server2, *again);
+    FUZZ_CHECK(other == answer,
+               Excerpt(body) + " vs " + Excerpt(*again) + ": " + answer + " != " + other);
   }
-  return 0;
 }
+
+}  // namespace
+
+TESSERA_FUZZ_TARGET(tessera::fuzz::kMaxBody, FuzzOne)

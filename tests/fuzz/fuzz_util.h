@@ -6,6 +6,8 @@
 // harnesses answer from (the kubectl-made fixtures of tests/k8s/testdata/ and two plain nodes).
 // Header-only, for test code; nothing here is thread-safe unless it says so.
 
+#include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -20,6 +22,7 @@
 
 #include "k8s/extender/extender.h"
 #include "k8s/extender/extender_protocol.h"
+#include "k8s/serve/http_server.h"
 
 #ifndef TESSERA_SOURCE_DIR
 #error "TESSERA_SOURCE_DIR must name the repository (tests/fuzz/CMakeLists.txt sets it)"
@@ -37,6 +40,15 @@ namespace tessera::fuzz {
   do {                                                                           \
     if (!(cond)) ::tessera::fuzz::Fail(__FILE__, __LINE__, std::string(#cond ": ") + (what)); \
   } while (false)
+
+/// Defines libFuzzer's entry point: an input over `max_bytes` is not run (and not kept in the
+/// corpus), the others are handed to `run` (void(std::string_view)) as text.
+#define TESSERA_FUZZ_TARGET(max_bytes, run)                                  \
+  extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) { \
+    if (size > (max_bytes)) return -1;                                      \
+    run(std::string_view(reinterpret_cast<const char*>(data), size));       \
+    return 0;                                                               \
+  }
 
 /// A short, printable excerpt of `s` for messages.
 inline std::string Excerpt(std::string_view s, size_t max = 400) {
@@ -178,6 +190,35 @@ inline nlohmann::json CheckErrorAnswer(std::string_view text) {
   CheckKeys(j, {"Error"}, "answer");
   FUZZ_CHECK(j["Error"].is_string(), Excerpt(text));
   return j;
+}
+
+/// POST `body` to `path` through the server's route, as a connection would; the status is 200
+/// or 400, and a 400's body is {"Error": string}.
+inline k8s::HttpServer::Response Post(const k8s::HttpServer& server, const char* path,
+                                      std::string_view body) {
+  k8s::HttpServer::Request req{"POST", path, std::string(body)};
+  k8s::HttpServer::Response res;
+  server.Dispatch(req, res);
+  FUZZ_CHECK(res.status == 200 || res.status == 400, path + (": " + std::to_string(res.status)));
+  if (res.status == 400) CheckErrorAnswer(res.body);
+  return res;
+}
+
+/// The same JSON document as `body`, written another way (nlohmann's dump: keys sorted, no
+/// blanks, its own escapes), when that is another text: nullopt when it is the same text, or
+/// when `body` is not one document for every reader (not JSON, a key twice, invalid UTF-8).
+inline std::optional<std::string> Reserialised(std::string_view body) {
+  std::string why;
+  std::optional<nlohmann::json> doc = ParseUniqueKeys(body, &why);
+  if (!doc.has_value()) return std::nullopt;
+  std::string again;
+  try {
+    again = doc->dump();
+  } catch (const nlohmann::json::exception&) {
+    return std::nullopt;  // invalid UTF-8 in a string
+  }
+  if (again == body) return std::nullopt;
+  return again;
 }
 
 /// A file of the repository, or stops the run.

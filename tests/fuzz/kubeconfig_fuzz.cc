@@ -40,10 +40,10 @@ bool Ours(const std::string& path) { return path.empty() || path.rfind(Dir() + "
 
 }  // namespace
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+namespace {
+
+void FuzzOne(std::string_view text) {
   using namespace tessera::fuzz;  // NOLINT
-  if (size > (32 << 10)) return -1;
-  const std::string_view text(reinterpret_cast<const char*>(data), size);
   const std::string path = Dir() + "/config";
   Write(path, text);
   tessera::Result<tessera::k8s::KubeApiConfig> config = tessera::k8s::KubeconfigConfig(path);
@@ -71,6 +71,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FUZZ_CHECK(api.ok(), api.error().message);
   // Base64 as kubeconfig data: what decodes is at most 3/4 of the text.
   tessera::Result<std::string> decoded = tessera::k8s::DecodeBase64(text);
-  if (decoded.ok()) FUZZ_CHECK(decoded->size() * 4 <= size * 3 + 3, Excerpt(text));
-  return 0;
+  if (decoded.ok()) FUZZ_CHECK(decoded->size() * 4 <= text.size() * 3 + 3, Excerpt(text));
 }
+
+}  // namespace
+
+TESSERA_FUZZ_TARGET((32 << 10), FuzzOne)

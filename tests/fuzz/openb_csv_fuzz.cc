@@ -10,10 +10,10 @@
 #include "fuzz/fuzz_util.h"
 #include "trace/csv_reader.h"
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+namespace {
+
+void FuzzOne(std::string_view text) {
   using namespace tessera::fuzz;  // NOLINT
-  if (size > (64 << 10)) return -1;
-  const std::string_view text(reinterpret_cast<const char*>(data), size);
   tessera::Result<std::vector<tessera::NodeSpec>> nodes = tessera::ReadNodeCsv(text, "nodes.csv");
   if (!nodes.ok()) {
     FUZZ_CHECK(nodes.error().message.rfind("nodes.csv", 0) == 0, nodes.error().message);
@@ -35,5 +35,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (p.gpu_count > 1) FUZZ_CHECK(p.gpu_milli == 1000, p.name);
     }
   }
-  return 0;
 }
+
+}  // namespace
+
+TESSERA_FUZZ_TARGET((64 << 10), FuzzOne)

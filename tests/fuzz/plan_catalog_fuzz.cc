@@ -13,33 +13,36 @@
 #include "fuzz/fuzz_util.h"
 #include "plan/catalog.h"
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+namespace {
+
+void FuzzOne(std::string_view text) {
   using namespace tessera::fuzz;  // NOLINT
-  if (size > (32 << 10)) return -1;
-  const std::string_view text(reinterpret_cast<const char*>(data), size);
   static const std::set<std::string> kModels = {"A100", "A10", "T4", "V100M16", "V100M32", "P100",
                                                 "H100"};
   tessera::Result<tessera::NodeCatalog> catalog =
       tessera::ParseNodeCatalog(text, "catalog.yaml", kModels);
   if (!catalog.ok()) {
     FUZZ_CHECK(catalog.error().message.rfind("catalog.yaml", 0) == 0, catalog.error().message);
-    return 0;
+    return;
   }
   std::vector<int> counts;
   int64_t nodes = 0;
   for (const tessera::NodeType& t : catalog->types) {
     FUZZ_CHECK(t.min_count >= 0 && t.min_count <= t.max_count && t.step >= 1, t.name);
     FUZZ_CHECK(t.count_today >= 0 && t.count_today <= t.max_count, t.name);
-    if (static_cast<int64_t>(t.max_count - t.min_count) / t.step > 100000) return 0;
+    if (static_cast<int64_t>(t.max_count - t.min_count) / t.step > 100000) return;
     const std::vector<int> c = tessera::CountsOf(t);
     FUZZ_CHECK(!c.empty() && c.front() == t.min_count && c.back() == t.max_count, t.name);
     counts.push_back(t.min_count);
     nodes += t.min_count;
   }
-  if (nodes > 10000) return 0;
+  if (nodes > 10000) return;
   FUZZ_CHECK(static_cast<int64_t>(tessera::MixNodes(*catalog, counts).size()) == nodes,
              Excerpt(text));
   (void)tessera::MixName(*catalog, counts);
   FUZZ_CHECK(tessera::MixGpus(*catalog, counts) >= 0, Excerpt(text));
-  return 0;
 }
+
+}  // namespace
+
+TESSERA_FUZZ_TARGET((32 << 10), FuzzOne)

@@ -13,17 +13,17 @@
 #include "k8s/record/record_log.h"
 #include "trace/csv_reader.h"
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+namespace {
+
+void FuzzOne(std::string_view text) {
   using namespace tessera::fuzz;  // NOLINT
   using tessera::k8s::JournalState;
-  if (size > (64 << 10)) return -1;
-  const std::string_view text(reinterpret_cast<const char*>(data), size);
   tessera::Result<JournalState> state = tessera::k8s::ParseJournal(text, "record.journal");
   if (!state.ok()) {
     FUZZ_CHECK(state.error().message.rfind("record.journal", 0) == 0, state.error().message);
-    return 0;
+    return;
   }
-  FUZZ_CHECK(state->valid_bytes <= size, Excerpt(text));
+  FUZZ_CHECK(state->valid_bytes <= text.size(), Excerpt(text));
   // Written back line by line after a start line, the records parse to the same pods and
   // nodes.
   std::string lines =
@@ -48,5 +48,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     FUZZ_CHECK(pods.ok(), pods.error().message + "\n" + Excerpt(csv));
     FUZZ_CHECK(pods->size() == state->pods.size(), Excerpt(csv));
   }
-  return 0;
 }
+
+}  // namespace
+
+TESSERA_FUZZ_TARGET((64 << 10), FuzzOne)

@@ -11,14 +11,14 @@
 #include "fuzz/fuzz_util.h"
 #include "trace/scenario.h"
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+namespace {
+
+void FuzzOne(std::string_view text) {
   using namespace tessera::fuzz;  // NOLINT
-  if (size > (32 << 10)) return -1;
-  const std::string_view text(reinterpret_cast<const char*>(data), size);
   tessera::Result<tessera::Scenario> s = tessera::ParseScenario(text, "scenario.yaml");
   if (!s.ok()) {
     FUZZ_CHECK(s.error().message.rfind("scenario.yaml", 0) == 0, s.error().message);
-    return 0;
+    return;
   }
   int64_t nodes = 0;
   for (const tessera::NodePool& pool : s->nodes) {
@@ -26,10 +26,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     nodes += pool.count;
   }
   FUZZ_CHECK(s->pods >= 0, std::to_string(s->pods));
-  if (nodes > 10000 || s->pods > 10000) return 0;
+  if (nodes > 10000 || s->pods > 10000) return;
   FUZZ_CHECK(static_cast<int64_t>(tessera::ScenarioNodes(*s).size()) == nodes, Excerpt(text));
   if (!s->classes.empty()) {
     FUZZ_CHECK(static_cast<int>(tessera::ScenarioPods(*s).size()) == s->pods, Excerpt(text));
   }
-  return 0;
 }
+
+}  // namespace
+
+TESSERA_FUZZ_TARGET((32 << 10), FuzzOne)

@@ -13,15 +13,15 @@
 #include "fuzz/fuzz_util.h"
 #include "k8s/serve/serve_config.h"
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+namespace {
+
+void FuzzOne(std::string_view text) {
   using namespace tessera::fuzz;  // NOLINT
-  if (size > (32 << 10)) return -1;
-  const std::string_view text(reinterpret_cast<const char*>(data), size);
   tessera::k8s::ServeConfig c;
   const tessera::Status s = tessera::k8s::ParseServeConfig(text, "tessera.yaml", &c);
   if (!s.ok()) {
     FUZZ_CHECK(s.error().message.rfind("tessera.yaml", 0) == 0, s.error().message);
-    return 0;
+    return;
   }
   FUZZ_CHECK(c.spin_us >= 0 && c.spin_us <= tessera::k8s::kMaxSpinMicroseconds,
              std::to_string(c.spin_us));
@@ -32,20 +32,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (const auto& cls : c.classes.classes) FUZZ_CHECK(names.insert(cls.name).second, cls.name);
   // An extender as `tessera serve` builds it from the file (a policy name it does not know is
   // refused there).
-  tessera::k8s::ExtenderOptions eo;
-  eo.policy = c.policy;
-  eo.seed = c.seed;
-  eo.spin_us = c.spin_us;
-  eo.filter_pass_seconds = static_cast<double>(c.filter_pass_seconds);
-  eo.classes = c.classes;
-  eo.headroom = c.headroom;
-  eo.scheduler_names = c.scheduler_names;
-  eo.topology_pools = c.topology_pools;
   tessera::Result<std::unique_ptr<tessera::k8s::Extender>> e = tessera::k8s::Extender::FromJson(
-      Cluster().nodes_json, Cluster().pods_json, eo);
+      Cluster().nodes_json, Cluster().pods_json, tessera::k8s::ToExtenderOptions(c));
   if (!e.ok()) {
     FUZZ_CHECK(!e.error().message.empty(), Excerpt(text));
-    return 0;
+    return;
   }
   const std::string body =
       R"({"Pod":{"metadata":{"name":"p","namespace":"ml","uid":"u","labels":{"tessera.io/class":)"
@@ -56,5 +47,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FUZZ_CHECK(args.ok(), args.error().message);
   CheckFilterAnswer((*e)->FilterJson(*args));
   CheckPrioritizeAnswer((*e)->PrioritizeJson(*args));
-  return 0;
 }
+
+}  // namespace
+
+TESSERA_FUZZ_TARGET((32 << 10), FuzzOne)

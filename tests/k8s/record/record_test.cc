@@ -25,6 +25,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "k8s/api/cluster_cache.h"
@@ -181,11 +182,16 @@ TEST(RecordJournal, RecordsOutsideTheOpenbLimitsAreErrorsNamingTheLine) {
       R"({"kind":"pod","uid":"u1","name":"ml/p","cpu_milli":1000,"memory_mib":64,"num_gpu":NUM,)"
       R"("gpu_milli":MILLI,"gpu_spec":"","qos":"BE","phase":"Running","node":"n1",)"
       R"("creation_time":95,"scheduled_time":96,"deletion_time":-1})";
-  const auto with = [&](const std::string& num, const std::string& milli) {
-    std::string line = pod;
-    line.replace(line.find("NUM"), 3, num);
-    line.replace(line.find("MILLI"), 5, milli);
+  // The journal of `line` with each placeholder replaced.
+  const auto journal = [&](std::string line,
+                           const std::vector<std::pair<std::string, std::string>>& values) {
+    for (const auto& [placeholder, value] : values) {
+      line.replace(line.find(placeholder), placeholder.size(), value);
+    }
     return start + "\n" + line + "\n";
+  };
+  const auto with = [&](const std::string& num, const std::string& milli) {
+    return journal(pod, {{"NUM", num}, {"MILLI", milli}});
   };
   EXPECT_EQ(ParseJournal(with("4294967298", "1000"), "j").error().message,
             "j:2: num_gpu: 4294967298 out of range [0, 16]");
@@ -200,10 +206,7 @@ TEST(RecordJournal, RecordsOutsideTheOpenbLimitsAreErrorsNamingTheLine) {
       R"({"kind":"node","sn":"n1","cpu_milli":1000,"memory_mib":64,"gpu":GPUS,"model":"A10",)"
       R"("gpu_memory_mib":0,"gpu_topology":"TOPO","first_seen":90,"deleted":-1})";
   const auto node_with = [&](const std::string& gpus, const std::string& topology) {
-    std::string line = node;
-    line.replace(line.find("GPUS"), 4, gpus);
-    line.replace(line.find("TOPO"), 4, topology);
-    return start + "\n" + line + "\n";
+    return journal(node, {{"GPUS", gpus}, {"TOPO", topology}});
   };
   EXPECT_EQ(ParseJournal(node_with("17", ""), "j").error().message,
             "j:2: gpu: 17 out of range [0, 16]");
