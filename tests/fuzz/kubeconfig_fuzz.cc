@@ -21,12 +21,18 @@ namespace {
 
 // A folder of this process for the files, made once.
 const std::string& Dir() {
-  static const std::string dir = [] {
+  // Never freed: the exit handler below reads it after static objects are destroyed.
+  static const std::string* const dir = [] {
     char name[] = "/tmp/tessera-fuzz-kubeconfig-XXXXXX";
     if (mkdtemp(name) == nullptr) std::abort();
-    return std::string(name);
+    // Removed when the run ends (a crash leaves it, beside the crash's input).
+    std::atexit([] {
+      for (const char* file : {"/config", "/token", "/ca.crt"}) unlink((Dir() + file).c_str());
+      rmdir(Dir().c_str());
+    });
+    return new std::string(name);
   }();
-  return dir;
+  return *dir;
 }
 
 void Write(const std::string& path, std::string_view text) {
