@@ -34,13 +34,7 @@ nlohmann::json Answer(const HttpServer& server, const char* path, std::string_vi
                                              : CheckErrorAnswer(res.body);
 }
 
-}  // namespace
-}  // namespace tessera::fuzz
-
-namespace {
-
 void FuzzOne(std::string_view body) {
-  using namespace tessera::fuzz;  // NOLINT
   std::unique_ptr<tessera::k8s::Extender> ext = NewExtender();
   tessera::k8s::HttpServer server(ext.get(), tessera::k8s::HttpServerOptions{});
   int status = 0;
@@ -85,5 +79,6 @@ void FuzzOne(std::string_view body) {
 }
 
 }  // namespace
+}  // namespace tessera::fuzz
 
-TESSERA_FUZZ_TARGET(tessera::fuzz::kMaxBody, FuzzOne)
+TESSERA_FUZZ_TARGET(tessera::fuzz::kMaxBody, tessera::fuzz::FuzzOne)

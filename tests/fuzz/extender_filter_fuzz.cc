@@ -58,13 +58,7 @@ void CheckSameArgs(const ExtenderArgs& a, const ExtenderArgs& b, std::string_vie
   FUZZ_CHECK(a.nodes_json == b.nodes_json, "nodes_json differ: " + Excerpt(body));
 }
 
-}  // namespace
-}  // namespace tessera::fuzz
-
-namespace {
-
 void FuzzOne(std::string_view body) {
-  using namespace tessera::fuzz;  // NOLINT
 
   // Differential: the fast path against the reference.
   tessera::Result<ExtenderArgs> fast = DecodeExtenderArgs(body);
@@ -152,5 +146,6 @@ void FuzzOne(std::string_view body) {
 }
 
 }  // namespace
+}  // namespace tessera::fuzz
 
-TESSERA_FUZZ_TARGET(tessera::fuzz::kMaxBody, FuzzOne)
+TESSERA_FUZZ_TARGET(tessera::fuzz::kMaxBody, tessera::fuzz::FuzzOne)

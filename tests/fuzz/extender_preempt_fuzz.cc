@@ -28,13 +28,7 @@ std::string Answer(const HttpServer& server, std::string_view body) {
   return res.status == 400 ? "400" : res.body;
 }
 
-}  // namespace
-}  // namespace tessera::fuzz
-
-namespace {
-
 void FuzzOne(std::string_view body) {
-  using namespace tessera::fuzz;  // NOLINT
   std::unique_ptr<tessera::k8s::Extender> ext = NewExtender();
   const std::string model = ModelOf(*ext);
   const nlohmann::json state = nlohmann::json::parse(ext->StateJson());
@@ -88,5 +82,6 @@ void FuzzOne(std::string_view body) {
 }
 
 }  // namespace
+}  // namespace tessera::fuzz
 
-TESSERA_FUZZ_TARGET(tessera::fuzz::kMaxBody, FuzzOne)
+TESSERA_FUZZ_TARGET(tessera::fuzz::kMaxBody, tessera::fuzz::FuzzOne)
