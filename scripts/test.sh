@@ -11,6 +11,9 @@
 #      plus the e2e scripts that drive our binaries with inputs the unit tests do not: `tessera
 #      serve` over real HTTP (serve_curl, serve_config) and the CLI on good and bad files
 #      (replay_cli, cli_bad_input, cli_errors, cli_first_run).
+#   4. the libFuzzer harnesses of tests/fuzz/ (clang-14, ASan + UBSan, build folder build-fuzz),
+#      each from its committed seed corpus for 25 s, seeded (scripts/fuzz.sh; a longer run:
+#      docs/DEVELOPING.md, "Fuzzing").
 # Not run under the sanitizers (they ran in step 2):
 #   - e2e.invariants (24 pod lists x 8 policies, ~2 min under ASan): the engine still runs the
 #     whole default trace under the sanitizers in Reproduction.* and TesseraVsFgd.*;
@@ -103,4 +106,7 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build-asan --output-on-failure -j "$jobs" --timeout 1800 \
   -LE cluster \
   -E '^e2e\.(invariants|report_chromium|replay_report_chromium|deploy_kubectl|image|engine_only)_test$'
+
+section "Fuzzing: every harness of tests/fuzz/, 25 s each from its seed corpus"
+bash scripts/fuzz.sh --seconds 25 --jobs "$jobs"
 end_section

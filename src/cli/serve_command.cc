@@ -279,18 +279,7 @@ int RunServe(const ServeOptions& flags) {
     }
     tls = std::move(*t);
   }
-  k8s::ExtenderOptions eo;
-  eo.policy = c.policy;
-  eo.seed = c.seed;
-  eo.spin_us = c.spin_us;
-  eo.filter_pass_seconds = static_cast<double>(c.filter_pass_seconds);
-  eo.classes = c.classes;
-  eo.headroom = c.headroom;
-  eo.scheduler_names = c.scheduler_names;
-  eo.topology_pools = c.topology_pools;
-  eo.preemption = c.preemption == "verb"  ? k8s::PreemptionMode::kVerb
-                  : c.preemption == "off" ? k8s::PreemptionMode::kOff
-                                          : k8s::PreemptionMode::kEvict;
+  k8s::ExtenderOptions eo = k8s::ToExtenderOptions(c);
   if (!c.workload_file.empty()) {
     Result<std::string> text = ReadFile(c.workload_file);
     Result<std::vector<PodSpec>> pods =

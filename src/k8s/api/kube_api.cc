@@ -324,12 +324,18 @@ ApiStatus HttpKubeApi::List(const std::string& path, const ListOptions& options,
   httplib::Result res = cli->Get(base_path_ + query, {{"Accept", "application/json"}});
   ApiStatus status = Check("GET", url, res);
   if (!status.ok()) return status;
-  Result<nlohmann::json> doc = ParseJson(res->body, kMaxListBodyBytes, "list");
-  if (!doc.ok()) return Failure("GET", url, res->status, doc.error().message);
-  if (!doc->is_object()) return Failure("GET", url, res->status, "list: expected an object");
+  Status decoded = DecodeListPage(res->body, page);
+  if (!decoded.ok()) return Failure("GET", url, res->status, decoded.error().message);
+  return status;
+}
+
+Status DecodeListPage(std::string_view body, ListPage* page) {
+  Result<nlohmann::json> doc = ParseJson(body, kMaxListBodyBytes, "list");
+  if (!doc.ok()) return doc.error();
+  if (!doc->is_object()) return Error{"list: expected an object"};
   const nlohmann::json* items = FindField(*doc, "items");
   if (items != nullptr && !items->is_null() && !items->is_array()) {
-    return Failure("GET", url, res->status, "list: items: expected an array");
+    return Error{"list: items: expected an array"};
   }
   page->items.clear();
   if (items != nullptr && items->is_array()) {
@@ -338,13 +344,12 @@ ApiStatus HttpKubeApi::List(const std::string& path, const ListOptions& options,
   page->resource_version.clear();
   page->continue_token.clear();
   if (const nlohmann::json* meta = FindField(*doc, "metadata"); meta && meta->is_object()) {
-    Status s = ReadString(FindField(*meta, "resourceVersion"), "list.metadata.resourceVersion",
-                          &page->resource_version);
-    if (s.ok())
-      s = ReadString(FindField(*meta, "continue"), "list.metadata.continue", &page->continue_token);
-    if (!s.ok()) return Failure("GET", url, res->status, s.error().message);
+    TESSERA_RETURN_IF_ERROR(ReadString(FindField(*meta, "resourceVersion"),
+                                       "list.metadata.resourceVersion", &page->resource_version));
+    TESSERA_RETURN_IF_ERROR(
+        ReadString(FindField(*meta, "continue"), "list.metadata.continue", &page->continue_token));
   }
-  return status;
+  return Status();
 }
 
 ApiStatus HttpKubeApi::Watch(const std::string& path, const std::string& resource_version,

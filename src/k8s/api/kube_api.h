@@ -51,6 +51,12 @@ struct ListPage {
   std::string continue_token;
 };
 
+/// Decodes the body of a list answer (a v1 List: {"metadata": {"resourceVersion",
+/// "continue"}, "items": [...]}) into *page. Errors name the place ("list: items: expected an
+/// array", "list.metadata.continue: expected string, got number") or the byte offset of
+/// malformed JSON. The items are kept as they are (decoded by their readers). Pure.
+Status DecodeListPage(std::string_view body, ListPage* page);
+
 /// What a List asks for.
 struct ListOptions {
   int limit = 500;             ///< items per page; 0 asks for everything at once

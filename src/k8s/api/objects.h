@@ -57,6 +57,8 @@ struct Container {
   /// tessera.io/gpu-memory as written (the request, else the limit); empty when absent. Its
   /// unit rule (GpuMemoryToMiB: a suffix means bytes, a bare number MiB) needs the text.
   std::string gpu_memory_text;
+
+  bool operator==(const Container&) const = default;
 };
 
 /// A Kubernetes Pod (core/v1), the fields Tessera uses.
@@ -98,6 +100,8 @@ struct Pod {
   /// sidecar containers, each init container plus the sidecars started before it) plus
   /// spec.overhead.
   ResourceList requests;
+
+  bool operator==(const Pod&) const = default;
 };
 
 /// A Kubernetes Node (core/v1), the fields Tessera uses.
@@ -113,6 +117,8 @@ struct Node {
   /// every value is checked to be a valid, non-negative quantity when decoded.
   std::map<std::string, std::string> allocatable;
   std::map<std::string, std::string> capacity;
+
+  bool operator==(const Node&) const = default;
 };
 
 /// Seconds since the Unix epoch of an RFC 3339 UTC time as the API server writes it

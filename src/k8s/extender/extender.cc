@@ -4,12 +4,14 @@
 #include <prometheus/text_serializer.h>
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <limits>
 #include <numeric>
 #include <span>
+#include <unordered_set>
 #include <utility>
 
 #include "k8s/api/json_util.h"
@@ -636,6 +638,16 @@ std::string Extender::FilterJsonOf(const Pod& pod, std::span<const std::string_v
   Decided* fits_end = fits_list.data();
   Decided* failed_end = failed_list.data();
   Decided* unresolvable_end = unresolvable_list.data();
+  // A name the request lists twice is one key of a failure map: listed once, the first time
+  // (as Filter's maps keep it); NodeNames keeps every fit, as Filter does. Known nodes are
+  // marked with this request's stamp by node index, unknown names kept in a set.
+  thread_local std::vector<uint32_t> rejected_stamp;
+  thread_local uint32_t request_stamp = 0;
+  if (++request_stamp == 0) {  // wrapped: forget every mark
+    std::fill(rejected_stamp.begin(), rejected_stamp.end(), 0);
+    request_stamp = 1;
+  }
+  std::unordered_set<std::string_view> rejected_unknown;
   size_t bytes = 0;  // names, reasons, nodes and their commas (one too many per section)
   std::shared_ptr<const PaddedStrings> quoted_names;
   std::string error;
@@ -664,6 +676,17 @@ std::string Extender::FilterJsonOf(const Pod& pod, std::span<const std::string_v
         pod, spec, names, names_id, &details,
         [&](size_t i, std::string_view name, int node, Candidate c, int reason)
             __attribute__((always_inline)) {
+              if (c != Candidate::kFits) {
+                if (node >= 0) [[likely]] {
+                  if (static_cast<size_t>(node) >= rejected_stamp.size()) {
+                    rejected_stamp.resize(static_cast<size_t>(node) + 1);
+                  }
+                  if (rejected_stamp[node] == request_stamp) return;
+                  rejected_stamp[node] = request_stamp;
+                } else if (!rejected_unknown.insert(name).second) {
+                  return;
+                }
+              }
               int q = node;
               if (node >= 0) [[likely]] {
                 bytes += quoted.length(node) + 1;
@@ -732,8 +755,12 @@ std::string Extender::FilterJsonOf(const Pod& pod, std::span<const std::string_v
     }
     if (!fits.empty()) w.Unput();
   }
-  for (const std::span<const Decided> section : {failed, unresolvable}) {
-    w.Put(section.data() == failed.data() ? kFailed : kUnresolvable);
+  // By position, not by address: with no candidates both sections may be empty spans at the
+  // same address (a thread's first request), and each must still get its own key.
+  const std::array<std::pair<std::string_view, std::span<const Decided>>, 2> sections = {
+      {{kFailed, failed}, {kUnresolvable, unresolvable}}};
+  for (const auto& [key, section] : sections) {
+    w.Put(key);
     if (!error.empty()) continue;
     for (const Decided& d : section) {
       name_of(d);

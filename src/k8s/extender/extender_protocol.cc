@@ -459,8 +459,6 @@ std::vector<std::string> ExtenderArgs::CandidateNames() const {
   return out;
 }
 
-namespace {
-
 Result<ExtenderArgs> DecodeExtenderArgsGeneral(std::string_view body, size_t max_bytes) {
   Json j;
   TESSERA_ASSIGN_OR_RETURN(j, ParseObjectBody(body, max_bytes, "ExtenderArgs"));
@@ -484,8 +482,6 @@ Result<ExtenderArgs> DecodeExtenderArgsGeneral(std::string_view body, size_t max
   TESSERA_ASSIGN_OR_RETURN(args.node_names, StringList(j, "NodeNames"));
   return args;
 }
-
-}  // namespace
 
 Result<ExtenderArgs> DecodeExtenderArgs(std::string_view body, size_t max_bytes) {
   if (std::optional<FastArgs> fast = DecodeFast(body, 0, max_bytes, nullptr)) {

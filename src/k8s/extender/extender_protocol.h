@@ -193,6 +193,11 @@ struct ExtenderBindingResult {
 /// paths "Pod...", "Nodes.items[3]...", "NodeNames[2]").
 Result<ExtenderArgs> DecodeExtenderArgs(std::string_view body,
                                         size_t max_bytes = kDefaultMaxExtenderBodyBytes);
+/// The general decoder of DecodeExtenderArgs alone (nlohmann/json; no fast path): the
+/// reference the fast path must agree with, for differential tests: DecodeExtenderArgs
+/// answers what it answers for every body.
+Result<ExtenderArgs> DecodeExtenderArgsGeneral(std::string_view body,
+                                               size_t max_bytes = kDefaultMaxExtenderBodyBytes);
 /// DecodeExtenderArgs into *out (a fresh ExtenderArgsRef), without copying the node names:
 /// same acceptance, results and errors. `body` must outlive *out. With a `memo`, a NodeNames
 /// array it remembers is recognised (out->names_id is set; at the end of the body, as

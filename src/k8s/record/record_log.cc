@@ -13,6 +13,8 @@
 #include <vector>
 
 #include "k8s/api/json_util.h"
+#include "model/resources.h"
+#include "trace/topology_text.h"
 
 namespace tessera::k8s {
 namespace {
@@ -47,15 +49,20 @@ class LineReader {
     if (v == nullptr || v->is_null()) return {};
     return ReadString(v, where_ + ": " + key, out);
   }
-  Status Int(const char* key, int64_t min, int64_t* out) const {
-    return ReadInt64(FindField(j_, key), where_ + ": " + key, min, kMaxTime, out);
+  Status Int(const char* key, int64_t min, int64_t* out, int64_t max = kMaxTime) const {
+    return ReadInt64(FindField(j_, key), where_ + ": " + key, min, max, out);
   }
+  /// An integer of a narrower field: `max` must fit in T.
   template <typename T>
-  Status Int(const char* key, int64_t min, T* out) const {
+  Status Int(const char* key, int64_t min, T* out, int64_t max) const {
     int64_t v = 0;
-    TESSERA_RETURN_IF_ERROR(Int(key, min, &v));
+    TESSERA_RETURN_IF_ERROR(Int(key, min, &v, max));
     *out = static_cast<T>(v);
     return {};
+  }
+  /// An error of member `key`: "file:line: key: what".
+  Error Fail(const char* key, const std::string& what) const {
+    return Error{where_ + ": " + key + ": " + what};
   }
   Status Bool(const char* key, bool* out) const {
     const Json* v = FindField(j_, key);
@@ -70,13 +77,26 @@ class LineReader {
   std::string where_;
 };
 
+// A record is read within the limits of the openb lists folded from it (trace/csv_reader.h),
+// so that every list `tessera record` writes is read back by `frag`, `replay` and serve's
+// --workload: a record outside them is damage, named where it is.
 Status ReadPodLine(const LineReader& r, RecordedPod* p) {
   TESSERA_RETURN_IF_ERROR(r.Str("uid", &p->uid));
   TESSERA_RETURN_IF_ERROR(r.Str("name", &p->name));
-  TESSERA_RETURN_IF_ERROR(r.Int("cpu_milli", 0, &p->cpu_milli));
-  TESSERA_RETURN_IF_ERROR(r.Int("memory_mib", 0, &p->memory_mib));
-  TESSERA_RETURN_IF_ERROR(r.Int("num_gpu", 0, &p->num_gpu));
-  TESSERA_RETURN_IF_ERROR(r.Int("gpu_milli", 0, &p->gpu_milli));
+  if (p->name.empty()) return r.Fail("name", "empty");
+  TESSERA_RETURN_IF_ERROR(r.Int("cpu_milli", 0, &p->cpu_milli, kMaxCpuMilli));
+  TESSERA_RETURN_IF_ERROR(r.Int("memory_mib", 0, &p->memory_mib, kMaxMemoryMib));
+  TESSERA_RETURN_IF_ERROR(r.Int("num_gpu", 0, &p->num_gpu, kMaxGpusPerNode));
+  TESSERA_RETURN_IF_ERROR(r.Int("gpu_milli", 0, &p->gpu_milli, kMilliPerGpu));
+  if (p->num_gpu > 0 && p->gpu_milli == 0) {
+    return r.Fail("gpu_milli", "is 0, but num_gpu is " + std::to_string(p->num_gpu) +
+                                   " (need 1..1000)");
+  }
+  if (p->num_gpu > 1 && p->gpu_milli != kMilliPerGpu) {
+    return r.Fail("gpu_milli", "must be 1000 for a multi-GPU pod (num_gpu " +
+                                   std::to_string(p->num_gpu) + "), got " +
+                                   std::to_string(p->gpu_milli));
+  }
   TESSERA_RETURN_IF_ERROR(r.Str("gpu_spec", &p->gpu_spec));
   TESSERA_RETURN_IF_ERROR(r.Str("qos", &p->qos));
   TESSERA_RETURN_IF_ERROR(r.Str("phase", &p->phase));
@@ -92,12 +112,19 @@ Status ReadPodLine(const LineReader& r, RecordedPod* p) {
 
 Status ReadNodeLine(const LineReader& r, RecordedNode* n) {
   TESSERA_RETURN_IF_ERROR(r.Str("sn", &n->sn));
-  TESSERA_RETURN_IF_ERROR(r.Int("cpu_milli", 0, &n->cpu_milli));
-  TESSERA_RETURN_IF_ERROR(r.Int("memory_mib", 0, &n->memory_mib));
-  TESSERA_RETURN_IF_ERROR(r.Int("gpu", 0, &n->gpu));
+  TESSERA_RETURN_IF_ERROR(r.Int("cpu_milli", 0, &n->cpu_milli, kMaxCpuMilli));
+  TESSERA_RETURN_IF_ERROR(r.Int("memory_mib", 0, &n->memory_mib, kMaxMemoryMib));
+  TESSERA_RETURN_IF_ERROR(r.Int("gpu", 0, &n->gpu, kMaxGpusPerNode));
   TESSERA_RETURN_IF_ERROR(r.Str("model", &n->model));
   TESSERA_RETURN_IF_ERROR(r.Int("gpu_memory_mib", 0, &n->gpu_memory_mib));
   TESSERA_RETURN_IF_ERROR(r.OptionalStr("gpu_topology", &n->gpu_topology));
+  if (!n->gpu_topology.empty()) {
+    if (n->gpu == 0) return r.Fail("gpu_topology", "set, but the node has no GPUs");
+    Result<TopologyGroups> groups = ParseCompactTopology(n->gpu_topology);
+    if (!groups.ok()) return r.Fail("gpu_topology", groups.error().message);
+    Result<GpuTopology> built = BuildTopology(n->gpu, *groups);
+    if (!built.ok()) return r.Fail("gpu_topology", built.error().message);
+  }
   TESSERA_RETURN_IF_ERROR(r.Int("first_seen", -1, &n->first_seen));
   TESSERA_RETURN_IF_ERROR(r.Int("deleted", -1, &n->deleted));
   return {};
@@ -214,7 +241,8 @@ std::string NodeListCsv(const JournalState& state) {
                              : "sn,cpu_milli,memory_mib,gpu,model\n";
   for (const auto& [sn, n] : state.nodes) {
     out += CsvField(n.sn) + "," + std::to_string(n.cpu_milli) + "," + std::to_string(n.memory_mib) +
-           "," + std::to_string(n.gpu) + "," + CsvField(n.gpu > 0 ? n.model : "");
+           "," + std::to_string(n.gpu) + "," +
+           CsvField(n.gpu == 0 ? "" : n.model.empty() ? std::string(kUnknownGpuModel) : n.model);
     if (topology) out += "," + CsvField(n.gpu_topology);
     out += "\n";
   }

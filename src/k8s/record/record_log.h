@@ -85,10 +85,17 @@ std::string PodLine(const RecordedPod& p);
 std::string NodeLine(const RecordedNode& n);
 
 /// Folds a journal's text. `file` names it in errors ("DIR/record.journal:12: ..."): a
-/// complete line that is not a journal record is an error (the file is not ours, or damaged).
+/// complete line that is not a journal record is an error (the file is not ours, or damaged),
+/// and so is a record outside what the openb lists folded from it can hold (the limits of
+/// trace/csv_reader.h: "record.journal:7: gpu_milli: is 0, but num_gpu is 2 (need 1..1000)").
 Result<JournalState> ParseJournal(std::string_view text, std::string_view file);
 
-/// The openb node list (sn,cpu_milli,memory_mib,gpu,model) of every node ever seen, by name.
+/// The model a node list gives a GPU node whose model is not known (no model label, no HAMi
+/// register): the openb readers need one, and no pod's model constraint names it.
+inline constexpr std::string_view kUnknownGpuModel = "unknown";
+
+/// The openb node list (sn,cpu_milli,memory_mib,gpu,model) of every node ever seen, by name;
+/// a GPU node of unknown model is listed with kUnknownGpuModel.
 std::string NodeListCsv(const JournalState& state);
 
 /// The openb pod list (name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,

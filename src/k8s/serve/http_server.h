@@ -89,6 +89,11 @@ class HttpServer {
   };
   using Handler = std::function<void(const Request&, Response&)>;
 
+  /// Runs the route of (method, path), or answers 404/405: what a request read from a
+  /// connection gets, without the connection (the connection's own answers — 413, 431, 408,
+  /// malformed HTTP — are not here). Thread-safe; also for tests and fuzzing without sockets.
+  void Dispatch(const Request& req, Response& res) const;
+
  private:
   struct RouteEntry {
     std::string method;
@@ -102,8 +107,6 @@ class HttpServer {
   /// The request loop of one connection over `stream` (the socket, or TLS over it).
   template <class Stream>
   void ServeStream(Stream& stream, SpinSocket& socket);
-  /// Runs the route of (method, path), or answers 404/405.
-  void Dispatch(const Request& req, Response& res) const;
 
   Extender* extender_;
   HttpServerOptions options_;

@@ -309,6 +309,22 @@ Status ReadTopology(const std::string& file, const YAML::Node& v,
 
 }  // namespace
 
+ExtenderOptions ToExtenderOptions(const ServeConfig& c) {
+  ExtenderOptions eo;
+  eo.policy = c.policy;
+  eo.seed = c.seed;
+  eo.spin_us = c.spin_us;
+  eo.filter_pass_seconds = static_cast<double>(c.filter_pass_seconds);
+  eo.classes = c.classes;
+  eo.headroom = c.headroom;
+  eo.scheduler_names = c.scheduler_names;
+  eo.topology_pools = c.topology_pools;
+  eo.preemption = c.preemption == "verb"  ? PreemptionMode::kVerb
+                  : c.preemption == "off" ? PreemptionMode::kOff
+                                          : PreemptionMode::kEvict;
+  return eo;
+}
+
 Status ParseServeConfig(std::string_view text, const std::string& file, ServeConfig* config) {
   YAML::Node root;
   try {

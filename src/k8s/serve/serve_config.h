@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "k8s/extender/extender.h"
 #include "k8s/extender/node_topology.h"
 #include "sched/classes.h"
 #include "sched/headroom.h"
@@ -77,5 +78,10 @@ struct ServeConfig {
 /// and YAML syntax errors are errors naming the place: "tessera.yaml:4: kubernetes.inCluster:
 /// expected true or false, got \"maybe\"". Pure.
 Status ParseServeConfig(std::string_view text, const std::string& file_name, ServeConfig* config);
+
+/// The extender's options a configuration sets (policy, seed, spin, filter-pass window,
+/// classes, headroom, scheduler names, topology pools); the workload is left empty (reading
+/// workload_file is the caller's I/O). Pure.
+ExtenderOptions ToExtenderOptions(const ServeConfig& config);
 
 }  // namespace tessera::k8s

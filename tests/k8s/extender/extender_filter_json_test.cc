@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "k8s/api/kube_api.h"
@@ -204,6 +205,80 @@ TEST(ExtenderFilterJson, RefPathAnswersTheSameBytes) {
   ExtenderArgsRef bad;
   EXPECT_EQ(DecodeExtenderArgsRef(R"({"Pod":null,"NodeNames":["a"]})", &bad).error().message,
             DecodeExtenderArgs(R"({"Pod":null,"NodeNames":["a"]})").error().message);
+}
+
+// No candidates at all (NodeNames [] or null, Nodes.items []), as the first request of a thread
+// (each HTTP connection has its own): the answer is the complete filter result, each key once.
+// The writer once told its two failure maps apart by address, and on a thread that had never
+// answered a candidate both were empty at the same address: the answer was
+// {"Nodes":null,"NodeNames":[],"FailedNodes":{],"FailedNodes":{},"Error":""}.
+TEST(ExtenderFilterJson, NoCandidatesOnAFreshThreadGetACompleteAnswer) {
+  Result<std::unique_ptr<Extender>> ext = Extender::FromJson(Nodes(), "", {});
+  ASSERT_TRUE(ext.ok()) << ext.error().message;
+  const std::string by_names =
+      R"({"Nodes":null,"NodeNames":[],"FailedNodes":{},"FailedAndUnresolvableNodes":{},)"
+      R"("Error":""})";
+  const std::string by_nodes =
+      R"({"Nodes":{"metadata":{},"items":[]},"NodeNames":[],"FailedNodes":{},)"
+      R"("FailedAndUnresolvableNodes":{},"Error":""})";
+  const std::vector<std::pair<Json, std::string>> cases = {
+      {{{"Pod", Pod("500", 1)}, {"Nodes", nullptr}, {"NodeNames", Json::array()}}, by_names},
+      {{{"Pod", Pod("500", 1)}, {"Nodes", nullptr}, {"NodeNames", nullptr}}, by_names},
+      {{{"Pod", Pod("500", 1)}}, by_names},
+      {{{"Pod", Pod("500", 1)}, {"Nodes", {{"metadata", Json::object()}, {"items", Json::array()}}}},
+       by_nodes},
+      {{{"Pod", Pod("500", 1)}, {"Nodes", Json::array()}}, by_nodes},
+  };
+  for (const auto& [body, want] : cases) {
+    const std::string text = body.dump();
+    std::string by_args, by_ref;
+    // Each on a thread of its own, whose section lists have never held a candidate.
+    std::thread([&] {
+      Result<ExtenderArgs> args = DecodeExtenderArgs(text);
+      ASSERT_TRUE(args.ok()) << args.error().message;
+      by_args = (*ext)->FilterJson(*args);
+    }).join();
+    std::thread([&] {
+      ExtenderArgsRef ref;
+      ASSERT_TRUE(DecodeExtenderArgsRef(text, &ref).ok()) << text;
+      by_ref = (*ext)->FilterJson(ref);
+    }).join();
+    EXPECT_EQ(by_args, want) << text;
+    EXPECT_EQ(by_ref, want) << text;
+    Result<ExtenderArgs> args = DecodeExtenderArgs(text);
+    ASSERT_TRUE(args.ok());
+    EXPECT_EQ(EncodeExtenderFilterResult((*ext)->Filter(*args)), want) << text;
+  }
+}
+
+// A request that lists a node twice gets each rejected node once in its failure map (a JSON
+// object names a key once; Filter's maps hold it once), and each fit twice in NodeNames, as
+// Filter does. The answer once repeated the key ("n1":"...","n1":"...").
+TEST(ExtenderFilterJson, NamesListedTwiceAreOneKeyOfTheFailureMaps) {
+  Result<std::unique_ptr<Extender>> ext = Extender::FromJson(Nodes(), "", {});
+  ASSERT_TRUE(ext.ok()) << ext.error().message;
+  const Json body = {{"Pod", Pod("1000", 2)},
+                     {"Nodes", nullptr},
+                     {"NodeNames", {"b", "ghost", "a", "c", "b", "ghost", "a", "d", "c", "d"}}};
+  for (const bool by_ref : {false, true}) {
+    const std::string text = body.dump();
+    Result<ExtenderArgs> args = DecodeExtenderArgs(text);
+    ASSERT_TRUE(args.ok()) << args.error().message;
+    ExtenderArgsRef ref;
+    ASSERT_TRUE(DecodeExtenderArgsRef(text, &ref).ok());
+    const std::string json = by_ref ? (*ext)->FilterJson(ref) : (*ext)->FilterJson(*args);
+    for (const char* key : {"\"b\":", "\"ghost\":", "\"c\":", "\"d\":"}) {
+      size_t n = 0;
+      for (size_t at = json.find(key); at != std::string::npos; at = json.find(key, at + 1)) ++n;
+      EXPECT_EQ(n, 1u) << key << " in " << json;
+    }
+    Result<ExtenderFilterResult> got = DecodeExtenderFilterResult(json);
+    ASSERT_TRUE(got.ok()) << got.error().message;
+    const ExtenderFilterResult want = (*ext)->Filter(*args);
+    EXPECT_EQ(*got, want) << json;
+    EXPECT_EQ(got->node_names, (std::vector<std::string>{"a", "a"}));
+    EXPECT_EQ(got->failed_and_unresolvable_nodes.count("ghost"), 1u);
+  }
 }
 
 // Candidates are resolved by position with a remembered guess: lists that change between

@@ -25,6 +25,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "k8s/api/cluster_cache.h"
@@ -169,6 +170,69 @@ Pod Decoded(const Json& j) {
   Result<Pod> p = DecodePod(j, "Pod");
   EXPECT_TRUE(p.ok()) << (p.ok() ? "" : p.error().message);
   return p.ok() ? *p : Pod{};
+}
+
+// A journal record outside what the openb lists can hold is damage, named where it is: the
+// folded lists would otherwise be refused by the trace readers (or, for numbers beyond the
+// field, silently wrapped: num_gpu 4294967298 was read as 2).
+TEST(RecordJournal, RecordsOutsideTheOpenbLimitsAreErrorsNamingTheLine) {
+  const std::string start =
+      R"({"kind":"start","format":"tessera-record/1","at":90,"server":"s","resumed":false})";
+  const std::string pod =
+      R"({"kind":"pod","uid":"u1","name":"ml/p","cpu_milli":1000,"memory_mib":64,"num_gpu":NUM,)"
+      R"("gpu_milli":MILLI,"gpu_spec":"","qos":"BE","phase":"Running","node":"n1",)"
+      R"("creation_time":95,"scheduled_time":96,"deletion_time":-1})";
+  // The journal of `line` with each placeholder replaced.
+  const auto journal = [&](std::string line,
+                           const std::vector<std::pair<std::string, std::string>>& values) {
+    for (const auto& [placeholder, value] : values) {
+      line.replace(line.find(placeholder), placeholder.size(), value);
+    }
+    return start + "\n" + line + "\n";
+  };
+  const auto with = [&](const std::string& num, const std::string& milli) {
+    return journal(pod, {{"NUM", num}, {"MILLI", milli}});
+  };
+  EXPECT_EQ(ParseJournal(with("4294967298", "1000"), "j").error().message,
+            "j:2: num_gpu: 4294967298 out of range [0, 16]");
+  EXPECT_EQ(ParseJournal(with("2", "0"), "j").error().message,
+            "j:2: gpu_milli: is 0, but num_gpu is 2 (need 1..1000)");
+  EXPECT_EQ(ParseJournal(with("2", "500"), "j").error().message,
+            "j:2: gpu_milli: must be 1000 for a multi-GPU pod (num_gpu 2), got 500");
+  EXPECT_EQ(ParseJournal(with("1", "1001"), "j").error().message,
+            "j:2: gpu_milli: 1001 out of range [0, 1000]");
+  ASSERT_TRUE(ParseJournal(with("1", "250"), "j").ok());
+  const std::string node =
+      R"({"kind":"node","sn":"n1","cpu_milli":1000,"memory_mib":64,"gpu":GPUS,"model":"A10",)"
+      R"("gpu_memory_mib":0,"gpu_topology":"TOPO","first_seen":90,"deleted":-1})";
+  const auto node_with = [&](const std::string& gpus, const std::string& topology) {
+    return journal(node, {{"GPUS", gpus}, {"TOPO", topology}});
+  };
+  EXPECT_EQ(ParseJournal(node_with("17", ""), "j").error().message,
+            "j:2: gpu: 17 out of range [0, 16]");
+  EXPECT_EQ(ParseJournal(node_with("0", "nvlink=0-1"), "j").error().message,
+            "j:2: gpu_topology: set, but the node has no GPUs");
+  EXPECT_FALSE(ParseJournal(node_with("2", "nvlink=0-7"), "j").ok());
+  ASSERT_TRUE(ParseJournal(node_with("2", "nvlink=0-1"), "j").ok());
+}
+
+// A GPU node whose model is not known (allocatable nvidia.com/gpu without a model label or a
+// HAMi register) is recorded with an empty model; the node list names it "unknown", so that
+// the trace readers read the list (they refuse a GPU node without a model).
+TEST(RecordJournal, AGpuNodeOfUnknownModelIsListedAsUnknown) {
+  const std::string journal =
+      R"({"kind":"start","format":"tessera-record/1","at":90,"server":"s","resumed":false})"
+      "\n"
+      R"({"kind":"node","sn":"n1","cpu_milli":8000,"memory_mib":64,"gpu":4,"model":"",)"
+      R"("gpu_memory_mib":0,"first_seen":90,"deleted":-1})"
+      "\n";
+  Result<JournalState> state = ParseJournal(journal, "j");
+  ASSERT_TRUE(state.ok()) << state.error().message;
+  const std::string csv = NodeListCsv(*state);
+  EXPECT_EQ(csv, "sn,cpu_milli,memory_mib,gpu,model\nn1,8000,64,4,unknown\n");
+  Result<std::vector<NodeSpec>> nodes = ReadNodeCsv(csv, "nodes.csv");
+  ASSERT_TRUE(nodes.ok()) << nodes.error().message;
+  EXPECT_EQ((*nodes)[0].gpu_count, 4);
 }
 
 TEST(Recorder, ScheduledTimestampIsTheTruePodScheduledConditionAndBadShapesAreIgnored) {

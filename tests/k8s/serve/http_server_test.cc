@@ -220,6 +220,23 @@ TEST_F(HttpServerTest, FilterPrioritizeBindPreempt) {
   EXPECT_EQ(p->body, "{\"NodeNameToMetaVictims\":{}}");
 }
 
+// A connection whose first request has no candidates (its thread has answered none before)
+// gets the complete filter answer, each key once (it once got
+// {"Nodes":null,"NodeNames":[],"FailedNodes":{],"FailedNodes":{},"Error":""}).
+TEST_F(HttpServerTest, FilterWithoutCandidatesGetsACompleteAnswer) {
+  StartServer();
+  for (const Json& names : {Json::array(), Json(nullptr)}) {
+    httplib::Client c = Client();  // a new connection, served by a new thread
+    const Json body = {{"Pod", Pod("u1", 500)}, {"Nodes", nullptr}, {"NodeNames", names}};
+    auto filter = c.Post("/filter", body.dump(), "application/json");
+    ASSERT_TRUE(filter);
+    EXPECT_EQ(filter->status, 200);
+    EXPECT_EQ(filter->body,
+              R"({"Nodes":null,"NodeNames":[],"FailedNodes":{},"FailedAndUnresolvableNodes":{},)"
+              R"("Error":""})");
+  }
+}
+
 TEST_F(HttpServerTest, PreemptWithTheUpstreamShape) {
   StartServer();
   httplib::Client c = Client();
