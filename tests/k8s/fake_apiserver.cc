@@ -159,6 +159,11 @@ std::vector<Json> FakeApiServer::Objects(const std::string& resource) const {
   return out;
 }
 
+void FakeApiServer::GracefulDeletes(bool on) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  graceful_deletes_ = on;
+}
+
 std::vector<Json> FakeApiServer::RecordedEvents() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return recorded_events_;
@@ -595,25 +600,39 @@ void FakeApiServer::Route() {
            res.status = 201;
            res.set_content(pod.dump(), "application/json");
          });
-  s.Delete(R"(/api/v1/namespaces/([^/]+)/pods/([^/]+))",
-           [this](const httplib::Request& req, httplib::Response& res) {
-             const std::string ns = req.matches[1];
-             const std::string name = req.matches[2];
-             const Json pod = GetPod(ns, name);
-             if (pod.is_null()) {
-               Reply(res, 404, "NotFound", "pods \"" + name + "\" not found");
-               return;
-             }
-             // DeleteOptions.preconditions.uid, as the API server checks it.
-             const Json options = Json::parse(req.body.empty() ? "{}" : req.body, nullptr, false);
-             if (options.is_object() && options.contains("preconditions") &&
-                 options["preconditions"].value("uid", "") != pod["metadata"].value("uid", "")) {
-               Reply(res, 409, "Conflict", "Precondition failed: UID in precondition");
-               return;
-             }
-             DeletePod(ns, name);
-             res.set_content(StatusBody(200, "", "").dump(), "application/json");
-           });
+  s.Delete(R"(/api/v1/namespaces/([^/]+)/pods/([^/]+))", [this](const httplib::Request& req,
+                                                                httplib::Response& res) {
+    const std::string ns = req.matches[1];
+    const std::string name = req.matches[2];
+    const Json pod = GetPod(ns, name);
+    if (pod.is_null()) {
+      Reply(res, 404, "NotFound", "pods \"" + name + "\" not found");
+      return;
+    }
+    // DeleteOptions.preconditions.uid, as the API server checks it.
+    const Json options = Json::parse(req.body.empty() ? "{}" : req.body, nullptr, false);
+    if (options.is_object() && options.contains("preconditions") &&
+        options["preconditions"].value("uid", "") != pod["metadata"].value("uid", "")) {
+      Reply(res, 409, "Conflict", "Precondition failed: UID in precondition");
+      return;
+    }
+    if (graceful_deletes_) {
+      // As the API server does for a pod with a grace period: marked, not removed
+      // (the kubelet removes it when its containers are gone; the test does).
+      std::lock_guard<std::mutex> lock(mutex_);
+      auto it = objects_["pods"].find(ns + "/" + name);
+      if (it != objects_["pods"].end() && !it->second["metadata"].contains("deletionTimestamp")) {
+        Json marked = it->second;
+        marked["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z";
+        Change("pods", "MODIFIED", &marked);
+        it->second = marked;
+      }
+      res.set_content(StatusBody(200, "", "").dump(), "application/json");
+      return;
+    }
+    DeletePod(ns, name);
+    res.set_content(StatusBody(200, "", "").dump(), "application/json");
+  });
 
   s.Post(R"(/api/v1/namespaces/([^/]+)/pods/([^/]+)/binding)",
          [this](const httplib::Request& req, httplib::Response& res) {

@@ -69,6 +69,9 @@ class FakeApiServer {
   std::vector<nlohmann::json> Objects(const std::string& resource) const;
   /// The events.k8s.io Events posted, in order.
   std::vector<nlohmann::json> RecordedEvents() const;
+  /// When on, DELETE of a pod over HTTP marks it (metadata.deletionTimestamp, MODIFIED) as the
+  /// API server does for a pod with a grace period, and DeletePod() removes it.
+  void GracefulDeletes(bool on);
   /// The current resourceVersion.
   int64_t resource_version() const;
 
@@ -129,6 +132,7 @@ class FakeApiServer {
   std::map<std::string, std::map<std::string, nlohmann::json>> objects_;  // by resource, key
   std::vector<Event> events_;                                             // GUARDED_BY(mutex_)
   std::vector<nlohmann::json> recorded_events_;                           // GUARDED_BY(mutex_)
+  bool graceful_deletes_ = false;                                         // GUARDED_BY(mutex_)
   bool hold_ = false;                                                     // GUARDED_BY(mutex_)
   bool hold_lists_ = false;                                               // GUARDED_BY(mutex_)
   int drop_generation_ = 0;                                               // GUARDED_BY(mutex_)

@@ -303,11 +303,25 @@ Result<std::unique_ptr<Extender>> Extender::FromJson(std::string_view nodes_json
   return ext;
 }
 
+void Extender::KeepOwnNominationLocked(const std::string& uid, PodRecord* record) {
+  auto it = own_nominations_.find(uid);
+  if (it == own_nominations_.end()) return;
+  if (record->meta.nominated_node.empty()) {
+    record->meta.nominated_node = it->second;
+  } else {
+    own_nominations_.erase(it);
+  }
+}
+
 void Extender::SeeLocked(const Pod& pod, const PodSpec& spec) {
   const std::string uid = PodUid(pod);
   const PodRecord* known = pods_.Find(uid);
   if (known != nullptr) {
     if (known->phase == PodPhase::kBound) return;
+    // An older copy of the object than the one applied (kube-scheduler's cache lags the
+    // watch, e.g. behind a nomination this extender's preemption wrote): nothing new in it.
+    const uint64_t rv = NumericVersion(pod.resource_version);
+    if (known->phase == PodPhase::kSeen && rv != 0 && rv < known->resource_version) return;
     // The same object again (kube-scheduler's prioritize after its filter): nothing new.
     if (known->phase == PodPhase::kSeen && known->resource_version != 0 &&
         known->resource_version == NumericVersion(pod.resource_version) &&
@@ -324,6 +338,7 @@ void Extender::SeeLocked(const Pod& pod, const PodSpec& spec) {
   }
   PodRecord r = RecordOf(pod, spec, nullptr);
   r.node.clear();
+  KeepOwnNominationLocked(uid, &r);
   if (pods_.See(uid, std::move(r)) && scheduler_) {
     // The engine counts each pod once (Scheduler::Decide in frag, the replay when the pod
     // arrives); here that is the first sighting of its UID, so that context-using policies see
@@ -1345,6 +1360,14 @@ std::string Extender::StateJson() const {
     p["pod"] = e->key;
     p["class"] = qc.classes[e->cls].name;
     p["waiting_seconds"] = std::max(0.0, now - e->created_s);
+    // The node its preemption made room on (status.nominatedNodeName, or this extender's own
+    // preemption before the API shows it); null: none.
+    const PodRecord* r = pods_.Find(*uid);
+    if (r != nullptr && !r->meta.nominated_node.empty()) {
+      p["nominated_node"] = r->meta.nominated_node;
+    } else {
+      p["nominated_node"] = nullptr;
+    }
     pending.push_back(std::move(p));
   }
   j["pending"] = std::move(pending);

@@ -271,8 +271,8 @@ class Extender final : public ClusterEventSink {
   /// "estimate")}] (sorted by UID), "unaccounted": [{"uid", "pod", "node", "why"}] (pods
   /// estimated, unreadable, or that could not be placed), "classes": [{"name", "priority",
   /// "slo_wait_seconds" (null: none), "preemptible", "use_headroom", "pending"}] (in config
-  /// order), "pending": [{"uid", "pod", "class", "waiting_seconds"}] (the GPU queue, longest
-  /// wait first)}.
+  /// order), "pending": [{"uid", "pod", "class", "waiting_seconds", "nominated_node" (the node
+  /// its preemption made room on, or null)}] (the GPU queue, longest wait first)}.
   std::string StateJson() const;
   /// The tessera_* metrics (Prometheus), with those registered in metrics_registry().
   std::vector<prometheus::MetricFamily> CollectMetrics() const;
@@ -403,6 +403,9 @@ class Extender final : public ClusterEventSink {
   /// Remembers a pod seen by Filter/Prioritize (PodStates::See) and, the first time, counts
   /// it for the policy's context (Scheduler::Observe).
   void SeeLocked(const Pod& pod, const PodSpec& spec);
+  /// A pending pod's record from an API object: keeps this extender's own nomination of it
+  /// while the object shows none yet; once the object shows one, that one is the truth.
+  void KeepOwnNominationLocked(const std::string& uid, PodRecord* record);
   /// The record a pod object gives (request decoded or estimated, annotations, metadata);
   /// `error` gets PodToSpec's error when the request is an estimate.
   static PodRecord RecordOf(const Pod& pod, std::string* error);
@@ -516,6 +519,11 @@ class Extender final : public ClusterEventSink {
   /// The victims of this extender's own preemptions (kEvict), from the decision until the
   /// API shows them gone: leaving, before the watch shows them marked and deleted.
   std::set<std::string> evicting_;
+  /// This extender's own nominations (kEvict), preemptor UID → node, until the API shows the
+  /// pod with a nomination (or bound, or gone): an object of the pod written before the
+  /// nomination (kube-scheduler's condition update, in flight) must not make the model forget
+  /// it, or the next filter would preempt again.
+  std::map<std::string, std::string> own_nominations_;
   /// The API writes of PreemptionMode::kEvict (null in other modes and in file mode). Last:
   /// destroyed first, so its worker never calls back into a half-destroyed extender.
   std::unique_ptr<Evictor> evictor_;

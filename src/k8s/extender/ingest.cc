@@ -130,6 +130,7 @@ Result<std::unique_ptr<Extender>> Extender::Create(const ExtenderOptions& option
           if (r != nullptr && r->meta.nominated_node == e.node) {
             self->pods_.Nominate(e.preemptor.uid, "");
           }
+          self->own_nominations_.erase(e.preemptor.uid);
           for (const PodRef& v : e.victims) self->evicting_.erase(v.uid);
         });
   }
@@ -455,6 +456,7 @@ Status Extender::UpsertPod(const Pod& pod) {
     }
     // Pending: remembered for Bind. A pod we assumed stays assumed (this object predates our
     // Binding).
+    KeepOwnNominationLocked(uid, &record);
     const bool fresh = pods_.See(uid, record);
     if (fresh && scheduler_ && record.opaque.empty()) {
       scheduler_->Observe(cluster_->MakeRequest(record.spec));
@@ -462,6 +464,7 @@ Status Extender::UpsertPod(const Pod& pod) {
     return {};
   }
   WaitEndedLocked(uid);  // bound: a queued pod's wait ends when the watch first shows it
+  own_nominations_.erase(uid);
   PlaceNodes(pods_.Observe(uid, std::move(record)));
   if (!error.empty()) {
     return Error{"pod " + KeyOf(pod.namespace_name, pod.name) + " on node " + pod.node_name +
@@ -507,6 +510,7 @@ void Extender::RemovePodLocked(const std::string& uid) {
                        (known == nullptr || (!known->meta.victim && evicting_.count(uid) == 0));
   const int64_t idle_before = backlog ? IdleGpusLocked() : 0;
   evicting_.erase(uid);
+  own_nominations_.erase(uid);
   PlaceNodes(pods_.Remove(uid));
   if (backlog) NoteIdleChangeLocked(idle_before);
 }

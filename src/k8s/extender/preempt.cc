@@ -219,6 +219,7 @@ void Extender::PreemptAtFilterLocked(const Pod& pod, const PodRequest& request,
   metrics_->preempt_victims->Increment(static_cast<double>(e.victims.size()));
   // Held from now on (FitsBesideNominatedLocked), before the API shows the nomination.
   pods_.Nominate(uid, e.node);
+  own_nominations_[uid] = e.node;
   evictor_->Enqueue(std::move(e));
 }
 

@@ -137,6 +137,47 @@ TEST(EvictAtFilter, EvictsTheVictimsNominatesThePreemptorAndHoldsItsRoom) {
   EXPECT_EQ(Count(fake.requests(), "DELETE "), 2);
 }
 
+// While the victims terminate, kube-scheduler asks about the preemptor again with its own copy
+// of the pod, which may predate the nomination (its cache lags the watch): the extender
+// neither forgets the nomination nor preempts a second time.
+TEST(EvictAtFilter, PreemptsOnceWhileTheVictimsTerminate) {
+  FakeApiServer fake;
+  ASSERT_TRUE(fake.Start());
+  fake.GracefulDeletes(true);
+  FillTwoNodes(fake);
+  Serve serve(fake, "fgd", 42, Evicting());
+  ASSERT_TRUE(serve.ready);
+  ASSERT_TRUE(WaitFor([&] { return serve.extender->bound_pods() == 8; }));
+  fake.AddPod(WithPriority(PodObject("hi", Shape(2)), 1000));
+  const Json before = fake.GetPod("ml", "hi");
+  EXPECT_TRUE(FilterPod(serve, before).node_names.empty());
+  ASSERT_TRUE(WaitFor([&] { return Count(fake.requests(), "DELETE ") == 2; }));
+  ASSERT_TRUE(WaitFor(
+      [&] { return fake.GetPod("ml", "hi")["status"].value("nominatedNodeName", "") == "n1"; }));
+  // kube-scheduler's next tries of the pod, with the object as it was before the nomination.
+  const auto nominated_in_state = [&] {
+    const Json state = serve.kube->State();  // a range over a temporary's member would dangle
+    for (const Json& p : state["pending"]) {
+      if (p["pod"] == "ml/hi") return p["nominated_node"];
+    }
+    return Json();
+  };
+  ASSERT_TRUE(WaitFor([&] { return nominated_in_state() == "n1"; }));
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(FilterPod(serve, before).node_names.empty());
+  EXPECT_EQ(nominated_in_state(), "n1");
+  EXPECT_EQ(Count(fake.requests(), "DELETE "), 2);
+  // The victims go; the pod fits where it was nominated.
+  for (int g = 0; g < 4; ++g) {
+    const Json low = fake.GetPod("ml", "low-" + std::to_string(g));
+    if (!low.is_null() && low["metadata"].contains("deletionTimestamp")) {
+      fake.DeletePod("ml", "low-" + std::to_string(g));
+    }
+  }
+  ASSERT_TRUE(WaitFor([&] { return serve.extender->bound_pods() == 6; }));
+  EXPECT_EQ(FilterPod(serve, fake.GetPod("ml", "hi")).node_names, std::vector<std::string>{"n1"});
+  EXPECT_EQ(Count(fake.requests(), "DELETE "), 2);
+}
+
 TEST(EvictAtFilter, APodThatNeverPreemptsAndTheVerbModeEvictNothing) {
   for (const bool never : {true, false}) {
     SCOPED_TRACE(never ? "preemptionPolicy: Never" : "PreemptionMode::kVerb");
