@@ -5,15 +5,16 @@
 #      still proves they build), and every test: unit tests and all e2e scripts, then the
 #      real-cluster tests (tests/cluster: a v1.37 control plane built from Go modules drives
 #      `tessera serve` through deploy/; skipped, with what is missing, where Go is too old),
-#   3. ASan + UBSan build (-O1 -g1, no benchmarks; the *_test.cc files at -O0, see
+#   3. ASan + UBSan build with clang 14 (-O1 -g1, no benchmarks, libFuzzer's coverage; the
+#      *_test.cc files at -O0, see
 #      tests/CMakeLists.txt; the libraries and binaries as a unity build, below) and every unit
 #      test under the sanitizers,
 #      plus the e2e scripts that drive our binaries with inputs the unit tests do not: `tessera
 #      serve` over real HTTP (serve_curl, serve_config) and the CLI on good and bad files
 #      (replay_cli, cli_bad_input, cli_errors, cli_first_run).
-#   4. the libFuzzer harnesses of tests/fuzz/ (clang-14, ASan + UBSan, build folder build-fuzz),
-#      each from its committed seed corpus for 25 s, seeded (scripts/fuzz.sh; a longer run:
-#      docs/DEVELOPING.md, "Fuzzing").
+#   4. the libFuzzer harnesses of tests/fuzz/, built in step 3's folder, each from its committed
+#      seed corpus for 25 s, seeded (scripts/fuzz.sh; a longer run: docs/DEVELOPING.md,
+#      "Fuzzing").
 # Not run under the sanitizers (they ran in step 2):
 #   - e2e.invariants (24 pod lists x 8 policies, ~2 min under ASan): the engine still runs the
 #     whole default trace under the sanitizers in Reproduction.* and TesseraVsFgd.*;
@@ -87,8 +88,12 @@ else
   ctest --test-dir build-test --output-on-failure -j 1 --timeout 1800 -L cluster
 fi
 
-section "ASan + UBSan build: tessera, tessera_tests, tessera_check"
-# -O1 -g1 instead of RelWithDebInfo's -O2 -g: 47 % less compile CPU, for engine-heavy tests
+section "ASan + UBSan build (clang 14): tessera, tessera_tests, the fuzz harnesses"
+# clang 14 with ASan + UBSan and libFuzzer's coverage (TESSERA_FUZZ): one build serves the unit
+# tests under the sanitizers and the fuzz harnesses of tests/fuzz/ (a second, fuzz-only build of
+# the libraries cost ~700 s on this project's 2-core machine; the coverage adds ~50 s to the
+# sanitizer tests). g++ still builds everything above, at -O3, with -Werror.
+# -O1 -g1 instead of RelWithDebInfo's -O2 -g: much less compile CPU, for engine-heavy tests
 # about 45 % slower (docs/PERFORMANCE.md, "Build time"); -g1 keeps file:line in the reports, and
 # -DNDEBUG stays, so the same code is checked with the same -fno-sanitize-recover=all.
 # A unity build (CMake batches of 8 source files): a third less compile time for src/; the test
@@ -96,8 +101,13 @@ section "ASan + UBSan build: tessera, tessera_tests, tessera_check"
 # Release build above still compiles every file on its own, which checks each file's includes;
 # here two file-local helpers of the same name in one batch are an error ("redefinition of"):
 # give one of them another name, or share one helper in a header.
-cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" -DTESSERA_SANITIZE=ON \
+# A folder configured by an older script with g++ cannot switch compilers: start it afresh.
+if [ -f build-asan/CMakeCache.txt ] &&
+  ! grep -q '^CMAKE_CXX_COMPILER:[A-Z]*=.*clang++-14$' build-asan/CMakeCache.txt; then
+  rm -rf build-asan
+fi
+CC=clang-14 CXX=clang++-14 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" -DTESSERA_SANITIZE=ON -DTESSERA_FUZZ=ON \
   -DTESSERA_BENCH=OFF -DCMAKE_UNITY_BUILD=ON -DCMAKE_UNITY_BUILD_BATCH_SIZE=8 >/dev/null
 cmake --build build-asan -j "$jobs"
 
@@ -108,5 +118,5 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
   -E '^e2e\.(invariants|report_chromium|replay_report_chromium|deploy_kubectl|image|engine_only)_test$'
 
 section "Fuzzing: every harness of tests/fuzz/, 25 s each from its seed corpus"
-bash scripts/fuzz.sh --seconds 25 --jobs "$jobs"
+bash scripts/fuzz.sh --build-dir build-asan --seconds 25 --jobs "$jobs"
 end_section

@@ -254,7 +254,10 @@ int RunReplayCommand(const ReplayCliOptions& o) {
       o.num_nodes > 0 ? ResizeNodes(in->nodes, o.num_nodes, o.seed) : in->nodes;
   if (Gpus(nodes) == 0) return fail("the cluster has no GPUs");
   for (const ReplayPolicy& p : *policies) {
-    for (const auto& [model, gpus] : p.headroom.model_gpus) {
+    for (const auto& model_floor : p.headroom.model_gpus) {
+      // (clang 14 cannot capture a structured binding in the lambda below.)
+      const std::string& model = model_floor.first;
+      const auto gpus = model_floor.second;
       const bool known = std::any_of(nodes.begin(), nodes.end(), [&](const NodeSpec& n) {
         return n.gpu_count > 0 && n.gpu_model == model;
       });

@@ -94,9 +94,22 @@ class ScriptedApi final : public k8s::KubeApi {
 
   k8s::ApiStatus BindPod(const std::string&, const std::string&, const std::string&,
                          const std::string&, const std::map<std::string, std::string>&) override {
+    return Refused("binds are not scripted");
+  }
+  k8s::ApiStatus PatchPodStatus(const std::string&, const std::string&,
+                                const nlohmann::ordered_json&) override {
+    return Refused("status patches are not scripted");
+  }
+  k8s::ApiStatus DeletePod(const std::string&, const std::string&, const std::string&) override {
+    return Refused("deletions are not scripted");
+  }
+  k8s::ApiStatus CreateEvent(const std::string&, const nlohmann::ordered_json&) override {
+    return Refused("events are not scripted");
+  }
+  static k8s::ApiStatus Refused(const std::string& why) {
     k8s::ApiStatus refused;
     refused.http_status = 403;
-    refused.error = "binds are not scripted";
+    refused.error = why;
     return refused;
   }
 
@@ -163,9 +176,9 @@ inline void RunCache(ScriptedApi* api) {
   }
   k8s::Extender& e = **ext;
   ParseAnswer(e.StateJson(), "/state");
-  FUZZ_CHECK(e.gpu_allocated_milli() <= e.gpu_capacity_milli(),
-             std::to_string(e.gpu_allocated_milli()) + " > " +
-                 std::to_string(e.gpu_capacity_milli()));
+  FUZZ_CHECK(
+      e.gpu_allocated_milli() <= e.gpu_capacity_milli(),
+      std::to_string(e.gpu_allocated_milli()) + " > " + std::to_string(e.gpu_capacity_milli()));
   // Every node as a candidate of a half-GPU pod: the answers keep their shape.
   const nlohmann::json state = nlohmann::json::parse(e.StateJson());
   nlohmann::json names = nlohmann::json::array();

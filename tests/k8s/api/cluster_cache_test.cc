@@ -57,7 +57,7 @@ TEST(ClusterCache, InitialSyncLoadsNodesAndBoundPods) {
   EXPECT_EQ(state["gpu_allocated_milli"], 2500);
   ASSERT_EQ(state["assignments"].size(), 2u);
   EXPECT_EQ(live.Assignment("ml/annotated")["gpus"], Json({2, 3}));
-  EXPECT_EQ(live.Assignment("ml/generic")["gpus"], Json({0}));
+  EXPECT_EQ(live.Assignment("ml/generic")["gpus"], Json::array({0}));
   EXPECT_EQ(live.Assignment("ml/generic")["gpu_milli"], 500);
   EXPECT_EQ(state["nodes"][1]["gpu_free_milli"], Json({500, 1000}));
   EXPECT_EQ(live.cache->stats("nodes").lists, 1);
