@@ -394,7 +394,7 @@ void FakeApiServer::Route() {
         {"secrets", "Secret", true},
         {"persistentvolumeclaims", "PersistentVolumeClaim", true}}},
       {"apps", "v1", {{"deployments", "Deployment", true}, {"daemonsets", "DaemonSet", true}}},
-      {"batch", "v1", {{"jobs", "Job", true}}},
+      {"batch", "v1", {{"jobs", "Job", true}, {"cronjobs", "CronJob", true}}},
       {"policy", "v1", {{"poddisruptionbudgets", "PodDisruptionBudget", true}}},
       {"rbac.authorization.k8s.io",
        "v1",
