@@ -404,6 +404,11 @@ void FakeApiServer::Route() {
         {"rolebindings", "RoleBinding", true}}},
       {"coordination.k8s.io", "v1", {{"leases", "Lease", true}}},
       {"scheduling.k8s.io", "v1", {{"priorityclasses", "PriorityClass", false}}},
+      // The Prometheus Operator's CRDs, as a cluster with kube-prometheus-stack serves them
+      // (deploy/monitoring/prometheus-operator/).
+      {"monitoring.coreos.com",
+       "v1",
+       {{"servicemonitors", "ServiceMonitor", true}, {"prometheusrules", "PrometheusRule", true}}},
   };
   const auto resource_list = [](const GroupVersion& gv) {
     const std::string group_version =
