@@ -34,6 +34,7 @@ if [ "$with_tests" -eq 1 ]; then
     chromium imagemagick fonts-dejavu-core      # the report check: headless Chromium screenshot
     prometheus                                  # a real Prometheus scrapes tessera serve (e2e)
     python3-jsonschema                          # the Grafana dashboard's schema check (e2e)
+    python3-yaml                                # deploy/'s manifests read by the e2e scripts
     clang-14 libclang-rt-14-dev                 # libFuzzer, ASan, UBSan: the fuzz harnesses
   )
   # kubectl: a real client for the e2e tests (kubectl prints the Pod/Node JSON the extender is

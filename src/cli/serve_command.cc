@@ -9,7 +9,8 @@
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <optional>
+#include <tuple>
+#include <vector>
 
 #include "k8s/api/cluster_cache.h"
 #include "k8s/api/kube_api.h"
@@ -26,19 +27,19 @@ namespace tessera {
 Result<HostPort> ParseHostPort(const std::string& text) {
   const size_t colon = text.rfind(':');
   if (colon == std::string::npos) {
-    return Error{"--listen \"" + text + "\": expected HOST:PORT, e.g. 127.0.0.1:8888"};
+    return Error{"\"" + text + "\": expected HOST:PORT, e.g. 127.0.0.1:8888"};
   }
   HostPort hp;
   hp.host = text.substr(0, colon);
   if (hp.host.size() >= 2 && hp.host.front() == '[' && hp.host.back() == ']') {
     hp.host = hp.host.substr(1, hp.host.size() - 2);
   }
-  if (hp.host.empty()) return Error{"--listen \"" + text + "\": empty host"};
+  if (hp.host.empty()) return Error{"\"" + text + "\": empty host"};
   const std::string port = text.substr(colon + 1);
   auto [ptr, ec] = std::from_chars(port.data(), port.data() + port.size(), hp.port);
   if (port.empty() || ec != std::errc() || ptr != port.data() + port.size() || hp.port < 0 ||
       hp.port > 65535) {
-    return Error{"--listen \"" + text + "\": port must be a number 0..65535"};
+    return Error{"\"" + text + "\": port must be a number 0..65535"};
   }
   return hp;
 }
@@ -57,7 +58,8 @@ void AddServeCommand(CLI::App& app, ServeOptions& o, int& exit_code) {
       "\nEndpoints: POST /filter /prioritize /bind /preempt (extender v1 JSON), GET /healthz\n"
       "/readyz (ready once in sync with the API), /metrics (Prometheus text), /state (model,\n"
       "assignments and what is counted without being known, JSON). --probe-listen adds a\n"
-      "listener with /healthz and /readyz only, for the kubelet when --listen is loopback.\n"
+      "listener with /healthz and /readyz only, for the kubelet when --listen is loopback;\n"
+      "--metrics-listen one with /metrics only, for Prometheus.\n"
       "\nSecurity: bind only places a pod on a node this extender's filter passed for it\n"
       "(--bind-requires-filter-seconds). For a remote extender, --tls-cert-file/--tls-key-file\n"
       "make --listen speak TLS and --tls-client-ca-file requires a client certificate (as\n"
@@ -68,6 +70,7 @@ void AddServeCommand(CLI::App& app, ServeOptions& o, int& exit_code) {
       "\nConfig file (YAML; unknown keys and wrong types are errors naming file:line):\n"
       "  listen: 127.0.0.1:8888         # --listen\n"
       "  probeListen: 0.0.0.0:8889      # --probe-listen\n"
+      "  metricsListen: 0.0.0.0:8890    # --metrics-listen\n"
       "  policy: fgd                    # --policy\n"
       "  seed: 42                       # --seed\n"
       "  logRequests: false             # --log-requests\n"
@@ -95,7 +98,8 @@ void AddServeCommand(CLI::App& app, ServeOptions& o, int& exit_code) {
       "  workload: history.csv          # --workload\n"
       "  preemption: evict              # --preemption (evict|verb|off)\n"
       "\nExamples:\n"
-      "  tessera serve --in-cluster --listen 127.0.0.1:8888 --probe-listen 0.0.0.0:8889\n"
+      "  tessera serve --in-cluster --listen 127.0.0.1:8888 --probe-listen 0.0.0.0:8889 \\\n"
+      "    --metrics-listen 0.0.0.0:8890\n"
       "  tessera serve --config /etc/tessera/tessera.yaml\n"
       "  tessera serve --kubeconfig ~/.kube/config --listen 127.0.0.1:0   # a free port, printed\n"
       "  kubectl get nodes -o json > nodes.json; kubectl get pods -A -o json > pods.json\n"
@@ -127,6 +131,9 @@ void AddServeCommand(CLI::App& app, ServeOptions& o, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--probe-listen", c.probe_listen,
                   "HOST:PORT of a second listener with only /healthz and /readyz (none when "
+                  "empty)");
+  cmd->add_option("--metrics-listen", c.metrics_listen,
+                  "HOST:PORT of a listener with only /metrics, for Prometheus (none when "
                   "empty)");
   cmd->add_option("--seed", c.seed, "Seed of the random policy's draws")->capture_default_str();
   cmd->add_flag("--log-requests", c.log_requests,
@@ -187,6 +194,7 @@ Result<ServeOptions> Resolve(const ServeOptions& flags) {
     const auto from_file = [&](const char* flag) { return flags.given.count(flag) == 0; };
     if (from_file("--listen")) c.listen = file.listen;
     if (from_file("--probe-listen")) c.probe_listen = file.probe_listen;
+    if (from_file("--metrics-listen")) c.metrics_listen = file.metrics_listen;
     if (from_file("--policy")) c.policy = file.policy;
     if (from_file("--seed")) c.seed = file.seed;
     if (from_file("--log-requests")) c.log_requests = file.log_requests;
@@ -257,17 +265,28 @@ int RunServe(const ServeOptions& flags) {
   const k8s::ServeConfig& c = o.settings;
   Result<HostPort> hp = ParseHostPort(c.listen);
   if (!hp.ok()) {
-    std::cerr << "tessera serve: error: " << hp.error().message << "\n";
+    std::cerr << "tessera serve: error: --listen " << hp.error().message << "\n";
     return 2;
   }
-  std::optional<HostPort> probe;
-  if (!c.probe_listen.empty()) {
-    Result<HostPort> p = ParseHostPort(c.probe_listen);
+  // The listeners beside --listen: what each serves, and where (none when its flag is empty).
+  struct SideListener {
+    const char* flag;
+    const char* what;  // the stdout line: "<what> on HOST:PORT"
+    k8s::HttpRoutes routes;
+    HostPort address;
+    std::unique_ptr<k8s::HttpServer> server;
+  };
+  std::vector<SideListener> side;
+  for (const auto& [flag, what, routes, text] :
+       {std::tuple{"--probe-listen", "probes", k8s::HttpRoutes::kProbes, &c.probe_listen},
+        std::tuple{"--metrics-listen", "metrics", k8s::HttpRoutes::kMetrics, &c.metrics_listen}}) {
+    if (text->empty()) continue;
+    Result<HostPort> p = ParseHostPort(*text);
     if (!p.ok()) {
-      std::cerr << "tessera serve: --probe-listen: " << p.error().message << "\n";
+      std::cerr << "tessera serve: error: " << flag << " " << p.error().message << "\n";
       return 2;
     }
-    probe = *p;
+    side.push_back({flag, what, routes, *p, nullptr});
   }
   std::shared_ptr<k8s::TlsContext> tls;
   if (!c.tls_cert_file.empty()) {
@@ -367,17 +386,16 @@ int RunServe(const ServeOptions& flags) {
     std::cerr << "tessera serve: error: " << started.error().message << "\n";
     return 1;
   }
-  std::unique_ptr<k8s::HttpServer> probes;
-  if (probe) {
-    k8s::HttpServerOptions po;
-    po.host = probe->host;
-    po.port = probe->port;
-    po.socket.spin_us = 0;  // a probe every few seconds: no spinning
-    po.probes_only = true;
-    probes = std::make_unique<k8s::HttpServer>(extender.get(), po);
-    Status s = probes->Start();
+  for (SideListener& l : side) {
+    k8s::HttpServerOptions lo;
+    lo.host = l.address.host;
+    lo.port = l.address.port;
+    lo.socket.spin_us = 0;  // a probe or a scrape every few seconds: no spinning
+    lo.routes = l.routes;
+    l.server = std::make_unique<k8s::HttpServer>(extender.get(), lo);
+    Status s = l.server->Start();
     if (!s.ok()) {
-      std::cerr << "tessera serve: --probe-listen: " << s.error().message << "\n";
+      std::cerr << "tessera serve: error: " << l.flag << ": " << s.error().message << "\n";
       return 1;
     }
   }
@@ -391,7 +409,9 @@ int RunServe(const ServeOptions& flags) {
   if (!o.config_file.empty()) f["config"] = o.config_file;
   k8s::LogJson("info", "start", f.dump());
   std::cout << "listening on " << hp->host << ":" << server.port() << std::endl;
-  if (probes) std::cout << "probes on " << probe->host << ":" << probes->port() << std::endl;
+  for (const SideListener& l : side) {
+    std::cout << l.what << " on " << l.address.host << ":" << l.server->port() << std::endl;
+  }
   std::unique_ptr<k8s::ClusterCache> cache;
   if (api != nullptr) {
     k8s::ClusterCacheOptions cache_options;
@@ -403,7 +423,7 @@ int RunServe(const ServeOptions& flags) {
   int sig = 0;
   sigwait(&stop_signals, &sig);
   k8s::LogJson("info", "stopping", std::string("{\"signal\":") + std::to_string(sig) + "}");
-  if (probes) probes->Stop();
+  for (SideListener& l : side) l.server->Stop();
   server.Stop();  // in-flight binds finish first
   if (cache != nullptr) cache->Stop();
   return 0;

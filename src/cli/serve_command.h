@@ -27,7 +27,9 @@ struct ServeOptions {
 void AddServeCommand(CLI::App& app, ServeOptions& options, int& exit_code);
 /// Runs `tessera serve` until SIGTERM or SIGINT; returns the process exit code (0 after a
 /// graceful stop, 2 for bad input or configuration, 1 when the address cannot be bound).
-/// Prints "listening on HOST:PORT" on stdout once serving (the chosen port when PORT is 0).
+/// Prints "listening on HOST:PORT" on stdout once serving (the chosen port when PORT is 0),
+/// then "probes on HOST:PORT" and "metrics on HOST:PORT" for --probe-listen and
+/// --metrics-listen.
 /// Exactly one mode: files (--nodes [--pods]), --in-cluster, or --kubeconfig.
 int RunServe(const ServeOptions& options);
 

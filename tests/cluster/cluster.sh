@@ -157,14 +157,16 @@ start_kwok() {
 }
 
 start_tessera() {  # start_tessera I
-  local i=$1 port probe
+  local i=$1 port probe metrics
   port=$(eval echo "\$TESSERA_PORT_$i")
   probe=$(eval echo "\$TESSERA_PROBE_PORT_$i")
+  metrics=$(eval echo "\$TESSERA_METRICS_PORT_$i")
   local extra=()
   if [ -f "$dir/serve-flags" ]; then mapfile -t extra <"$dir/serve-flags"; fi
   start_process "tessera-$i" "$tessera" serve --config "$dir/tessera.yaml" \
     --kubeconfig "$dir/tessera-scheduler.kubeconfig" \
-    --listen "127.0.0.1:$port" --probe-listen "127.0.0.1:$probe" "${extra[@]}"
+    --listen "127.0.0.1:$port" --probe-listen "127.0.0.1:$probe" \
+    --metrics-listen "127.0.0.1:$metrics" "${extra[@]}"
 }
 
 start_scheduler() {  # start_scheduler I
@@ -294,6 +296,7 @@ cmd_up() {
     for i in $(seq 0 $((schedulers - 1))); do
       echo "export TESSERA_PORT_$i=$(free_port)"
       echo "export TESSERA_PROBE_PORT_$i=$(free_port)"
+      echo "export TESSERA_METRICS_PORT_$i=$(free_port)"
       echo "export SCHEDULER_PORT_$i=$(free_port)"
     done
   } >"$dir/env"

@@ -1,8 +1,11 @@
 // deploy/: every manifest parses, the expected objects are there, and the wiring holds: two
-// leader-elected kube-scheduler replicas, each with the extender as a loopback-only sidecar
-// that the KubeSchedulerConfiguration reaches with the verbs the HTTP server serves; the
-// resources Tessera reads are managed; the RBAC covers what the extender and the second
-// scheduler do, no more. (tests/e2e/deploy_kubectl_test.sh also runs kubectl on them, offline.)
+// leader-elected kube-scheduler replicas, each with the extender as a sidecar whose verbs
+// are on loopback, reached by the KubeSchedulerConfiguration with the verbs the HTTP server
+// serves; the only Service is the metrics one, which reaches the /metrics-only listener, as
+// the ServiceMonitor and the plain scrape job of deploy/monitoring/ do; the resources Tessera
+// reads are managed; the RBAC covers what the extender and the second scheduler do, no more.
+// (tests/e2e/deploy_kubectl_test.sh also runs kubectl on them, offline, and
+// tests/e2e/deploy_prometheus_test.sh scrapes them with Prometheus.)
 
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -145,6 +148,7 @@ TEST(DeployManifests, EveryObjectIsThereAndListedInTheKustomization) {
       Key("RoleBinding", "tessera", "tessera-scheduler-leader-election"),
       Key("ConfigMap", "tessera", "tessera-scheduler-config"),
       Key("Deployment", "tessera", "tessera-scheduler"),
+      Key("Service", "tessera", "tessera-scheduler-metrics"),
   };
   std::set<std::string> got;
   for (const auto& [key, doc] : m.by_key) got.insert(key);
@@ -166,24 +170,33 @@ TEST(DeployManifests, ExtenderIsALoopbackSidecarOfTwoLeaderElectedSchedulers) {
   EXPECT_EQ(c["image"].as<std::string>(""), "localhost/tessera:0.1.0");  // scripts/build-image.sh
   EXPECT_EQ(c["args"].as<std::vector<std::string>>(std::vector<std::string>{}),
             (std::vector<std::string>{"serve", "--config", "/etc/tessera/tessera.yaml"}));
-  // The only port the pod offers for Tessera is the probes' one.
-  ASSERT_EQ(c["ports"].size(), 1u);
+  // The pod offers Tessera's probe and metrics ports, not the verbs' one.
+  ASSERT_EQ(c["ports"].size(), 2u);
+  EXPECT_EQ(c["ports"][0]["name"].as<std::string>(""), "probes");
   EXPECT_EQ(c["ports"][0]["containerPort"].as<int>(0), 8889);
+  EXPECT_EQ(c["ports"][1]["name"].as<std::string>(""), "metrics");
+  EXPECT_EQ(c["ports"][1]["containerPort"].as<int>(0), 8890);
   EXPECT_EQ(c["livenessProbe"]["httpGet"]["path"].as<std::string>(""), "/healthz");
   EXPECT_EQ(c["readinessProbe"]["httpGet"]["path"].as<std::string>(""), "/readyz");
   EXPECT_EQ(c["volumeMounts"][0]["mountPath"].as<std::string>(""), "/etc/tessera");
-  // No Service in front of any extender: nothing in the cluster reaches the verbs.
-  for (const auto& [key, doc] : m.by_key) EXPECT_NE(key.rfind("Service/", 0), 0u) << key;
+  // No Service in front of the verbs: the only Service is the metrics one, on port 8890 only.
+  for (const auto& [key, doc] : m.by_key) {
+    if (key.rfind("Service/", 0) != 0) continue;
+    EXPECT_EQ(key, Key("Service", "tessera", "tessera-scheduler-metrics"));
+    ASSERT_EQ(doc["spec"]["ports"].size(), 1u) << key;
+    EXPECT_EQ(doc["spec"]["ports"][0]["targetPort"].as<std::string>(""), "metrics") << key;
+  }
   // The PodDisruptionBudget keeps one replica.
   const YAML::Node pdb = Get(m, "PodDisruptionBudget", "tessera", "tessera-scheduler");
   EXPECT_EQ(pdb["spec"]["maxUnavailable"].as<int>(0), 1);
 
   // tessera.yaml, with the schema `tessera serve --config` reads: the verbs on loopback, the
-  // probes on every address.
+  // probes and the metrics on every address.
   const YAML::Node config = YAML::Load(
       Get(m, "ConfigMap", "tessera", "tessera-config")["data"]["tessera.yaml"].as<std::string>(""));
   EXPECT_EQ(config["listen"].as<std::string>(""), "127.0.0.1:8888");
   EXPECT_EQ(config["probeListen"].as<std::string>(""), "0.0.0.0:8889");
+  EXPECT_EQ(config["metricsListen"].as<std::string>(""), "0.0.0.0:8890");
   const std::string policy = config["policy"].as<std::string>("");
   EXPECT_EQ(policy, "tessera");
   const std::vector<std::string>& known = PolicyNames();
@@ -193,6 +206,68 @@ TEST(DeployManifests, ExtenderIsALoopbackSidecarOfTwoLeaderElectedSchedulers) {
   EXPECT_TRUE(config["kubernetes"]["inCluster"].as<bool>(false));
   EXPECT_TRUE(config["kubernetes"]["readNodeBeforeBind"].as<bool>(false));
   EXPECT_GT(config["bindRequiresFilterSeconds"].as<int>(0), 0);
+}
+
+// Whether `selector` (a map of labels) selects an object with `labels`.
+bool Selects(const YAML::Node& selector, const YAML::Node& labels) {
+  if (!selector.IsMap() || selector.size() == 0) return false;
+  for (const auto& kv : selector) {
+    if (labels[kv.first.as<std::string>()].as<std::string>("") != kv.second.as<std::string>()) {
+      return false;
+    }
+  }
+  return true;
+}
+
+TEST(DeployManifests, MetricsServiceReachesTheMetricsListener) {
+  const Manifests m = Load();
+  const YAML::Node deployment = Get(m, "Deployment", "tessera", "tessera-scheduler");
+  const YAML::Node svc = Get(m, "Service", "tessera", "tessera-scheduler-metrics");
+  // Headless, over the scheduler pods: every replica is scraped on its own.
+  EXPECT_EQ(svc["spec"]["clusterIP"].as<std::string>(""), "None");
+  EXPECT_TRUE(
+      Selects(svc["spec"]["selector"], deployment["spec"]["template"]["metadata"]["labels"]));
+  const YAML::Node port = svc["spec"]["ports"][0];
+  EXPECT_EQ(port["name"].as<std::string>(""), "metrics");
+  // The target port names the tessera container's port, which is metricsListen's.
+  int container_port = 0;
+  for (const YAML::Node& p : Container(deployment, "tessera")["ports"]) {
+    if (p["name"].as<std::string>("") == port["targetPort"].as<std::string>("")) {
+      container_port = p["containerPort"].as<int>(0);
+    }
+  }
+  EXPECT_EQ(container_port, 8890);
+  const YAML::Node config = YAML::Load(
+      Get(m, "ConfigMap", "tessera", "tessera-config")["data"]["tessera.yaml"].as<std::string>(""));
+  EXPECT_EQ(config["metricsListen"].as<std::string>(""),
+            "0.0.0.0:" + std::to_string(container_port));
+  // The annotations a plain Prometheus' service-endpoints job reads.
+  const YAML::Node annotations = svc["metadata"]["annotations"];
+  EXPECT_EQ(annotations["prometheus.io/scrape"].as<std::string>(""), "true");
+  EXPECT_EQ(annotations["prometheus.io/port"].as<int>(0), port["port"].as<int>(-1));
+  EXPECT_EQ(annotations["prometheus.io/path"].as<std::string>(""), "/metrics");
+
+  // The Prometheus Operator's ServiceMonitor selects this Service and its port by name.
+  const YAML::Node monitor =
+      YAML::LoadFile(kDeploy + "/monitoring/prometheus-operator/service-monitor.yaml");
+  EXPECT_EQ(monitor["kind"].as<std::string>(""), "ServiceMonitor");
+  EXPECT_EQ(monitor["metadata"]["namespace"].as<std::string>(""), "tessera");
+  EXPECT_TRUE(Selects(monitor["spec"]["selector"]["matchLabels"], svc["metadata"]["labels"]));
+  EXPECT_EQ(monitor["spec"]["namespaceSelector"]["matchNames"][0].as<std::string>(""), "tessera");
+  ASSERT_EQ(monitor["spec"]["endpoints"].size(), 1u);
+  EXPECT_EQ(monitor["spec"]["endpoints"][0]["port"].as<std::string>(""), "metrics");
+  EXPECT_EQ(monitor["spec"]["endpoints"][0]["path"].as<std::string>(""),
+            annotations["prometheus.io/path"].as<std::string>(""));
+  // The plain scrape job keeps this Service's metrics port (tests/e2e/deploy_prometheus_test.sh
+  // runs it).
+  const YAML::Node scrape = YAML::LoadFile(kDeploy + "/monitoring/prometheus/scrape-config.yaml");
+  ASSERT_EQ(scrape["scrape_configs"].size(), 1u);
+  bool keeps = false;
+  for (const YAML::Node& r : scrape["scrape_configs"][0]["relabel_configs"]) {
+    keeps |= r["action"].as<std::string>("") == "keep" &&
+             r["regex"].as<std::string>("") == "tessera-scheduler-metrics;metrics";
+  }
+  EXPECT_TRUE(keeps);
 }
 
 TEST(DeployManifests, SchedulerConfigurationWiresTheExtender) {

@@ -7,12 +7,12 @@
 # extender's /filter and /bind with curl, then all deleted. Through Prometheus' HTTP API it
 # checks that the queue depth rose to 6 and fell to 0, that the wait histogram's count equals
 # the pods bound (per class), the SLO counters (LS beyond its 1 s SLO, Burstable within its
-# 60 s), and that every query of deploy/monitoring/grafana-dashboard.json returns data. Also:
-# `promtool check metrics` on /metrics, `promtool check rules` on the alert rules (and
+# 60 s), and that every query of deploy/monitoring/grafana/grafana-dashboard.json returns data.
+# Also: `promtool check metrics` on /metrics, `promtool check rules` on the alert rules (and
 # Prometheus loads and evaluates them; `promtool test rules` fires the per-model headroom alert
-# on scripted series), the dashboard against
-# tests/e2e/grafana_dashboard.schema.json (python3-jsonschema), and every metric name in every
-# panel query is one /metrics exports. Skips only when prometheus is not installed.
+# on scripted series), the dashboard against tests/e2e/grafana_dashboard.schema.json
+# (python3-jsonschema), and every metric name in every panel query is one /metrics exports.
+# Skips only when prometheus is not installed.
 set -euo pipefail
 : "${TESSERA:?}" "${TESSERA_SOURCE_DIR:?}" "${TESSERA_FAKE_APISERVER:?}"
 # shellcheck source=tests/e2e/lib.sh
@@ -27,7 +27,8 @@ done
 if ! python3 -c 'import jsonschema' 2>/dev/null; then
   echo "FAIL: python3-jsonschema not installed (bash scripts/deps.sh --test)"; exit 1
 fi
-monitoring="$TESSERA_SOURCE_DIR/deploy/monitoring"
+rules="$TESSERA_SOURCE_DIR/deploy/monitoring/prometheus/alert-rules.yaml"
+dashboard="$TESSERA_SOURCE_DIR/deploy/monitoring/grafana/grafana-dashboard.json"
 tmp=$(mktemp -d)
 fake_pid="" serve_pid="" prom_pid=""
 cleanup() {
@@ -42,7 +43,7 @@ trap cleanup EXIT
 fails=0
 
 # promtool check rules: the rules file as shipped, and a broken one is caught.
-if promtool check rules "$monitoring/alert-rules.yaml" >"$tmp/rules.out" 2>&1; then
+if promtool check rules "$rules" >"$tmp/rules.out" 2>&1; then
   echo "ok   promtool check rules: $(grep -o '[0-9]* rules found' "$tmp/rules.out")"
 else
   echo "FAIL promtool check rules:"; cat "$tmp/rules.out"; fails=$((fails + 1))
@@ -57,7 +58,7 @@ fi
 # promtool test rules: a model's headroom alert fires for the model short of its floor only
 # (A10: 2 idle of 4 kept; V100M16: 1 idle, none kept; T4: 3 idle of 2 kept).
 cat >"$tmp/model-headroom-test.yaml" <<YAML
-rule_files: [$monitoring/alert-rules.yaml]
+rule_files: [$rules]
 evaluation_interval: 1m
 tests:
   - interval: 1m
@@ -127,7 +128,7 @@ global:
   scrape_interval: 1s
   evaluation_interval: 1s
 rule_files:
-  - $monitoring/alert-rules.yaml
+  - $rules
 scrape_configs:
   - job_name: tessera
     static_configs:
@@ -140,11 +141,11 @@ prom_pid=$!
 # The sequence and the checks through Prometheus' HTTP API.
 set +e
 python3 - "$fake" "http://127.0.0.1:$port" "http://127.0.0.1:$prom_port" \
-  "$monitoring/grafana-dashboard.json" "$TESSERA_SOURCE_DIR/tests/e2e/grafana_dashboard.schema.json" \
-  "$tmp" <<'PY'
+  "$dashboard" "$TESSERA_SOURCE_DIR/tests/e2e/grafana_dashboard.schema.json" \
+  "$tmp" "$rules" <<'PY'
 import json, re, subprocess, sys, time, urllib.parse, urllib.request
 
-fake, tessera, prom, dashboard_path, schema_path, tmp = sys.argv[1:7]
+fake, tessera, prom, dashboard_path, schema_path, tmp, rules_path = sys.argv[1:8]
 fails = 0
 
 def check(ok, what):
@@ -337,7 +338,7 @@ used = set(n for e in exprs for n in re.findall(r"\btessera_[a-z0-9_]+", e))
 missing = sorted(used - exported)
 check(not missing, f"the {len(used)} metric names of the panels are all in /metrics" +
       ("" if not missing else ": missing " + ", ".join(missing)))
-rule_text = open(dashboard_path.replace("grafana-dashboard.json", "alert-rules.yaml")).read()
+rule_text = open(rules_path).read()
 rule_missing = sorted(set(re.findall(r"\btessera_[a-z0-9_]+", rule_text)) - exported)
 check(not rule_missing, "the alert rules' metric names are all in /metrics" +
       ("" if not rule_missing else ": missing " + ", ".join(rule_missing)))

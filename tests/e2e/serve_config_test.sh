@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# `tessera serve` configuration end to end: bad config files and conflicting modes stop with
-# exit 2 and a message naming file:line; a kubeconfig pointing at an API server that is down
-# still serves (/healthz ok, /readyz 503), logs JSON errors with the URL, and stops on SIGTERM.
+# `tessera serve` configuration end to end: bad config files, addresses and conflicting modes
+# stop with exit 2 and a message naming file:line or the flag; a kubeconfig pointing at an API
+# server that is down still serves (/healthz ok, /readyz 503; the file's metricsListen serves
+# /metrics, with tessera_synced 0, and nothing else), logs JSON errors with the URL, and stops
+# on SIGTERM.
 set -euo pipefail
 : "${TESSERA:?}"
 # shellcheck source=tests/e2e/lib.sh
@@ -34,6 +36,8 @@ expect_exit2 two-modes "more than one cluster source" --in-cluster --kubeconfig 
 expect_exit2 missing-kubeconfig "kubeconfig $tmp/nope" --kubeconfig "$tmp/nope"
 expect_exit2 pods-alone "--pods needs --nodes" --kubeconfig "$tmp/k" --pods x.json
 expect_exit2 missing-config "$tmp/none.yaml" --config "$tmp/none.yaml"
+expect_exit2 bad-metrics-listen 'error: --metrics-listen "8890": expected HOST:PORT' \
+  --kubeconfig "$tmp/k" --metrics-listen 8890
 # --workload (or workload: in the file): a pod CSV whose errors name file:line.
 printf 'name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\np1,1000,1024,one,1000,,LS,Running,0,,0\n' >"$tmp/mix.csv"
 expect_exit2 bad-workload "--workload: $tmp/mix.csv:2" --kubeconfig "$tmp/k" --workload "$tmp/mix.csv"
@@ -49,7 +53,7 @@ clusters: [{name: down, cluster: {server: "http://127.0.0.1:1"}}]
 contexts: [{name: down, context: {cluster: down, user: u}}]
 users: [{name: u, user: {token: t}}]
 YAML
-printf 'listen: 127.0.0.1:9\npolicy: bestfit\nkubernetes:\n  kubeconfig: %s\n' \
+printf 'listen: 127.0.0.1:9\nmetricsListen: 127.0.0.1:0\npolicy: bestfit\nkubernetes:\n  kubeconfig: %s\n' \
   "$tmp/kubeconfig" >"$tmp/tessera.yaml"
 # The flag overrides the file's listen address (port 9 would need root).
 "$TESSERA" serve --config "$tmp/tessera.yaml" --listen 127.0.0.1:0 >"$tmp/out" 2>"$tmp/err" &
@@ -63,6 +67,15 @@ code=$(curl -sS -m 5 -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/read
   { echo "FAIL readyz: $code"; fails=$((fails + 1)); }
 curl -sS -m 5 "http://127.0.0.1:$port/state" | grep -qF '"policy":"bestfit"' &&
   echo "ok   policy from the file" || { echo "FAIL policy"; fails=$((fails + 1)); }
+# metricsListen from the file: /metrics only, served while out of sync (the alert's source).
+metrics_port=$(sed -n 's/^metrics on 127\.0\.0\.1:\([0-9][0-9]*\)$/\1/p' "$tmp/out")
+if [ -n "$metrics_port" ] && curl -sS -m 5 "http://127.0.0.1:$metrics_port/metrics" | grep -qx 'tessera_synced 0' &&
+  [ "$(curl -sS -m 5 -o /dev/null -w '%{http_code}' "http://127.0.0.1:$metrics_port/healthz")" = 404 ] &&
+  [ "$(curl -sS -m 5 -o /dev/null -w '%{http_code}' -d '{}' "http://127.0.0.1:$metrics_port/bind")" = 404 ]; then
+  echo "ok   metricsListen from the file: /metrics on $metrics_port (tessera_synced 0), /healthz and /bind 404"
+else
+  echo "FAIL metricsListen: port '$metrics_port'"; cat "$tmp/out"; fails=$((fails + 1))
+fi
 for _ in $(seq 1 50); do
   grep -qF '"msg":"list failed"' "$tmp/err" && break
   sleep 0.1

@@ -394,7 +394,7 @@ void FakeApiServer::Route() {
         {"secrets", "Secret", true},
         {"persistentvolumeclaims", "PersistentVolumeClaim", true}}},
       {"apps", "v1", {{"deployments", "Deployment", true}, {"daemonsets", "DaemonSet", true}}},
-      {"batch", "v1", {{"jobs", "Job", true}}},
+      {"batch", "v1", {{"jobs", "Job", true}, {"cronjobs", "CronJob", true}}},
       {"policy", "v1", {{"poddisruptionbudgets", "PodDisruptionBudget", true}}},
       {"rbac.authorization.k8s.io",
        "v1",
@@ -404,6 +404,11 @@ void FakeApiServer::Route() {
         {"rolebindings", "RoleBinding", true}}},
       {"coordination.k8s.io", "v1", {{"leases", "Lease", true}}},
       {"scheduling.k8s.io", "v1", {{"priorityclasses", "PriorityClass", false}}},
+      // The Prometheus Operator's CRDs, as a cluster with kube-prometheus-stack serves them
+      // (deploy/monitoring/prometheus-operator/).
+      {"monitoring.coreos.com",
+       "v1",
+       {{"servicemonitors", "ServiceMonitor", true}, {"prometheusrules", "PrometheusRule", true}}},
   };
   const auto resource_list = [](const GroupVersion& gv) {
     const std::string group_version =

@@ -84,12 +84,13 @@ void HttpServer::Route() {
   const auto get = [this](std::string path, Handler h) {
     routes_.push_back({"GET", std::move(path), std::move(h)});
   };
-  if (options_.probes_only) {
+  const auto probes = [&] {
     get("/healthz", [](const Request&, Response& res) {
       res.content_type = "text/plain";
       res.body = "ok";
     });
     get("/readyz", [this](const Request&, Response& res) {
+      // API mode: ready only once the cache's initial lists are in.
       res.content_type = "text/plain";
       if (ready_.load() && extender_->ready()) {
         res.body = "ready";
@@ -98,7 +99,20 @@ void HttpServer::Route() {
         res.body = "not ready: " + extender_->not_ready_reason();
       }
     });
-    return;
+  };
+  const auto metrics = [&] {
+    get("/metrics", [this](const Request&, Response& res) {
+      res.content_type = kMetricsType;
+      res.body = extender_->MetricsText();
+    });
+  };
+  switch (options_.routes) {
+    case HttpRoutes::kProbes:
+      return probes();
+    case HttpRoutes::kMetrics:
+      return metrics();
+    case HttpRoutes::kAll:
+      break;
   }
   post("/filter", timed("filter", candidates(&Extender::FilterJson)));
   post("/prioritize", timed("prioritize", candidates(&Extender::PrioritizeJson)));
@@ -114,24 +128,8 @@ void HttpServer::Route() {
          if (!args.ok()) return SetError(res, 400, args.error().message);
          res.body = EncodeExtenderPreemptionResult(extender_->Preempt(*args));
        }));
-  get("/healthz", [](const Request&, Response& res) {
-    res.content_type = "text/plain";
-    res.body = "ok";
-  });
-  get("/readyz", [this](const Request&, Response& res) {
-    // API mode: ready only once the cache's initial lists are in.
-    res.content_type = "text/plain";
-    if (ready_.load() && extender_->ready()) {
-      res.body = "ready";
-    } else {
-      res.status = 503;
-      res.body = "not ready: " + extender_->not_ready_reason();
-    }
-  });
-  get("/metrics", [this](const Request&, Response& res) {
-    res.content_type = kMetricsType;
-    res.body = extender_->MetricsText();
-  });
+  probes();
+  metrics();
   get("/state", [this](const Request&, Response& res) { res.body = extender_->StateJson(); });
 }
 

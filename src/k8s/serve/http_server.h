@@ -24,6 +24,14 @@
 
 namespace tessera::k8s {
 
+/// The routes a listener serves: all of them, or the one subset a second listener offers to
+/// the pod network while the verbs stay on loopback.
+enum class HttpRoutes {
+  kAll,      ///< the verbs, /healthz, /readyz, /metrics and /state
+  kProbes,   ///< GET /healthz and /readyz only: the kubelet's probes
+  kMetrics,  ///< GET /metrics only: Prometheus
+};
+
 /// Options of an HttpServer.
 struct HttpServerOptions {
   std::string host = "127.0.0.1";
@@ -39,16 +47,18 @@ struct HttpServerOptions {
   /// TLS on every connection when set (k8s/serve/tls.h): with a client CA, a client without a
   /// certificate it signed gets no answer at all (the handshake fails, nothing is read).
   std::shared_ptr<const TlsContext> tls;
-  /// Serve only GET /healthz and /readyz (a listener for the kubelet's probes, which can reach
-  /// the pod but must not reach the verbs, /state or /metrics); every other path gets 404.
-  bool probes_only = false;
+  /// What this listener serves; every path outside the subset gets 404. kProbes is for the
+  /// kubelet and kMetrics for Prometheus, both of which reach the pod but must not reach the
+  /// verbs or /state.
+  HttpRoutes routes = HttpRoutes::kAll;
 };
 
 /// Serves an Extender over HTTP:
 ///   POST /filter, /prioritize, /preempt, /bind (kube-scheduler extender v1 bodies),
 ///   GET /healthz ("ok"), /readyz ("ready" once started and Extender::ready()), /metrics
 ///   (Prometheus text 0.0.4),
-///   GET /state (Extender::StateJson).
+///   GET /state (Extender::StateJson);
+/// or, with options.routes kProbes or kMetrics, only /healthz and /readyz, or only /metrics.
 /// A body that does not decode gets 400 with {"Error":"<message naming the JSON path>"} and
 /// changes nothing; a body over the limit gets 413. Logs are JSON lines on stderr.
 ///

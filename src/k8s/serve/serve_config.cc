@@ -358,6 +358,8 @@ Status ParseServeConfig(std::string_view text, const std::string& file, ServeCon
       config->spin_us = static_cast<int>(spin);
     } else if (key == "probeListen") {
       TESSERA_RETURN_IF_ERROR(ReadString(file, v, key, &config->probe_listen));
+    } else if (key == "metricsListen") {
+      TESSERA_RETURN_IF_ERROR(ReadString(file, v, key, &config->metrics_listen));
     } else if (key == "bindRequiresFilterSeconds") {
       TESSERA_RETURN_IF_ERROR(ReadUnsigned(file, v, key, &config->filter_pass_seconds));
     } else if (key == "classes") {
@@ -411,10 +413,11 @@ Status ParseServeConfig(std::string_view text, const std::string& file, ServeCon
         }
       }
     } else {
-      return At(file, entry.first, key,
-                "unknown key (known: listen, probeListen, policy, seed, logRequests, "
-                "spinMicroseconds, bindRequiresFilterSeconds, classes, headroom, schedulerNames, "
-                "topology, workload, preemption, tls, kubernetes)");
+      return At(
+          file, entry.first, key,
+          "unknown key (known: listen, probeListen, metricsListen, policy, seed, logRequests, "
+          "spinMicroseconds, bindRequiresFilterSeconds, classes, headroom, schedulerNames, "
+          "topology, workload, preemption, tls, kubernetes)");
     }
   }
   return {};

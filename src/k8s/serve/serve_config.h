@@ -32,6 +32,9 @@ struct ServeConfig {
   /// probeListen: HOST:PORT of a second listener that serves only /healthz and /readyz ("" =
   /// none), for the kubelet's probes when `listen` is loopback-only.
   std::string probe_listen;
+  /// metricsListen: HOST:PORT of a listener that serves only GET /metrics ("" = none), for
+  /// Prometheus when `listen` is loopback-only. Plain HTTP, as probeListen is.
+  std::string metrics_listen;
   std::string tls_cert_file;       ///< tls.certFile: PEM; with tls.keyFile, `listen` speaks TLS
   std::string tls_key_file;        ///< tls.keyFile
   std::string tls_client_ca_file;  ///< tls.clientCAFile: clients must present a cert it signed
@@ -61,13 +64,13 @@ struct ServeConfig {
 };
 
 /// Reads tessera.yaml text into *config: each key present replaces the field, the others keep
-/// their value. Keys: listen (string), probeListen (string), policy (string), seed (unsigned
-/// integer), logRequests (bool), spinMicroseconds (integer 0..kMaxSpinMicroseconds),
-/// bindRequiresFilterSeconds (unsigned integer), tls (mapping: certFile, keyFile, clientCAFile
-/// (strings)), kubernetes (mapping: inCluster (bool), kubeconfig (string), readNodeBeforeBind
-/// (bool)), classes (a non-empty list of mappings: name (string, required, unique), priority
-/// (integer, required: the lowest spec.priority of the class), sloWaitSeconds (number
-/// 0..1e9; absent = no SLO), preemptible (bool, default true), useHeadroom (bool, default
+/// their value. Keys: listen (string), probeListen (string), metricsListen (string), policy
+/// (string), seed (unsigned integer), logRequests (bool), spinMicroseconds (integer
+/// 0..kMaxSpinMicroseconds), bindRequiresFilterSeconds (unsigned integer), tls (mapping: certFile,
+/// keyFile, clientCAFile (strings)), kubernetes (mapping: inCluster (bool), kubeconfig (string),
+/// readNodeBeforeBind (bool)), classes (a non-empty list of mappings: name (string, required,
+/// unique), priority (integer, required: the lowest spec.priority of the class), sloWaitSeconds
+/// (number 0..1e9; absent = no SLO), preemptible (bool, default true), useHeadroom (bool, default
 /// false)), headroom (mapping: mode (none | static | forecast | backlog), gpus (unsigned,
 /// 0..1e7), windowSeconds, bucketSeconds (1..1e9), quantile (0..1), factor (0..1000), models
 /// (mapping of GPU model name to unsigned GPUs 0..1e7, names unique; needs a mode but none)),

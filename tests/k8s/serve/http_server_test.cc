@@ -110,7 +110,8 @@ std::string Post(const std::string& path, const std::string& body, const std::st
 
 class HttpServerTest : public ::testing::Test {
  protected:
-  void StartServer(size_t max_body = kDefaultMaxExtenderBodyBytes, int spin_us = 250) {
+  void StartServer(size_t max_body = kDefaultMaxExtenderBodyBytes, int spin_us = 250,
+                   HttpRoutes routes = HttpRoutes::kAll) {
     Result<std::unique_ptr<Extender>> e = Extender::FromJson(Nodes(), "", ExtenderOptions{});
     ASSERT_TRUE(e.ok()) << e.error().message;
     extender_ = std::move(*e);
@@ -119,6 +120,7 @@ class HttpServerTest : public ::testing::Test {
     options.port = 0;
     options.max_body_bytes = max_body;
     options.socket.spin_us = spin_us;
+    options.routes = routes;
     server_ = std::make_unique<HttpServer>(extender_.get(), options);
     Status s = server_->Start();
     ASSERT_TRUE(s.ok()) << s.error().message;
@@ -379,6 +381,65 @@ TEST_F(HttpServerTest, UnknownPathGets404AndWrongMethod405) {
   auto health = c.Get("/healthz?verbose=1");
   ASSERT_TRUE(health);
   EXPECT_EQ(health->body, "ok");
+}
+
+// The listeners that the pod network reaches while the verbs stay on loopback (probeListen,
+// metricsListen): each serves its own paths; the verbs, /state and the other's paths do not
+// exist there (404, not 405), and a bind sent there changes nothing.
+TEST_F(HttpServerTest, ProbeAndMetricsListenersServeOnlyTheirPaths) {
+  const std::vector<std::string> verbs = {"/filter", "/prioritize", "/preempt", "/bind"};
+  StartServer(kDefaultMaxExtenderBodyBytes, 0, HttpRoutes::kProbes);
+  {
+    httplib::Client c = Client();
+    auto health = c.Get("/healthz");
+    ASSERT_TRUE(health);
+    EXPECT_EQ(health->status, 200);
+    EXPECT_EQ(health->body, "ok");
+    auto ready = c.Get("/readyz");
+    ASSERT_TRUE(ready);
+    EXPECT_EQ(ready->status, 200);
+    EXPECT_EQ(ready->body, "ready");
+    for (const char* path : {"/metrics", "/state"}) {
+      auto r = c.Get(path);
+      ASSERT_TRUE(r) << path;
+      EXPECT_EQ(r->status, 404) << path;
+    }
+    for (const std::string& path : verbs) {
+      auto post = c.Post(path, FilterBody("u1", 500), "application/json");
+      ASSERT_TRUE(post) << path;
+      EXPECT_EQ(post->status, 404) << path;
+      auto get = c.Get(path);
+      ASSERT_TRUE(get) << path;
+      EXPECT_EQ(get->status, 404) << path;
+    }
+  }
+  server_->Stop();
+
+  StartServer(kDefaultMaxExtenderBodyBytes, 0, HttpRoutes::kMetrics);
+  httplib::Client c = Client();
+  const std::string bind = R"({"PodName":"p-u1","PodNamespace":"ml","PodUID":"u1","Node":"n2"})";
+  for (const std::string& path : verbs) {
+    auto post = c.Post(path, path == "/bind" ? bind : FilterBody("u1", 500), "application/json");
+    ASSERT_TRUE(post) << path;
+    EXPECT_EQ(post->status, 404) << path;
+    EXPECT_EQ(post->body, "{\"Error\":\"no such path: " + path + "\"}");
+  }
+  for (const char* path : {"/healthz", "/readyz", "/state"}) {
+    auto r = c.Get(path);
+    ASSERT_TRUE(r) << path;
+    EXPECT_EQ(r->status, 404) << path;
+  }
+  auto metrics = c.Get("/metrics");
+  ASSERT_TRUE(metrics);
+  EXPECT_EQ(metrics->status, 200);
+  EXPECT_EQ(metrics->get_header_value("Content-Type"), "text/plain; version=0.0.4; charset=utf-8");
+  EXPECT_NE(metrics->body.find("tessera_gpu_capacity_milli 7000"), std::string::npos);
+  // Nothing reached the extender: no request counted, nothing bound.
+  for (const char* verb : {"filter", "prioritize", "preempt", "bind"}) {
+    const std::string zero = "tessera_requests_total{verb=\"" + std::string(verb) + "\"} 0\n";
+    EXPECT_NE(metrics->body.find(zero), std::string::npos) << zero << metrics->body;
+  }
+  EXPECT_EQ(extender_->gpu_allocated_milli(), 0);
 }
 
 TEST_F(HttpServerTest, PipelinedRequestsAreAnsweredInOrderOnOneConnection) {

@@ -26,6 +26,7 @@ seed: 7
 logRequests: true
 spinMicroseconds: 0
 probeListen: 0.0.0.0:8889
+metricsListen: 0.0.0.0:8890
 bindRequiresFilterSeconds: 30
 workload: /var/lib/tessera/history.csv
 tls:
@@ -47,6 +48,7 @@ kubernetes:
   EXPECT_FALSE(c.in_cluster);
   EXPECT_EQ(c.kubeconfig, "/etc/tessera/kubeconfig");
   EXPECT_EQ(c.probe_listen, "0.0.0.0:8889");
+  EXPECT_EQ(c.metrics_listen, "0.0.0.0:8890");
   EXPECT_EQ(c.filter_pass_seconds, 30u);
   EXPECT_EQ(c.tls_cert_file, "/tls/tls.crt");
   EXPECT_EQ(c.tls_key_file, "/tls/tls.key");
@@ -96,10 +98,11 @@ TEST(ServeConfig, TopologyPoolsSetTheKubeletPolicy) {
 }
 
 TEST(ServeConfig, ErrorsNameFileLineAndKey) {
-  EXPECT_EQ(ParseError("listen: a:1\nport: 80\n"),
-            "tessera.yaml:2: port: unknown key (known: listen, probeListen, policy, seed, "
-            "logRequests, spinMicroseconds, bindRequiresFilterSeconds, classes, headroom, "
-            "schedulerNames, topology, workload, preemption, tls, kubernetes)");
+  EXPECT_EQ(
+      ParseError("listen: a:1\nport: 80\n"),
+      "tessera.yaml:2: port: unknown key (known: listen, probeListen, metricsListen, "
+      "policy, seed, logRequests, spinMicroseconds, bindRequiresFilterSeconds, classes, headroom, "
+      "schedulerNames, topology, workload, preemption, tls, kubernetes)");
   EXPECT_EQ(ParseError("tls:\n  cert: x\n"),
             "tessera.yaml:2: tls.cert: unknown key (known: certFile, keyFile, clientCAFile)");
   EXPECT_EQ(ParseError("spinMicroseconds: 10001\n"),
