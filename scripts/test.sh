@@ -74,14 +74,15 @@ ctest --test-dir build-test --output-on-failure -j "$jobs" --timeout 1200 -LE cl
 
 # The real-cluster tests (tests/cluster/): Kubernetes v1.37 built from its Go modules into a
 # cache outside the repository (first time ~10 minutes, then seconds), one control plane at a
-# time, nothing else running beside them. Without a Go that can build it, build.sh says what is
-# missing and the tests are reported as skipped.
+# time, nothing else running beside them. Without a Go that can build it, or without the Go
+# module proxy to fetch its modules from, build.sh says what is missing and the tests are
+# reported as skipped.
 section "Real-cluster tests: kube-apiserver, kube-scheduler, etcd, kwok (tests/cluster)"
 cluster_rc=0
 bash tests/cluster/build.sh >/dev/null || cluster_rc=$?
 if [ "$cluster_rc" -eq 3 ]; then
-  echo "test.sh: the real-cluster tests are skipped (above: what to install)" >&2
-  sections+=("    -   real-cluster tests SKIPPED: no Go that can build Kubernetes (see above)")
+  echo "test.sh: the real-cluster tests are skipped (above: what is missing)" >&2
+  sections+=("    -   real-cluster tests SKIPPED: no Go, or no Go module proxy, to build Kubernetes (see above)")
 elif [ "$cluster_rc" -ne 0 ]; then
   exit "$cluster_rc"
 else

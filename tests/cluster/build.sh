@@ -17,8 +17,9 @@
 # a second run costs a stat and an edit of the module makes a new folder. Go's own caches (module
 # and build cache, `go env GOMODCACHE GOCACHE`) are outside the repository too.
 #
-# Exit codes: 0 built or cached; 3 no Go new enough here (the message says what to install; the
-# tests that need the cluster then skip); 1 the build failed.
+# Exit codes: 0 built or cached; 3 no Go new enough here, or the Go module proxy cannot be
+# reached (the message says what is missing; the tests that need the cluster then skip); 1 the
+# build failed (a module that does not match go.sum included).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 
@@ -87,7 +88,7 @@ flock 9
 if complete; then echo "$out/bin"; exit 0; fi
 
 echo "tests/cluster: building Kubernetes v$k8s_version components with go$have_go into $out/bin" \
-  "(first time: about 15-25 minutes on 2 cores; later runs reuse it)" >&2
+  "(first time: about 10-20 minutes on 2 cores; later runs reuse it)" >&2
 rm -rf "$out/bin.tmp"
 mkdir -p "$out/bin.tmp"
 # The version the binaries report (kube-apiserver's /version, kubectl version), as Kubernetes'
@@ -99,14 +100,32 @@ for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
   ldflags+=" -X $pkg.gitTreeState=clean"
 done
 start=$SECONDS
+targets=(./etcd k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-scheduler
+  k8s.io/kubernetes/cmd/kubectl sigs.k8s.io/kwok/cmd/kwok)
+# The modules first (`go list -deps` fetches what the build needs, nothing more): a proxy that
+# cannot be reached is a missing prerequisite, like a missing Go; a module whose content does
+# not match go.sum is a failure.
+if ! fetch_log=$(cd "$here" && GOFLAGS="${GOFLAGS:-} -mod=readonly" \
+  "$go_bin" list -deps -f '' "${targets[@]}" 2>&1); then
+  echo "$fetch_log" | tail -5 >&2
+  if echo "$fetch_log" | grep -q -e 'SECURITY ERROR' -e 'checksum mismatch' -e 'verifying '; then
+    echo "tests/cluster: a module does not match tests/cluster/go.sum (above)" >&2
+    exit 1
+  fi
+  cat >&2 <<EOF
+tests/cluster: the Go modules of Kubernetes v$k8s_version could not be fetched (above) through
+  GOPROXY=$("$go_bin" env GOPROXY); the real-cluster tests need the Go module proxy (or a
+  module cache that already holds them: go env GOMODCACHE). Everything else in the test suite
+  runs without it.
+EOF
+  exit 3
+fi
 (
   cd "$here"
   export GOFLAGS="${GOFLAGS:-} -mod=readonly"
   timer=()
   if [ -x /usr/bin/time ]; then timer=(/usr/bin/time -f '%e s wall, %M KiB peak RSS of one process'); fi
-  "${timer[@]}" "$go_bin" build -trimpath -ldflags "$ldflags" -o "$out/bin.tmp/" \
-    ./etcd k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-scheduler \
-    k8s.io/kubernetes/cmd/kubectl sigs.k8s.io/kwok/cmd/kwok
+  "${timer[@]}" "$go_bin" build -trimpath -ldflags "$ldflags" -o "$out/bin.tmp/" "${targets[@]}"
 ) >&2 || { echo "tests/cluster: the build failed (above)" >&2; exit 1; }
 touch "$out/bin.tmp/.complete"
 rm -rf "$out/bin"
