@@ -11,13 +11,11 @@
 # `latest` at it, prunes folders older than 30 days and keeps `latest` when analyze fails.
 set -euo pipefail
 : "${TESSERA:?}" "${TESSERA_SOURCE_DIR:?}" "${TESSERA_FAKE_APISERVER:?}"
-if ! command -v kubectl >/dev/null; then echo "SKIP: kubectl not installed"; exit 0; fi
-for tool in curl python3; do
-  if ! command -v "$tool" >/dev/null; then echo "FAIL: $tool not installed"; exit 1; fi
-done
-if ! python3 -c 'import yaml' 2>/dev/null; then
-  echo "FAIL: python3-yaml not installed (bash scripts/deps.sh --test)"; exit 1
-fi
+# shellcheck source=tests/e2e/lib.sh
+source "$(dirname "$0")/lib.sh"
+require_tools kubectl
+need_tools curl python3
+need_python_module yaml python3-yaml
 deploy="$TESSERA_SOURCE_DIR/deploy"
 tmp=$(mktemp -d)
 fake_pid=""
@@ -28,7 +26,6 @@ cleanup() {
 }
 trap cleanup EXIT
 fails=0
-fail() { echo "FAIL $*"; fails=$((fails + 1)); }
 
 for job in record analyze; do
   if ! kubectl kustomize "$deploy/$job" >"$tmp/$job.yaml" 2>"$tmp/$job.err"; then

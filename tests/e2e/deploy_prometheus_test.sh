@@ -33,19 +33,13 @@ for tool in prometheus promtool kubectl; do
     echo "SKIP: $tool not installed (bash scripts/deps.sh --test installs it)"; exit 0
   fi
 done
-for tool in curl python3; do
-  if ! command -v "$tool" >/dev/null; then echo "FAIL: $tool not installed"; exit 1; fi
-done
-if ! python3 -c 'import yaml' 2>/dev/null; then
-  echo "FAIL: python3-yaml not installed (bash scripts/deps.sh --test)"; exit 1
-fi
+need_tools curl python3
+need_python_module yaml python3-yaml
 deploy="$TESSERA_SOURCE_DIR/deploy"
 tmp=$(mktemp -d)
 fake_pid="" serve_pid="" prom_pid=""
 cleanup() {
-  for p in "$prom_pid" "$serve_pid"; do
-    if [ -n "$p" ] && kill -0 "$p" 2>/dev/null; then kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; fi
-  done
+  stop_pids "$prom_pid" "$serve_pid"
   exec 3>&- || true  # the fake serves until its stdin closes
   if [ -n "$fake_pid" ]; then wait "$fake_pid" 2>/dev/null || true; fi
   rm -rf "$tmp"

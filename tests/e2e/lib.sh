@@ -33,6 +33,29 @@ require_tools() {  # require_tools TOOL...: SKIP (exit 0) when one is not instal
   done
 }
 
+need_tools() {  # need_tools TOOL...: FAIL (exit 1) when one is missing (deps.sh --test installs it)
+  local t
+  for t in "$@"; do
+    if ! command -v "$t" >/dev/null; then echo "FAIL: $t not installed"; exit 1; fi
+  done
+}
+
+need_python_module() {  # need_python_module MODULE PACKAGE: FAIL (exit 1) when python3 lacks it
+  if ! python3 -c "import $1" 2>/dev/null; then
+    echo "FAIL: $2 not installed (bash scripts/deps.sh --test)"; exit 1
+  fi
+}
+
+stop_pids() {  # stop_pids PID...: kills and reaps each non-empty PID that still runs
+  local p
+  for p in "$@"; do
+    if [ -n "$p" ] && kill -0 "$p" 2>/dev/null; then
+      kill "$p" 2>/dev/null || true
+      wait "$p" 2>/dev/null || true
+    fi
+  done
+}
+
 with_scratch() {  # sets tmp (a scratch folder), pid="" and fails=0; on exit kills $pid
   tmp=$(mktemp -d)  # (a server the script started) if it still runs and removes $tmp
   pid=""

@@ -21,20 +21,14 @@ if ! command -v prometheus >/dev/null || ! command -v promtool >/dev/null; then
   echo "SKIP: prometheus not installed (bash scripts/deps.sh --test installs it)"
   exit 0
 fi
-for tool in curl python3; do
-  if ! command -v "$tool" >/dev/null; then echo "FAIL: $tool not installed"; exit 1; fi
-done
-if ! python3 -c 'import jsonschema' 2>/dev/null; then
-  echo "FAIL: python3-jsonschema not installed (bash scripts/deps.sh --test)"; exit 1
-fi
+need_tools curl python3
+need_python_module jsonschema python3-jsonschema
 rules="$TESSERA_SOURCE_DIR/deploy/monitoring/prometheus/alert-rules.yaml"
 dashboard="$TESSERA_SOURCE_DIR/deploy/monitoring/grafana/grafana-dashboard.json"
 tmp=$(mktemp -d)
 fake_pid="" serve_pid="" prom_pid=""
 cleanup() {
-  for p in "$prom_pid" "$serve_pid"; do
-    if [ -n "$p" ] && kill -0 "$p" 2>/dev/null; then kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; fi
-  done
+  stop_pids "$prom_pid" "$serve_pid"
   exec 3>&- || true  # the fake serves until its stdin closes
   if [ -n "$fake_pid" ]; then wait "$fake_pid" 2>/dev/null || true; fi
   rm -rf "$tmp"
