@@ -2,8 +2,8 @@
 # tessera plan end to end: bad input (an unknown GPU model, a negative count, a malformed SLO,
 # an SLO no mix up to the catalog's maximum meets, a history with no usable times) is a
 # precise error with exit 2; a plan writes plan.json, plan.csv, headroom.yaml (accepted by
-# tessera serve's config reader) and report.html; shards 1/4..4/4 merged give a plan.json
-# byte-identical to the single run's.
+# tessera serve's config reader) and report.html; a policy without a plan is said so in each
+# output; shards 1/4..4/4 merged give a plan.json byte-identical to the single run's.
 set -euo pipefail
 : "${TESSERA:?}"
 src=${TESSERA_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -52,6 +52,31 @@ expect seeds-overlap 2 "--check-seeds: seed 2 is also in --seeds" plan --catalog
 expect no-catalog 2 "--catalog FILE is required" plan "${small[@]}"
 expect nan-time-scale 2 "--time-scale must be a finite number" plan --catalog "$data/small-catalog.yaml" --time-scale nan "${small[@]}"
 expect nan-growth 2 "--growth must be a finite number" plan --catalog "$data/small-catalog.yaml" --growth nan "${small[@]}"
+
+# Issue 40: one policy meets the SLO and the other with no mix of the catalog (two classes at
+# equal load on one-GPU nodes): a plan (it crashed with exit 139), and every output says which
+# policy has no plan and why.
+"$TESSERA" plan --catalog "$data/one-gpu-catalog.yaml" --scenario "$data/two-classes.yaml" \
+  --policy tessera,k8s-default --threads 2 -q --out "$tmp/noplan" >"$tmp/noplan.txt" ||
+  fail "no-plan: exit $? (a policy without a plan)"
+grep -qE '^ +plan +tessera( +-)+ +no plan$' "$tmp/noplan.txt" ||
+  fail "no-plan: the table has no 'no plan' row for tessera: $(cat "$tmp/noplan.txt")"
+grep -qF "warning: tessera: no plan: no mix up to the catalog's maximum meets every SLO: at 4*g1 (4 GPUs) LS p99 wait" "$tmp/noplan.txt" ||
+  fail "no-plan: the table does not say why"
+grep -qF "plan,tessera,tessera,0,,,,0,0,,,,,,,,,,,no plan: no mix up to the catalog's maximum" "$tmp/noplan/plan.csv" ||
+  fail "no-plan: plan.csv has no line for tessera: $(cat "$tmp/noplan/plan.csv")"
+python3 - "$tmp/noplan/plan.json" <<'PY' || fail "no-plan: plan.json"
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["chosen"]["policy"] == "k8s-default", j["chosen"]
+row = next(r for r in j["rows"] if r["kind"] == "plan" and r["policy"] == "tessera")
+assert row["result"] is None and row["no_plan"].startswith("no mix up to the catalog's maximum"), row
+assert j["gpus_needed_by_policy"]["tessera"] is None, j["gpus_needed_by_policy"]
+assert j["warnings"] == ["tessera: no plan: " + row["no_plan"]], j["warnings"]
+PY
+grep -qF '<td class="verdict none" title="no mix up to the catalog&#39;s maximum meets every SLO: at 4*g1' "$tmp/noplan/report.html" ||
+  fail "no-plan: report.html does not say it"
+echo "ok   a policy without a plan: every output says so"
 
 # A plan, and its outputs.
 plan=(plan --catalog "$data/small-catalog.yaml" --policy tessera,k8s-default --seeds 1,2 --check-seeds 3 --quota 24 "${small[@]}")
