@@ -24,6 +24,7 @@
 #include "replay/qos_yaml.h"
 #include "replay/replay_policy.h"
 #include "replay/scenario_timeline.h"
+#include "report/replay_report.h"
 #include "sched/classes.h"
 #include "trace/csv_reader.h"
 #include "trace/scenario.h"
@@ -108,6 +109,7 @@ struct Loaded {
   PlanSpec spec;
   PlanInfo info;
   std::unique_ptr<DemandDraws> demand;
+  std::vector<SkippedPod> skipped;  // history pods left out for their times
   std::string fingerprint;
   std::string options_json;
 };
@@ -196,6 +198,7 @@ Result<std::unique_ptr<Loaded>> Load(const PlanCliOptions& o) {
       }
     }
     Timeline base = TimelineFromTrace(*pods, o.pods_file, CsvDataLines(*text), o.time_scale);
+    in->skipped = base.skipped;
     if (base.pods.empty()) {
       std::string e = o.pods_file + ": no pod has usable times (creation_time, scheduled_time, " +
                       "deletion_time)";
@@ -270,6 +273,10 @@ Result<std::unique_ptr<Loaded>> Load(const PlanCliOptions& o) {
   in->demand = std::make_unique<DemandDraws>(std::move(draw));
   const Timeline& first = in->demand->Get(spec.seeds.front(), 1.0);
   if (first.pods.empty()) return Error{in->info.demand + ": the demand has no pods"};
+  in->info.skipped = static_cast<int>(in->skipped.size());
+  if (!in->skipped.empty()) {
+    in->info.warnings.push_back(SkippedPodsWarning(in->skipped, "skipped.csv"));
+  }
   // The analytic part: offered load and Erlang C per SLO class.
   in->info.growth = o.growth;
   in->info.peak_window_h = o.peak_window_h;
@@ -328,6 +335,19 @@ int Fail(const std::string& message) {
   return 2;
 }
 
+// After Load, before the search: the warnings about the inputs on stderr (with --quiet too)
+// and skipped.csv, which they point to.
+int WarnInputs(const PlanCliOptions& o, const Loaded& in) {
+  if (!in.skipped.empty()) {
+    std::cerr << "tessera plan: warning: "
+              << SkippedPodsWarning(in.skipped, o.out_dir + "/skipped.csv") << "\n";
+  }
+  if (Status s = WriteFile(o.out_dir + "/skipped.csv", SkippedCsv(in.skipped)); !s) {
+    return Fail(s.error().message);
+  }
+  return 0;
+}
+
 int WriteOutputs(const PlanCliOptions& o, const Loaded& in, std::vector<UnitResult> units) {
   if (!o.quiet) std::cerr << "tessera plan: replaying the plans' checks and the baselines\n";
   Result<PlanResult> plan = FinishPlan(in.spec, *in.demand, std::move(units), Threads(o));
@@ -342,7 +362,10 @@ int WriteOutputs(const PlanCliOptions& o, const Loaded& in, std::vector<UnitResu
   for (const auto& [name, content] : files) {
     if (Status s = WriteFile(o.out_dir + "/" + name, content); !s) return Fail(s.error().message);
   }
-  if (!o.quiet) std::cerr << "wrote " << o.out_dir << "/plan.json, plan.csv, report.html\n";
+  if (!o.quiet) {
+    std::cerr << "wrote " << o.out_dir
+              << "/plan.json, plan.csv, headroom.yaml, skipped.csv, report.html\n";
+  }
   return 0;
 }
 
@@ -438,6 +461,7 @@ int RunPlanCommand(const PlanCliOptions& o) {
   if (!in) return Fail(in.error().message);
   if (Status s = CheckOutputDir(o.out_dir); !s) return Fail(s.error().message);
   const Loaded& l = **in;
+  if (int rc = WarnInputs(o, l); rc != 0) return rc;
   const size_t total = Units(l.spec).size();
   std::vector<int> mine;
   for (size_t i = 0; i < total; ++i) {
@@ -503,6 +527,7 @@ int RunPlanMerge(const PlanCliOptions& merge_options) {
                 (*in)->fingerprint + ", shards " + shards[0].fingerprint + ")");
   }
   if (Status s = CheckOutputDir(o.out_dir); !s) return Fail(s.error().message);
+  if (int rc = WarnInputs(o, **in); rc != 0) return rc;
   std::vector<UnitResult> units;
   for (Shard& s : shards) {
     for (UnitResult& u : s.units) units.push_back(std::move(u));

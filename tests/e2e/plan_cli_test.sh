@@ -2,8 +2,9 @@
 # tessera plan end to end: bad input (an unknown GPU model, a negative count, a malformed SLO,
 # an SLO no mix up to the catalog's maximum meets, a history with no usable times) is a
 # precise error with exit 2; a plan writes plan.json, plan.csv, headroom.yaml (accepted by
-# tessera serve's config reader) and report.html; a policy without a plan is said so in each
-# output; shards 1/4..4/4 merged give a plan.json byte-identical to the single run's.
+# tessera serve's config reader), skipped.csv and report.html; a policy without a plan is said
+# so in each output; pods without usable times are left out with replay's warning; shards
+# 1/4..4/4 merged give a plan.json byte-identical to the single run's.
 set -euo pipefail
 : "${TESSERA:?}"
 src=${TESSERA_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -78,10 +79,49 @@ grep -qF '<td class="verdict none" title="no mix up to the catalog&#39;s maximum
   fail "no-plan: report.html does not say it"
 echo "ok   a policy without a plan: every output says so"
 
+# A recorded history: Kubernetes QoS classes (no LS pod) and a pod without usable times. With
+# an SLO on Guaranteed it plans; the pod is left out with the warning replay prints for it,
+# listed in skipped.csv, and counted in every output.
+{
+  echo name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time
+  for i in $(seq 0 39); do
+    q=Guaranteed; [ $((i % 4)) -eq 3 ] && q=BE
+    echo "p$i,4000,16384,1,1000,,$q,Running,$((i * 90)),$((i * 90 + 1200)),$((i * 90))"
+  done
+  echo "p40,4000,16384,1,1000,,Guaranteed,Pending,3700,,"  # no usable times: skipped
+} >"$tmp/recorded.csv"
+printf 'sn,cpu_milli,memory_mib,gpu,model\nn0,96000,786432,8,A100\n' >"$tmp/recorded-nodes.csv"
+recorded=(--pods "$tmp/recorded.csv" --nodes "$tmp/recorded-nodes.csv")  # A100: a known model
+"$TESSERA" replay -q --nodes "$tmp/recorded-nodes.csv" --pods "$tmp/recorded.csv" --out "$tmp/recorded" \
+  >/dev/null 2>"$tmp/replay-skip.err" || fail "replay of recorded.csv: exit $?"
+"$TESSERA" plan --catalog "$data/small-catalog.yaml" "${recorded[@]}" --policy k8s-default \
+  --slo 'Guaranteed: p99 wait <= 10s' --seeds 1 --check-seeds 2 --threads 2 -q --out "$tmp/recorded" \
+  >"$tmp/recorded.txt" 2>"$tmp/plan-skip.err" || fail "plan of the recorded history: exit $?"
+replay_warning=$(sed -n 's/^tessera replay: \(warning: 1 pod(s) skipped.*\)/\1/p' "$tmp/replay-skip.err")
+plan_warning=$(sed -n 's/^tessera plan: \(warning: 1 pod(s) skipped.*\)/\1/p' "$tmp/plan-skip.err")
+if [ -n "$plan_warning" ] && [ "$plan_warning" = "$replay_warning" ]; then
+  echo "ok   skipped pods: plan warns as replay does: $plan_warning"
+else
+  fail "skipped pods: plan warns '$plan_warning', replay '$replay_warning'"
+fi
+grep -qF "p40,$tmp/recorded.csv:42," "$tmp/recorded/skipped.csv" ||
+  fail "skipped.csv does not list p40 with file:line: $(cat "$tmp/recorded/skipped.csv")"
+grep -qF "40 pods (1 skipped for missing or inconsistent times, listed in skipped.csv)" "$tmp/recorded.txt" ||
+  fail "the table does not count the skipped pod: $(head -1 "$tmp/recorded.txt")"
+python3 - "$tmp/recorded/plan.json" <<'PY' || fail "recorded plan.json: wrong skipped_pods or warnings"
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["inputs"]["pods"] == 40 and j["inputs"]["skipped_pods"] == 1, j["inputs"]
+assert any("1 pod(s) skipped" in w and w.endswith("in skipped.csv") for w in j["warnings"]), j["warnings"]
+assert j["chosen"]["gpus"] > 0, j["chosen"]
+PY
+grep -qF "1 skipped (missing or inconsistent times; skipped.csv)" "$tmp/recorded/report.html" ||
+  fail "report.html does not count the skipped pod"
+
 # A plan, and its outputs.
 plan=(plan --catalog "$data/small-catalog.yaml" --policy tessera,k8s-default --seeds 1,2 --check-seeds 3 --quota 24 "${small[@]}")
 "$TESSERA" "${plan[@]}" --out "$tmp/single" >"$tmp/single.txt"
-for f in plan.json plan.csv headroom.yaml report.html; do
+for f in plan.json plan.csv headroom.yaml report.html skipped.csv; do
   [ -s "$tmp/single/$f" ] || fail "plan: $f missing or empty"
 done
 grep -q '^\*  *plan ' "$tmp/single.txt" || fail "plan: no chosen row marked: $(cat "$tmp/single.txt")"
