@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cli/cli_util.h"
+#include "model/cluster.h"
 #include "model/gpu_catalog.h"
 #include "plan/catalog.h"
 #include "plan/demand.h"
@@ -113,6 +114,69 @@ struct Loaded {
   std::string fingerprint;
   std::string options_json;
 };
+
+// "2.5s": a wait as --slo reads it back.
+std::string SloTime(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%gs", s);
+  return buf;
+}
+
+// An SLO on a class that the demand has no pods of (or none that any node type of the catalog
+// could host) would be met by any cluster: an error naming the classes the demand does have
+// and an SLO that fits them.
+Status CheckSloClasses(const PlanCliOptions& o, const PlanSpec& spec, const Timeline& demand,
+                       const std::string& source) {
+  const std::vector<QosClass>& classes = spec.replay.qos.classes;
+  std::vector<int> pods(classes.size(), 0), hostable(classes.size(), 0);
+  const Cluster one_of_each(MixNodes(spec.catalog, std::vector<int>(spec.catalog.types.size(), 1)));
+  for (const TimedPod& p : demand.pods) {
+    const size_t c = static_cast<size_t>(spec.replay.qos.Find(p.spec.qos));
+    ++pods[c];
+    const PodRequest req = one_of_each.MakeRequest(p.spec);
+    for (int n = 0; n < one_of_each.size(); ++n) {
+      if (one_of_each.Check(n, req) == FitReason::kFits) {
+        ++hostable[c];
+        break;
+      }
+    }
+  }
+  // The demand's classes, most pods first, and an SLO on the highest-priority one.
+  std::vector<size_t> present;
+  for (size_t c = 0; c < classes.size(); ++c) {
+    if (pods[c] > 0) present.push_back(c);
+  }
+  std::stable_sort(present.begin(), present.end(),
+                   [&](size_t a, size_t b) { return pods[a] > pods[b]; });
+  std::string have;
+  size_t top = present.empty() ? 0 : present[0];
+  for (size_t c : present) {
+    have += (have.empty() ? "" : ", ") + classes[c].name + " " + std::to_string(pods[c]);
+    if (classes[c].priority > classes[top].priority) top = c;
+  }
+  const double wait = classes[top].slo_wait_s > 0 ? classes[top].slo_wait_s : 60;
+  const std::string example =
+      "--slo '" + classes[top].name + ": p99 wait <= " + SloTime(wait) + "'";
+  for (const ClassSlo& slo : spec.slos) {
+    const size_t c = static_cast<size_t>(spec.ClassIndex(slo.qos_class));
+    const std::string what =
+        "--slo '" + slo.text + "'" + (o.slos.empty() ? " (the default SLO)" : "");
+    if (pods[c] == 0) {
+      return Error{what + ": " + source + " has no pods of class " + slo.qos_class +
+                   ", so any cluster would meet it. Its pods by class: " + have +
+                   " (a pod's class is its qos column; tessera record writes the Kubernetes QoS "
+                   "class). Put the SLO on a class it has, e.g. " +
+                   example + " (docs/PLAN.md, \"SLOs on recorded histories\")"};
+    }
+    if (hostable[c] == 0) {
+      return Error{what + ": none of the " + std::to_string(pods[c]) + " pods of class " +
+                   slo.qos_class + " fits a node of any type of " + spec.catalog.file +
+                   " (left out of every mix alike, so any cluster would meet it); add a node "
+                   "type that can host them"};
+    }
+  }
+  return {};
+}
 
 Result<std::unique_ptr<Loaded>> Load(const PlanCliOptions& o) {
   auto in = std::make_unique<Loaded>();
@@ -273,6 +337,7 @@ Result<std::unique_ptr<Loaded>> Load(const PlanCliOptions& o) {
   in->demand = std::make_unique<DemandDraws>(std::move(draw));
   const Timeline& first = in->demand->Get(spec.seeds.front(), 1.0);
   if (first.pods.empty()) return Error{in->info.demand + ": the demand has no pods"};
+  if (Status st = CheckSloClasses(o, spec, first, in->info.demand); !st) return st.error();
   in->info.skipped = static_cast<int>(in->skipped.size());
   if (!in->skipped.empty()) {
     in->info.warnings.push_back(SkippedPodsWarning(in->skipped, "skipped.csv"));

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # tessera plan end to end: bad input (an unknown GPU model, a negative count, a malformed SLO,
-# an SLO no mix up to the catalog's maximum meets, a history with no usable times) is a
-# precise error with exit 2; a plan writes plan.json, plan.csv, headroom.yaml (accepted by
-# tessera serve's config reader), skipped.csv and report.html; a policy without a plan is said
-# so in each output; pods without usable times are left out with replay's warning; shards
-# 1/4..4/4 merged give a plan.json byte-identical to the single run's.
+# an SLO no mix up to the catalog's maximum meets, a history with no usable times, an SLO on a
+# class the demand has no pods of or none a node type can host) is a precise error with exit
+# 2; a plan writes plan.json, plan.csv, headroom.yaml (accepted by tessera serve's config
+# reader), skipped.csv and report.html; a policy without a plan is said so in each output;
+# pods without usable times are left out with replay's warning; shards 1/4..4/4 merged give a
+# plan.json byte-identical to the single run's.
 set -euo pipefail
 : "${TESSERA:?}"
 src=${TESSERA_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -117,6 +118,21 @@ assert j["chosen"]["gpus"] > 0, j["chosen"]
 PY
 grep -qF "1 skipped (missing or inconsistent times; skipped.csv)" "$tmp/recorded/report.html" ||
   fail "report.html does not count the skipped pod"
+
+# The same history with the default SLO, on LS, which any cluster would meet (issue 40: the plan
+# said "meets" with a cluster a quarter of the demand): an error naming the classes it has and
+# an SLO on one of them (the one that planned above).
+expect empty-class 2 "--slo 'LS: p99 wait <= 1s' (the default SLO): $tmp/recorded.csv has no pods of class LS, so any cluster would meet it. Its pods by class: Guaranteed 30, BE 10" \
+  plan --catalog "$data/small-catalog.yaml" "${recorded[@]}" -q --out "$tmp/empty"
+grep -qF "Put the SLO on a class it has, e.g. --slo 'Guaranteed: p99 wait <= 10s'" "$tmp/empty-class.err" ||
+  fail "empty-class: no SLO suggested: $(cat "$tmp/empty-class.err")"
+[ ! -e "$tmp/empty/plan.json" ] || fail "empty-class: a plan was written"
+expect empty-class-scenario 2 "--slo 'Burstable: p99 wait <= 1m': embedded scenario" \
+  plan --catalog "$data/small-catalog.yaml" --scenario peak-sale --slo 'Burstable: p99 wait <= 1m' -q --out "$tmp/empty2"
+printf 'node_types:\n  - {name: t, model: T4, gpus: 2, cpu_milli: 32000, memory_mib: 131072, cost_per_hour: 2, max_count: 4}\n' >"$tmp/t4.yaml"
+sed 's/,1000,,Guaranteed,/,1000,A100,Guaranteed,/' "$tmp/recorded.csv" >"$tmp/a100.csv"
+expect unhostable-class 2 "--slo 'Guaranteed: p99 wait <= 10s': none of the 30 pods of class Guaranteed fits a node of any type of $tmp/t4.yaml" \
+  plan --catalog "$tmp/t4.yaml" --pods "$tmp/a100.csv" --slo 'Guaranteed: p99 wait <= 10s' -q --out "$tmp/unhostable"
 
 # A plan, and its outputs.
 plan=(plan --catalog "$data/small-catalog.yaml" --policy tessera,k8s-default --seeds 1,2 --check-seeds 3 --quota 24 "${small[@]}")
