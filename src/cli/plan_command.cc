@@ -18,6 +18,7 @@
 #include "model/gpu_catalog.h"
 #include "plan/catalog.h"
 #include "plan/demand.h"
+#include "plan/embedded_catalogs.h"
 #include "plan/erlang.h"
 #include "plan/plan_report.h"
 #include "plan/planner.h"
@@ -182,7 +183,13 @@ Result<std::unique_ptr<Loaded>> Load(const PlanCliOptions& o) {
   auto in = std::make_unique<Loaded>();
   PlanSpec& spec = in->spec;
   std::string inputs_text;  // for the fingerprint
-  if (o.catalog_file.empty()) return Error{"--catalog FILE is required (docs/PLAN.md)"};
+  if (o.catalog_file.empty()) {
+    return Error{"--catalog FILE is required to plan " +
+                 (o.pods_file.empty() ? "scenario '" + o.scenario + "'" : o.pods_file) +
+                 ": the node types the plan may use, with their costs (docs/PLAN.md, \"The node "
+                 "catalog\"; examples in tests/plan/testdata/). `tessera plan` alone runs an "
+                 "embedded example"};
+  }
   // CLI11's range checks let NaN through (every comparison with it is false).
   for (const auto& [name, value] : {std::pair<const char*, double>{"--time-scale", o.time_scale},
                                     {"--growth", o.growth},
@@ -328,9 +335,16 @@ Result<std::unique_ptr<Loaded>> Load(const PlanCliOptions& o) {
       if (!n.gpu_model.empty()) models.insert(n.gpu_model);
     }
   }
-  Result<std::string> catalog_text = ReadFile(o.catalog_file);
-  if (!catalog_text) return catalog_text.error();
-  TESSERA_ASSIGN_OR_RETURN(spec.catalog, ParseNodeCatalog(*catalog_text, o.catalog_file, models));
+  // An embedded catalog by name, else a file.
+  std::string catalog_source = o.catalog_file;
+  Result<std::string> catalog_text = std::string(EmbeddedCatalog(o.catalog_file));
+  if (catalog_text->empty()) {
+    catalog_text = ReadFile(o.catalog_file);
+    if (!catalog_text) return catalog_text.error();
+  } else {
+    catalog_source = "embedded catalog '" + o.catalog_file + "'";
+  }
+  TESSERA_ASSIGN_OR_RETURN(spec.catalog, ParseNodeCatalog(*catalog_text, catalog_source, models));
   inputs_text += *catalog_text;
   spec.quota_gpus = o.quota_gpus;
   spec.target_util = o.target_util;
@@ -445,12 +459,29 @@ void AddPlanCommand(CLI::App& app, PlanCliOptions& o, int& exit_code) {
       "same demand.");
   cmd->footer(
       "\nExamples:\n"
-      "  tessera plan --catalog catalog.yaml                       # embedded 'peak-sale'\n"
+      "  tessera plan                          # the embedded example: scenario 'peak-sale' on\n"
+      "                                        # the embedded catalog 'peak-sale' (20..80 A100x8)\n"
+      "  tessera plan --catalog catalog.yaml   # your node types, the embedded 'peak-sale' demand\n"
       "  tessera plan --catalog c.yaml --pods openb_pod_list_default.csv --time-scale 50 \\\n"
       "               --slo 'LS: p99 wait <= 1s' --growth 1.5 --policy tessera,k8s-default\n"
+      "  tessera plan --catalog c.yaml --pods recorded.csv \\\n"
+      "               --slo 'Guaranteed: p99 wait <= 10s' --slo 'BE: gpu-hours >= 100'\n"
       "  tessera plan ... --shard 2/4 --out shards/    then    tessera plan merge shards/*.json\n"
-      "\nOutputs in --out: plan.json, plan.csv, headroom.yaml, report.html (docs/PLAN.md).");
-  cmd->add_option("--catalog", o.catalog_file, "Node catalog YAML (node_types: ...)");
+      "\nA catalog lists the node types the plan may use (YAML):\n"
+      "  node_types:\n"
+      "    - {name: a100x8, model: A100, gpus: 8, cpu_milli: 96000, memory_mib: 786432,\n"
+      "       cost_per_hour: 24.0, min_count: 20, max_count: 80, step: 4, count_today: 40}\n"
+      "More in tests/plan/testdata/. An SLO names a class of the demand (a pod's qos column):\n"
+      "the default is on LS; histories from `tessera record` have the Kubernetes QoS classes\n"
+      "(Guaranteed, Burstable, and BestEffort as BE), so give them an SLO of their own; an\n"
+      "SLO on a class the demand has no pods of is an error. Pods without\n"
+      "usable times are left out with a warning and listed in skipped.csv.\n"
+      "\nOutputs in --out: plan.json, plan.csv, headroom.yaml, skipped.csv, report.html\n"
+      "(docs/PLAN.md).");
+  cmd->add_option("--catalog", o.catalog_file,
+                  "Node catalog: a YAML file (node_types: ...) or an embedded one (" +
+                      JoinNames(EmbeddedCatalogNames()) +
+                      "); without --catalog and --pods, the embedded example runs");
   cmd->add_option("--pods", o.pods_file, "Demand history: openb pod list CSV with times");
   cmd->add_option("--nodes", o.nodes_file,
                   "The history's node list CSV (its GPU models become known models)");
@@ -505,7 +536,19 @@ void AddPlanCommand(CLI::App& app, PlanCliOptions& o, int& exit_code) {
   });
 }
 
-int RunPlanCommand(const PlanCliOptions& o) {
+int RunPlanCommand(const PlanCliOptions& options) {
+  PlanCliOptions o = options;
+  // No catalog and no history: the embedded example (the scenario's embedded catalog).
+  if (o.catalog_file.empty() && o.pods_file.empty() && !EmbeddedCatalog(o.scenario).empty()) {
+    o.catalog_file = o.scenario;
+    if (!o.quiet) {
+      std::cerr << "tessera plan: no --catalog given: running the embedded example, scenario '"
+                << o.scenario << "' on the embedded catalog '" << o.catalog_file
+                << "' (equivalent to --scenario " << o.scenario << " --catalog " << o.catalog_file
+                << "). To plan your cluster: --catalog FILE with --pods FILE or --scenario "
+                   "FILE (tessera plan --help, docs/PLAN.md)\n";
+    }
+  }
   int shard_k = 0, shard_n = 0;
   if (!o.shard.empty()) {
     const size_t slash = o.shard.find('/');

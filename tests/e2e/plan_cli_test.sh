@@ -4,8 +4,8 @@
 # class the demand has no pods of or none a node type can host) is a precise error with exit
 # 2; a plan writes plan.json, plan.csv, headroom.yaml (accepted by tessera serve's config
 # reader), skipped.csv and report.html; a policy without a plan is said so in each output;
-# pods without usable times are left out with replay's warning; shards 1/4..4/4 merged give a
-# plan.json byte-identical to the single run's.
+# pods without usable times are left out with replay's warning; `tessera plan` alone runs the
+# embedded example; shards 1/4..4/4 merged give a plan.json byte-identical to the single run's.
 set -euo pipefail
 : "${TESSERA:?}"
 src=${TESSERA_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -133,6 +133,22 @@ printf 'node_types:\n  - {name: t, model: T4, gpus: 2, cpu_milli: 32000, memory_
 sed 's/,1000,,Guaranteed,/,1000,A100,Guaranteed,/' "$tmp/recorded.csv" >"$tmp/a100.csv"
 expect unhostable-class 2 "--slo 'Guaranteed: p99 wait <= 10s': none of the 30 pods of class Guaranteed fits a node of any type of $tmp/t4.yaml" \
   plan --catalog "$tmp/t4.yaml" --pods "$tmp/a100.csv" --slo 'Guaranteed: p99 wait <= 10s' -q --out "$tmp/unhostable"
+
+# `tessera plan` alone: the embedded example (as frag and replay run an embedded scenario),
+# said on stderr; --help shows it and a catalog.
+mkdir -p "$tmp/example"
+if (cd "$tmp/example" && "$TESSERA" plan >stdout.txt 2>stderr.txt); then
+  check "no arguments: the embedded example, said on stderr" "$tmp/example/stderr.txt" \
+    "tessera plan: no --catalog given: running the embedded example, scenario 'peak-sale' on the embedded catalog 'peak-sale'"
+  check "no arguments: a plan of a100x8 nodes" "$tmp/example/stdout.txt" "*a100x8"
+  [ -s "$tmp/example/results/plan/report.html" ] || fail "no arguments: no results/plan/report.html"
+else
+  fail "tessera plan with no arguments: exit $?: $(tail -3 "$tmp/example/stderr.txt")"
+fi
+"$TESSERA" plan --help >"$tmp/help.txt"
+check "--help: the example" "$tmp/help.txt" "tessera plan                          # the embedded example"
+check "--help: a catalog" "$tmp/help.txt" "node_types:"
+check "--help: SLOs on recorded classes" "$tmp/help.txt" "--slo 'Guaranteed: p99 wait <= 10s'"
 
 # A plan, and its outputs.
 plan=(plan --catalog "$data/small-catalog.yaml" --policy tessera,k8s-default --seeds 1,2 --check-seeds 3 --quota 24 "${small[@]}")

@@ -1,7 +1,7 @@
 // The planner's pieces: the catalog and SLO parsers' errors, the demand transforms, the
 // baselines' mixes, and the search on a small scenario (the cheapest mix that meets, the same
 // result from any thread count and from the units run one by one); a policy without a plan in
-// every output.
+// every output; the embedded example catalog.
 
 #include <gtest/gtest.h>
 
@@ -12,6 +12,7 @@
 #include "k8s/serve/serve_config.h"
 #include "plan/catalog.h"
 #include "plan/demand.h"
+#include "plan/embedded_catalogs.h"
 #include "plan/plan_report.h"
 #include "plan/planner.h"
 #include "plan/slo.h"
@@ -435,6 +436,18 @@ TEST(PlanSearch, APolicyWithoutAPlanIsReportedAsSuchInEveryOutput) {
       << html;
   EXPECT_NE(html.find("<section class=\"card warnings\" id=\"warnings\">"), std::string::npos);
   EXPECT_NE(html.find("tessera none within the catalog"), std::string::npos);
+}
+
+// `tessera plan` with no arguments plans the embedded peak-sale scenario on the embedded
+// catalog of that name, which is tests/plan/testdata/peak-sale-one-type.yaml.
+TEST(PlanCatalog, TheEmbeddedExampleIsTheTestdataCatalog) {
+  EXPECT_EQ(EmbeddedCatalogNames(), (std::vector<std::string>{"peak-sale"}));
+  EXPECT_EQ(std::string(EmbeddedCatalog("peak-sale")), Testdata("peak-sale-one-type.yaml"));
+  EXPECT_TRUE(EmbeddedCatalog("no-such").empty());
+  Result<NodeCatalog> c = ParseNodeCatalog(EmbeddedCatalog("peak-sale"), "peak-sale", {"A100"});
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_EQ(c->types.size(), 1u);
+  EXPECT_NE(EmbeddedScenario("peak-sale"), "");  // the scenario it is named after
 }
 
 }  // namespace
