@@ -185,6 +185,15 @@ UsageError DescribeUsageError(const std::vector<std::string>& args,
   return out;
 }
 
+std::string SkippedPodsWarning(const std::vector<SkippedPod>& skipped,
+                               const std::string& listed_in) {
+  if (skipped.empty()) return "";
+  return std::to_string(skipped.size()) +
+         " pod(s) skipped for missing or inconsistent times, e.g. " + skipped[0].where + ": pod '" +
+         skipped[0].name + "': " + skipped[0].reason + "; all of them, with file:line, in " +
+         listed_in;
+}
+
 Status CheckOutputDir(const std::string& dir) {
   if (Status s = MakeDirectories(dir); !s) return s;
   std::error_code ec;

@@ -5,6 +5,7 @@
 
 #include "model/node.h"
 #include "model/pod.h"
+#include "replay/timeline.h"
 #include "trace/scenario.h"
 #include "util/result.h"
 
@@ -67,6 +68,13 @@ std::vector<NeverFitGroup> FindNeverFit(const std::vector<NodeSpec>& nodes,
 /// Prints one "tessera <command>: warning: ..." line per group on stderr (at most 10, then a
 /// count of the rest).
 void WarnNeverFit(const std::string& command, const std::vector<NeverFitGroup>& groups);
+
+/// The warning about the pods a timeline left out (replay/timeline.h), as `tessera replay` and
+/// `tessera plan` print it after "tessera <command>: warning: ": "897 pod(s) skipped for
+/// missing or inconsistent times, e.g. pods.csv:12: pod 'p1': scheduled_time missing; all of
+/// them, with file:line, in <listed_in>". Empty when `skipped` is.
+std::string SkippedPodsWarning(const std::vector<SkippedPod>& skipped,
+                               const std::string& listed_in);
 
 /// Checks before any long computation that `dir` can hold the output files: creates it (and
 /// its parents) if missing, then creates and removes a probe file in it. The error names the

@@ -14,9 +14,11 @@
 #include <vector>
 
 #include "cli/cli_util.h"
+#include "model/cluster.h"
 #include "model/gpu_catalog.h"
 #include "plan/catalog.h"
 #include "plan/demand.h"
+#include "plan/embedded_catalogs.h"
 #include "plan/erlang.h"
 #include "plan/plan_report.h"
 #include "plan/planner.h"
@@ -24,6 +26,7 @@
 #include "replay/qos_yaml.h"
 #include "replay/replay_policy.h"
 #include "replay/scenario_timeline.h"
+#include "report/replay_report.h"
 #include "sched/classes.h"
 #include "trace/csv_reader.h"
 #include "trace/scenario.h"
@@ -108,15 +111,85 @@ struct Loaded {
   PlanSpec spec;
   PlanInfo info;
   std::unique_ptr<DemandDraws> demand;
+  std::vector<SkippedPod> skipped;  // history pods left out for their times
   std::string fingerprint;
   std::string options_json;
 };
+
+// "2.5s": a wait as --slo reads it back.
+std::string SloTime(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%gs", s);
+  return buf;
+}
+
+// An SLO on a class that the demand has no pods of (or none that any node type of the catalog
+// could host) would be met by any cluster: an error naming the classes the demand does have
+// and an SLO that fits them.
+Status CheckSloClasses(const PlanCliOptions& o, const PlanSpec& spec, const Timeline& demand,
+                       const std::string& source) {
+  const std::vector<QosClass>& classes = spec.replay.qos.classes;
+  std::vector<int> pods(classes.size(), 0), hostable(classes.size(), 0);
+  const Cluster one_of_each(MixNodes(spec.catalog, std::vector<int>(spec.catalog.types.size(), 1)));
+  for (const TimedPod& p : demand.pods) {
+    const size_t c = static_cast<size_t>(spec.replay.qos.Find(p.spec.qos));
+    ++pods[c];
+    const PodRequest req = one_of_each.MakeRequest(p.spec);
+    for (int n = 0; n < one_of_each.size(); ++n) {
+      if (one_of_each.Check(n, req) == FitReason::kFits) {
+        ++hostable[c];
+        break;
+      }
+    }
+  }
+  // The demand's classes, most pods first, and an SLO on the highest-priority one.
+  std::vector<size_t> present;
+  for (size_t c = 0; c < classes.size(); ++c) {
+    if (pods[c] > 0) present.push_back(c);
+  }
+  std::stable_sort(present.begin(), present.end(),
+                   [&](size_t a, size_t b) { return pods[a] > pods[b]; });
+  std::string have;
+  size_t top = present.empty() ? 0 : present[0];
+  for (size_t c : present) {
+    have += (have.empty() ? "" : ", ") + classes[c].name + " " + std::to_string(pods[c]);
+    if (classes[c].priority > classes[top].priority) top = c;
+  }
+  const double wait = classes[top].slo_wait_s > 0 ? classes[top].slo_wait_s : 60;
+  const std::string example =
+      "--slo '" + classes[top].name + ": p99 wait <= " + SloTime(wait) + "'";
+  for (const ClassSlo& slo : spec.slos) {
+    const size_t c = static_cast<size_t>(spec.ClassIndex(slo.qos_class));
+    const std::string what =
+        "--slo '" + slo.text + "'" + (o.slos.empty() ? " (the default SLO)" : "");
+    if (pods[c] == 0) {
+      return Error{what + ": " + source + " has no pods of class " + slo.qos_class +
+                   ", so any cluster would meet it. Its pods by class: " + have +
+                   " (a pod's class is its qos column; tessera record writes the Kubernetes QoS "
+                   "class). Put the SLO on a class it has, e.g. " +
+                   example + " (docs/PLAN.md, \"SLOs on recorded histories\")"};
+    }
+    if (hostable[c] == 0) {
+      return Error{what + ": none of the " + std::to_string(pods[c]) + " pods of class " +
+                   slo.qos_class + " fits a node of any type of " + spec.catalog.file +
+                   " (left out of every mix alike, so any cluster would meet it); add a node "
+                   "type that can host them"};
+    }
+  }
+  return {};
+}
 
 Result<std::unique_ptr<Loaded>> Load(const PlanCliOptions& o) {
   auto in = std::make_unique<Loaded>();
   PlanSpec& spec = in->spec;
   std::string inputs_text;  // for the fingerprint
-  if (o.catalog_file.empty()) return Error{"--catalog FILE is required (docs/PLAN.md)"};
+  if (o.catalog_file.empty()) {
+    return Error{"--catalog FILE is required to plan " +
+                 (o.pods_file.empty() ? "scenario '" + o.scenario + "'" : o.pods_file) +
+                 ": the node types the plan may use, with their costs (docs/PLAN.md, \"The node "
+                 "catalog\"; examples in tests/plan/testdata/). `tessera plan` alone runs an "
+                 "embedded example"};
+  }
   // CLI11's range checks let NaN through (every comparison with it is false).
   for (const auto& [name, value] : {std::pair<const char*, double>{"--time-scale", o.time_scale},
                                     {"--growth", o.growth},
@@ -196,6 +269,7 @@ Result<std::unique_ptr<Loaded>> Load(const PlanCliOptions& o) {
       }
     }
     Timeline base = TimelineFromTrace(*pods, o.pods_file, CsvDataLines(*text), o.time_scale);
+    in->skipped = base.skipped;
     if (base.pods.empty()) {
       std::string e = o.pods_file + ": no pod has usable times (creation_time, scheduled_time, " +
                       "deletion_time)";
@@ -261,15 +335,27 @@ Result<std::unique_ptr<Loaded>> Load(const PlanCliOptions& o) {
       if (!n.gpu_model.empty()) models.insert(n.gpu_model);
     }
   }
-  Result<std::string> catalog_text = ReadFile(o.catalog_file);
-  if (!catalog_text) return catalog_text.error();
-  TESSERA_ASSIGN_OR_RETURN(spec.catalog, ParseNodeCatalog(*catalog_text, o.catalog_file, models));
+  // An embedded catalog by name, else a file.
+  std::string catalog_source = o.catalog_file;
+  Result<std::string> catalog_text = std::string(EmbeddedCatalog(o.catalog_file));
+  if (catalog_text->empty()) {
+    catalog_text = ReadFile(o.catalog_file);
+    if (!catalog_text) return catalog_text.error();
+  } else {
+    catalog_source = "embedded catalog '" + o.catalog_file + "'";
+  }
+  TESSERA_ASSIGN_OR_RETURN(spec.catalog, ParseNodeCatalog(*catalog_text, catalog_source, models));
   inputs_text += *catalog_text;
   spec.quota_gpus = o.quota_gpus;
   spec.target_util = o.target_util;
   in->demand = std::make_unique<DemandDraws>(std::move(draw));
   const Timeline& first = in->demand->Get(spec.seeds.front(), 1.0);
   if (first.pods.empty()) return Error{in->info.demand + ": the demand has no pods"};
+  if (Status st = CheckSloClasses(o, spec, first, in->info.demand); !st) return st.error();
+  in->info.skipped = static_cast<int>(in->skipped.size());
+  if (!in->skipped.empty()) {
+    in->info.warnings.push_back(SkippedPodsWarning(in->skipped, "skipped.csv"));
+  }
   // The analytic part: offered load and Erlang C per SLO class.
   in->info.growth = o.growth;
   in->info.peak_window_h = o.peak_window_h;
@@ -328,6 +414,19 @@ int Fail(const std::string& message) {
   return 2;
 }
 
+// After Load, before the search: the warnings about the inputs on stderr (with --quiet too)
+// and skipped.csv, which they point to.
+int WarnInputs(const PlanCliOptions& o, const Loaded& in) {
+  if (!in.skipped.empty()) {
+    std::cerr << "tessera plan: warning: "
+              << SkippedPodsWarning(in.skipped, o.out_dir + "/skipped.csv") << "\n";
+  }
+  if (Status s = WriteFile(o.out_dir + "/skipped.csv", SkippedCsv(in.skipped)); !s) {
+    return Fail(s.error().message);
+  }
+  return 0;
+}
+
 int WriteOutputs(const PlanCliOptions& o, const Loaded& in, std::vector<UnitResult> units) {
   if (!o.quiet) std::cerr << "tessera plan: replaying the plans' checks and the baselines\n";
   Result<PlanResult> plan = FinishPlan(in.spec, *in.demand, std::move(units), Threads(o));
@@ -342,7 +441,10 @@ int WriteOutputs(const PlanCliOptions& o, const Loaded& in, std::vector<UnitResu
   for (const auto& [name, content] : files) {
     if (Status s = WriteFile(o.out_dir + "/" + name, content); !s) return Fail(s.error().message);
   }
-  if (!o.quiet) std::cerr << "wrote " << o.out_dir << "/plan.json, plan.csv, report.html\n";
+  if (!o.quiet) {
+    std::cerr << "wrote " << o.out_dir
+              << "/plan.json, plan.csv, headroom.yaml, skipped.csv, report.html\n";
+  }
   return 0;
 }
 
@@ -357,12 +459,29 @@ void AddPlanCommand(CLI::App& app, PlanCliOptions& o, int& exit_code) {
       "same demand.");
   cmd->footer(
       "\nExamples:\n"
-      "  tessera plan --catalog catalog.yaml                       # embedded 'peak-sale'\n"
+      "  tessera plan                          # the embedded example: scenario 'peak-sale' on\n"
+      "                                        # the embedded catalog 'peak-sale' (20..80 A100x8)\n"
+      "  tessera plan --catalog catalog.yaml   # your node types, the embedded 'peak-sale' demand\n"
       "  tessera plan --catalog c.yaml --pods openb_pod_list_default.csv --time-scale 50 \\\n"
       "               --slo 'LS: p99 wait <= 1s' --growth 1.5 --policy tessera,k8s-default\n"
+      "  tessera plan --catalog c.yaml --pods recorded.csv \\\n"
+      "               --slo 'Guaranteed: p99 wait <= 10s' --slo 'BE: gpu-hours >= 100'\n"
       "  tessera plan ... --shard 2/4 --out shards/    then    tessera plan merge shards/*.json\n"
-      "\nOutputs in --out: plan.json, plan.csv, headroom.yaml, report.html (docs/PLAN.md).");
-  cmd->add_option("--catalog", o.catalog_file, "Node catalog YAML (node_types: ...)");
+      "\nA catalog lists the node types the plan may use (YAML):\n"
+      "  node_types:\n"
+      "    - {name: a100x8, model: A100, gpus: 8, cpu_milli: 96000, memory_mib: 786432,\n"
+      "       cost_per_hour: 24.0, min_count: 20, max_count: 80, step: 4, count_today: 40}\n"
+      "More in tests/plan/testdata/. An SLO names a class of the demand (a pod's qos column):\n"
+      "the default is on LS; histories from `tessera record` have the Kubernetes QoS classes\n"
+      "(Guaranteed, Burstable, and BestEffort as BE), so give them an SLO of their own; an\n"
+      "SLO on a class the demand has no pods of is an error. Pods without\n"
+      "usable times are left out with a warning and listed in skipped.csv.\n"
+      "\nOutputs in --out: plan.json, plan.csv, headroom.yaml, skipped.csv, report.html\n"
+      "(docs/PLAN.md).");
+  cmd->add_option("--catalog", o.catalog_file,
+                  "Node catalog: a YAML file (node_types: ...) or an embedded one (" +
+                      JoinNames(EmbeddedCatalogNames()) +
+                      "); without --catalog and --pods, the embedded example runs");
   cmd->add_option("--pods", o.pods_file, "Demand history: openb pod list CSV with times");
   cmd->add_option("--nodes", o.nodes_file,
                   "The history's node list CSV (its GPU models become known models)");
@@ -417,7 +536,19 @@ void AddPlanCommand(CLI::App& app, PlanCliOptions& o, int& exit_code) {
   });
 }
 
-int RunPlanCommand(const PlanCliOptions& o) {
+int RunPlanCommand(const PlanCliOptions& options) {
+  PlanCliOptions o = options;
+  // No catalog and no history: the embedded example (the scenario's embedded catalog).
+  if (o.catalog_file.empty() && o.pods_file.empty() && !EmbeddedCatalog(o.scenario).empty()) {
+    o.catalog_file = o.scenario;
+    if (!o.quiet) {
+      std::cerr << "tessera plan: no --catalog given: running the embedded example, scenario '"
+                << o.scenario << "' on the embedded catalog '" << o.catalog_file
+                << "' (equivalent to --scenario " << o.scenario << " --catalog " << o.catalog_file
+                << "). To plan your cluster: --catalog FILE with --pods FILE or --scenario "
+                   "FILE (tessera plan --help, docs/PLAN.md)\n";
+    }
+  }
   int shard_k = 0, shard_n = 0;
   if (!o.shard.empty()) {
     const size_t slash = o.shard.find('/');
@@ -438,6 +569,7 @@ int RunPlanCommand(const PlanCliOptions& o) {
   if (!in) return Fail(in.error().message);
   if (Status s = CheckOutputDir(o.out_dir); !s) return Fail(s.error().message);
   const Loaded& l = **in;
+  if (int rc = WarnInputs(o, l); rc != 0) return rc;
   const size_t total = Units(l.spec).size();
   std::vector<int> mine;
   for (size_t i = 0; i < total; ++i) {
@@ -503,6 +635,7 @@ int RunPlanMerge(const PlanCliOptions& merge_options) {
                 (*in)->fingerprint + ", shards " + shards[0].fingerprint + ")");
   }
   if (Status s = CheckOutputDir(o.out_dir); !s) return Fail(s.error().message);
+  if (int rc = WarnInputs(o, **in); rc != 0) return rc;
   std::vector<UnitResult> units;
   for (Shard& s : shards) {
     for (UnitResult& u : s.units) units.push_back(std::move(u));

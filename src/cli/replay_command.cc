@@ -292,10 +292,8 @@ int RunReplayCommand(const ReplayCliOptions& o) {
   // Warnings (printed with --quiet too): pods left out, and kinds of pods no node can host.
   const std::vector<SkippedPod>& skipped = in->timeline.skipped;
   if (!skipped.empty()) {
-    std::cerr << "tessera replay: warning: " << skipped.size()
-              << " pod(s) skipped for missing or inconsistent times, e.g. " << skipped[0].where
-              << ": pod '" << skipped[0].name << "': " << skipped[0].reason
-              << "; all of them, with file:line, in " << o.out_dir << "/skipped.csv\n";
+    std::cerr << "tessera replay: warning: "
+              << SkippedPodsWarning(skipped, o.out_dir + "/skipped.csv") << "\n";
   }
   {
     std::vector<PodSpec> specs;

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "report/report.h"
+#include "report/svg_chart.h"
 #include "util/format.h"
 
 namespace tessera {
@@ -82,9 +83,29 @@ std::vector<int> SloClasses(const PlanSpec& spec) {
   return out;
 }
 
+// The SLO column: "meets", "MISSES: <the first SLO missed>" or "no plan".
 std::string Verdict(const PlanRow& row) {
-  if (!row.eval.replayed && row.eval.seeds_run == 0) return "no plan";
-  return row.eval.meets ? "meets" : "MISSES: " + row.eval.missed;
+  if (!row.eval) return "no plan";
+  return row.eval->meets ? "meets" : "MISSES: " + row.eval->missed;
+}
+
+// Commas, quotes and line breaks would break a plan.csv row; names come from input files.
+std::string CsvSafe(std::string s) {
+  for (char& c : s) {
+    if (c == ',' || c == '\n' || c == '\r' || c == '"') c = ' ';
+  }
+  return s;
+}
+
+// The lines under the table and in the report's warnings: the policies without a plan, then
+// the warnings of the inputs.
+std::vector<std::string> Warnings(const PlanInfo& info, const PlanResult& plan) {
+  std::vector<std::string> out;
+  for (const PlanRow& r : plan.rows) {
+    if (!r.eval) out.push_back(r.policy + ": no plan: " + r.no_plan);
+  }
+  out.insert(out.end(), info.warnings.begin(), info.warnings.end());
+  return out;
 }
 
 }  // namespace
@@ -95,6 +116,7 @@ std::string PlanJson(const PlanInfo& info, const PlanSpec& spec, const PlanResul
   Json in;
   in["demand"] = info.demand;
   in["pods"] = info.pods;
+  in["skipped_pods"] = info.skipped;
   in["growth"] = info.growth;
   in["peak_window_h"] = info.peak_window_h;
   Json types = Json::array();
@@ -160,10 +182,16 @@ std::string PlanJson(const PlanInfo& info, const PlanSpec& spec, const PlanResul
   Json rows = Json::array();
   for (const PlanRow& r : plan.rows) {
     Json row = {{"kind", r.kind}, {"label", r.label}, {"policy", r.policy}, {"chosen", r.chosen}};
-    row["result"] = EvalJson(spec.catalog, r.eval);
+    if (r.eval) {
+      row["result"] = EvalJson(spec.catalog, *r.eval);
+    } else {
+      row["result"] = nullptr;
+      row["no_plan"] = r.no_plan;
+    }
     rows.push_back(row);
   }
   j["rows"] = rows;
+  j["warnings"] = Warnings(info, plan);
   const std::vector<SearchUnit> units = Units(spec);
   Json search = Json::array();
   for (const UnitResult& u : plan.units) {
@@ -183,19 +211,24 @@ std::string PlanJson(const PlanInfo& info, const PlanSpec& spec, const PlanResul
 std::string PlanCsv(const PlanSpec& spec, const PlanResult& plan) {
   std::string out =
       "kind,label,policy,chosen,mix,gpus,cost_per_hour,meets,seeds,class,wait_p50_s,wait_p95_s,"
-      "wait_p99_s,slo_pct,gpu_hours,alloc_pct,stranded_gpus,headroom_p95_gpus,preemptions\n";
+      "wait_p99_s,slo_pct,gpu_hours,alloc_pct,stranded_gpus,headroom_p95_gpus,preemptions,slos\n";
   for (const PlanRow& r : plan.rows) {
-    for (const ClassOutcome& c : r.eval.classes) {
+    const std::string head = CsvSafe(r.kind) + "," + CsvSafe(r.label) + "," + CsvSafe(r.policy) +
+                             "," + (r.chosen ? "1" : "0") + ",";
+    if (!r.eval) {  // a policy without a plan: one line, no figures
+      out += head + ",,,0,0,,,,,,,,,,," + CsvSafe(Verdict(r) + ": " + r.no_plan) + "\n";
+      continue;
+    }
+    const Evaluation& e = *r.eval;
+    for (const ClassOutcome& c : e.classes) {
       char buf[512];
-      std::snprintf(
-          buf, sizeof buf,
-          "%s,%s,%s,%d,%s,%lld,%.4f,%d,%d,%s,%.3f,%.3f,%.3f,%.3f,%.2f,%.2f,%.2f,%.1f,%d\n",
-          r.kind.c_str(), r.label.c_str(), r.policy.c_str(), r.chosen ? 1 : 0,
-          MixName(spec.catalog, r.eval.counts).c_str(), static_cast<long long>(r.eval.gpus),
-          r.eval.cost, r.eval.meets ? 1 : 0, r.eval.seeds_run, c.name.c_str(), c.p50_s, c.p95_s,
-          c.p99_s, c.slo_pct, c.gpu_hours, r.eval.alloc_pct, r.eval.stranded_gpus,
-          r.eval.headroom_p95, r.eval.preemptions);
-      out += buf;
+      std::snprintf(buf, sizeof buf,
+                    "%lld,%.4f,%d,%d,%s,%.3f,%.3f,%.3f,%.3f,%.2f,%.2f,%.2f,%.1f,%d,",
+                    static_cast<long long>(e.gpus), e.cost, e.meets ? 1 : 0, e.seeds_run,
+                    CsvSafe(c.name).c_str(), c.p50_s, c.p95_s, c.p99_s, c.slo_pct, c.gpu_hours,
+                    e.alloc_pct, e.stranded_gpus, e.headroom_p95, e.preemptions);
+      out +=
+          head + CsvSafe(MixName(spec.catalog, e.counts)) + "," + buf + CsvSafe(Verdict(r)) + "\n";
     }
   }
   return out;
@@ -215,30 +248,36 @@ std::string PlanTable(const PlanInfo& info, const PlanSpec& spec, const PlanResu
   for (const PlanRow& r : plan.rows) {
     std::vector<std::string> row = {r.chosen ? "*" : "", r.kind == "plan" ? "plan" : r.label,
                                     r.policy};
-    const bool none = !r.eval.replayed && r.eval.seeds_run == 0;
-    row.push_back(none ? "-" : MixName(spec.catalog, r.eval.counts));
-    row.push_back(none ? "-" : std::to_string(r.eval.gpus));
-    row.push_back(none ? "-" : Fixed(r.eval.cost, 2));
+    if (!r.eval) {  // a policy without a plan
+      row.resize(row.size() + 3 + 2 * cls.size() + 3, "-");
+      row.push_back(Verdict(r));
+      rows.push_back(row);
+      continue;
+    }
+    const Evaluation& e = *r.eval;
+    row.push_back(MixName(spec.catalog, e.counts));
+    row.push_back(std::to_string(e.gpus));
+    row.push_back(Fixed(e.cost, 2));
     for (int c : cls) {
-      if (none) {
-        row.push_back("-");
-        row.push_back("-");
-        continue;
-      }
-      const ClassOutcome& o = r.eval.classes[static_cast<size_t>(c)];
+      const ClassOutcome& o = e.classes[static_cast<size_t>(c)];
       row.push_back(FormatSeconds(o.p50_s) + " / " + FormatSeconds(o.p95_s) + " / " +
                     FormatSeconds(o.p99_s));
       row.push_back(Fixed(o.slo_pct, 2) + " %");
     }
-    row.push_back(none ? "-" : Fixed(r.eval.alloc_pct, 1) + " %");
-    row.push_back(none ? "-" : Fixed(r.eval.stranded_gpus, 1));
-    row.push_back(none ? "-" : Fixed(r.eval.headroom_p95, 0));
+    row.push_back(Fixed(e.alloc_pct, 1) + " %");
+    row.push_back(Fixed(e.stranded_gpus, 1));
+    row.push_back(Fixed(e.headroom_p95, 0));
     row.push_back(Verdict(r));
     rows.push_back(row);
   }
   std::string out = "tessera plan: " + info.demand;
   if (info.growth != 1) out += ", demand x" + Fixed(info.growth, 2);
   if (info.peak_window_h > 0) out += ", busiest " + Fixed(info.peak_window_h, 0) + " h";
+  out += "; " + std::to_string(info.pods) + " pods";
+  if (info.skipped > 0) {
+    out += " (" + std::to_string(info.skipped) +
+           " skipped for missing or inconsistent times, listed in skipped.csv)";
+  }
   out += "; SLOs:";
   for (const ClassSlo& s : spec.slos) out += " '" + s.text + "'";
   out += "\n" + AlignedTable(rows);
@@ -250,157 +289,224 @@ std::string PlanTable(const PlanInfo& info, const PlanSpec& spec, const PlanResu
     out += " " + spec.policies[p].name + " " +
            (plan.policy_gpus[p] < 0 ? std::string("none") : std::to_string(plan.policy_gpus[p]));
   }
-  out += plan.forecast_error.empty() ? "\n" + FormatForecastTable(plan.forecast)
-                                     : "\nForecast: none (" + plan.forecast_error + ")\n";
+  out += "\n";
+  for (const std::string& w : Warnings(info, plan)) out += "warning: " + w + "\n";
+  out += plan.forecast_error.empty() ? FormatForecastTable(plan.forecast)
+                                     : "Forecast: none (" + plan.forecast_error + ")\n";
   out += "\n" + plan.headroom_yaml;
   return out;
 }
 
 namespace {
 
-// One SVG chart: y against GPUs, one polyline per series.
-std::string Chart(
-    const std::string& title, const std::string& y_label,
-    const std::vector<std::pair<std::string, std::vector<std::pair<double, double>>>>& series) {
-  double x0 = 1e300, x1 = -1e300, y0 = 0, y1 = 1e-9;
-  for (const auto& [name, pts] : series) {
-    for (const auto& [x, y] : pts) {
-      x0 = std::min(x0, x);
-      x1 = std::max(x1, x);
-      y1 = std::max(y1, y);
-    }
+// A wait tick of a log axis: "0", "100 ms", "10 s", "2.78 h".
+std::string WaitTick(double s) {
+  char buf[32];
+  if (s <= 0) return "0";
+  if (s < 1) {
+    std::snprintf(buf, sizeof buf, "%g ms", s * 1000);
+  } else if (s < 10000) {
+    std::snprintf(buf, sizeof buf, "%g s", s);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.3g h", s / 3600);
   }
-  if (x0 > x1) return "";
-  if (x1 == x0) x1 = x0 + 1;
-  const double w = 640, h = 300, l = 60, r = 20, t = 30, b = 40;
-  auto X = [&](double x) { return l + (x - x0) / (x1 - x0) * (w - l - r); };
-  auto Y = [&](double y) { return h - b - (y - y0) / (y1 - y0) * (h - t - b); };
-  std::string s = "<figure><figcaption>" + HtmlEscape(title) + "</figcaption><svg viewBox=\"0 0 " +
-                  Fixed(w, 0) + " " + Fixed(h, 0) + "\" width=\"" + Fixed(w, 0) + "\" height=\"" +
-                  Fixed(h, 0) + "\" xmlns=\"http://www.w3.org/2000/svg\">";
-  s += "<line x1=\"" + Fixed(l, 0) + "\" y1=\"" + Fixed(h - b, 0) + "\" x2=\"" + Fixed(w - r, 0) +
-       "\" y2=\"" + Fixed(h - b, 0) + "\" stroke=\"#444\"/>";
-  s += "<line x1=\"" + Fixed(l, 0) + "\" y1=\"" + Fixed(t, 0) + "\" x2=\"" + Fixed(l, 0) +
-       "\" y2=\"" + Fixed(h - b, 0) + "\" stroke=\"#444\"/>";
-  for (int i = 0; i <= 4; ++i) {
-    const double xv = x0 + (x1 - x0) * i / 4, yv = y0 + (y1 - y0) * i / 4;
-    s += "<text x=\"" + Fixed(X(xv), 1) + "\" y=\"" + Fixed(h - b + 16, 0) +
-         "\" font-size=\"11\" text-anchor=\"middle\">" + Fixed(xv, 0) + "</text>";
-    s += "<text x=\"" + Fixed(l - 6, 0) + "\" y=\"" + Fixed(Y(yv) + 4, 1) +
-         "\" font-size=\"11\" text-anchor=\"end\">" + Fixed(yv, yv < 10 ? 2 : 0) + "</text>";
-  }
-  s += "<text x=\"" + Fixed((l + w - r) / 2, 0) + "\" y=\"" + Fixed(h - 6, 0) +
-       "\" font-size=\"12\" text-anchor=\"middle\">GPUs</text>";
-  s += "<text x=\"14\" y=\"" + Fixed(t - 10, 0) + "\" font-size=\"12\">" + HtmlEscape(y_label) +
-       "</text>";
-  for (size_t i = 0; i < series.size(); ++i) {
-    const auto& [name, pts] = series[i];
-    const std::string color(PolicyColor(i));
-    std::string p;
-    for (const auto& [x, y] : pts) p += Fixed(X(x), 1) + "," + Fixed(Y(y), 1) + " ";
-    s += "<polyline class=\"series\" data-policy=\"" + HtmlEscape(name) +
-         "\" fill=\"none\" stroke=\"" + color + "\" stroke-width=\"2\" points=\"" + p + "\"/>";
-    for (const auto& [x, y] : pts) {
-      s += "<circle cx=\"" + Fixed(X(x), 1) + "\" cy=\"" + Fixed(Y(y), 1) + "\" r=\"3\" fill=\"" +
-           color + "\"/>";
-    }
-    s += "<text x=\"" + Fixed(w - r - 4, 0) + "\" y=\"" + Fixed(t + 14 * i, 0) +
-         "\" font-size=\"12\" text-anchor=\"end\" fill=\"" + color + "\">" + HtmlEscape(name) +
-         "</text>";
-  }
-  return s + "</svg></figure>\n";
+  return buf;
 }
+
+constexpr std::string_view kPlanStyle = R"css(
+table.summary tr.chosen td, table.summary tr.chosen th { font-weight: 700; }
+table.summary td.verdict { text-align: left; white-space: normal; min-width: 15em; }
+table.summary th.verdict { text-align: left; }
+table.summary td.misses, table.summary td.none { color: #cf222e; }
+table.summary th.label { text-align: left; font-weight: 400; }
+svg .marker { stroke: #fff; stroke-width: 1.5; }
+figure.chart { margin-top: 14px; }
+pre { background: #f6f8fa; border: 1px solid #d0d7de; border-radius: 6px; padding: 10px 12px;
+  overflow-x: auto; font-size: 12.5px; margin: 0; }
+)css";
 
 }  // namespace
 
 std::string PlanHtml(const PlanInfo& info, const PlanSpec& spec, const PlanResult& plan,
                      const std::string& generated_by) {
-  std::string h =
-      "<!doctype html><html><head><meta charset=\"utf-8\"><title>Plan: " + HtmlEscape(info.demand) +
-      "</title><style>" + std::string(ReportCss()) +
-      "</style></head><body><h1>Plan: " + HtmlEscape(info.demand) + "</h1>\n";
-  h += "<p>SLOs:";
-  for (const ClassSlo& s : spec.slos) h += " <code>" + HtmlEscape(s.text) + "</code>";
-  h += ". Chosen: <b>" + HtmlEscape(MixName(spec.catalog, plan.chosen_counts)) + "</b> with " +
-       HtmlEscape(spec.policies[static_cast<size_t>(plan.chosen_policy)].name) + ", " +
+  auto color = [&](const std::string& policy) {
+    for (size_t p = 0; p < spec.policies.size(); ++p) {
+      if (spec.policies[p].name == policy) return PolicyColor(p);
+    }
+    return PolicyColor(0);
+  };
+  const std::string title = "Plan: " + info.demand;
+  std::string h = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
+  h += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
+  h += "<title>" + HtmlEscape(title) + " \u2014 Tessera plan report</title>\n";
+  h += "<style>" + std::string(ReportCss()) + std::string(kPlanStyle) +
+       "</style>\n</head>\n<body>\n<main>\n";
+
+  // Header: what was planned, and the answer.
+  h += "<header class=\"card\">\n<p class=\"eyebrow\">Tessera \u00B7 capacity plan (the cheapest "
+       "node mix that meets every SLO, judged by replay)</p>\n<h1>" +
+       HtmlEscape(title) + "</h1>\n<dl class=\"meta\">\n";
+  auto meta = [&h](std::string_view name, const std::string& value_html) {
+    h += "<dt>" + std::string(name) + "</dt><dd>" + value_html + "</dd>\n";
+  };
+  std::string demand = std::to_string(info.pods) + " pods";
+  if (info.skipped > 0) {
+    demand += ", " + std::to_string(info.skipped) +
+              " skipped (missing or inconsistent times; skipped.csv)";
+  }
+  if (info.growth != 1) demand += "; demand \u00D7" + CompactNumber(info.growth);
+  if (info.peak_window_h > 0) demand += "; its busiest " + CompactNumber(info.peak_window_h) + " h";
+  meta("Demand", demand + " \u2014 <code>" + HtmlEscape(info.demand) + "</code>");
+  std::string slos;
+  for (const ClassSlo& s : spec.slos)
+    slos += (slos.empty() ? "" : " ") + ("<code>" + HtmlEscape(s.text) + "</code>");
+  meta("SLOs", slos);
+  std::string types;
+  for (const NodeType& t : spec.catalog.types) {
+    types += (types.empty() ? "" : "; ") + HtmlEscape(t.name) + " (" + std::to_string(t.gpus) +
+             " \u00D7 " + HtmlEscape(t.model) + ", " + std::to_string(t.min_count) + ".." +
+             std::to_string(t.max_count) + (t.step > 1 ? " by " + std::to_string(t.step) : "") +
+             ", " + Fixed(t.cost_per_hour, 2) + "/h)";
+  }
+  meta("Catalog", types + " \u2014 <code>" + HtmlEscape(spec.catalog.file) + "</code>");
+  std::string seeds, check;
+  for (uint64_t v : spec.seeds) seeds += (seeds.empty() ? "" : ", ") + std::to_string(v);
+  for (uint64_t v : spec.check_seeds) check += (check.empty() ? "" : ", ") + std::to_string(v);
+  meta("Seeds", "chosen on " + seeds + (check.empty() ? "" : "; checked on " + check));
+  meta("Command", "<code>" + HtmlEscape(generated_by.empty() ? "-" : generated_by) + "</code>");
+  h += "</dl>\n";
+  const std::string& chosen_policy = spec.policies[static_cast<size_t>(plan.chosen_policy)].name;
+  h += "<p class=\"highlight\">Chosen: <b>" +
+       HtmlEscape(MixName(spec.catalog, plan.chosen_counts)) + "</b> with " +
+       HtmlEscape(chosen_policy) + ": " +
        std::to_string(MixGpus(spec.catalog, plan.chosen_counts)) + " GPUs, " +
-       Fixed(MixCost(spec.catalog, plan.chosen_counts), 2) + " per hour.</p>\n";
+       Fixed(MixCost(spec.catalog, plan.chosen_counts), 2) +
+       " per hour. GPUs needed for the same SLOs:";
+  for (size_t p = 0; p < spec.policies.size(); ++p) {
+    h += std::string(p ? "," : "") + " " + HtmlEscape(spec.policies[p].name) + " " +
+         (plan.policy_gpus[p] < 0 ? std::string("none within the catalog")
+                                  : std::to_string(plan.policy_gpus[p]));
+  }
+  h += ".</p>\n</header>\n";
+
+  const std::vector<std::string> warnings = Warnings(info, plan);
+  if (!warnings.empty()) {
+    h += "<section class=\"card warnings\" id=\"warnings\">\n<h2>Warnings</h2>\n<ul>\n";
+    for (const std::string& w : warnings) h += "<li>" + HtmlEscape(w) + "</li>\n";
+    h += "</ul>\n</section>\n";
+  }
+
+  // The table: the verdict next to the mix, so that it is in view however wide the rest is.
   const std::vector<int> cls = SloClasses(spec);
-  h += "<section id=\"table\"><h2>Plans, checks and baselines</h2><table><tr><th></th><th>row</th>"
-       "<th>policy</th><th>node mix</th><th>GPUs</th><th>cost/h</th>";
+  h += "<section class=\"card\" id=\"table\">\n<h2>Plans, checks and baselines</h2>\n<div "
+       "class=\"table-wrap\"><table class=\"summary plan\">\n<thead><tr><th></th><th "
+       "class=\"policy\">row</th><th>policy</th><th>node mix</th><th>GPUs</th><th>cost/h</th>"
+       "<th class=\"verdict\">SLOs</th>";
   for (int c : cls) {
     const std::string& n = spec.replay.qos.classes[static_cast<size_t>(c)].name;
     h += "<th>" + HtmlEscape(n) + " p50 / p95 / p99 wait</th><th>" + HtmlEscape(n) + " in SLO</th>";
   }
-  h += "<th>alloc</th><th>stranded GPUs</th><th>headroom p95</th><th>SLOs</th></tr>\n";
+  h += "<th>alloc</th><th>stranded GPUs</th><th>headroom p95</th></tr></thead>\n<tbody>\n";
   for (const PlanRow& r : plan.rows) {
-    const bool none = !r.eval.replayed && r.eval.seeds_run == 0;
-    h += std::string("<tr") + (r.chosen ? " class=\"chosen\" style=\"font-weight:bold\"" : "") +
-         "><td>" + (r.chosen ? "&#9733;" : "") + "</td><td>" + HtmlEscape(r.label) + "</td><td>" +
-         HtmlEscape(r.policy) + "</td><td>" +
-         (none ? "-" : HtmlEscape(MixName(spec.catalog, r.eval.counts))) + "</td><td>" +
-         (none ? "-" : std::to_string(r.eval.gpus)) + "</td><td>" +
-         (none ? "-" : Fixed(r.eval.cost, 2)) + "</td>";
+    h += "<tr data-kind=\"" + HtmlEscape(r.kind) + "\" data-policy=\"" + HtmlEscape(r.policy) +
+         "\"" + (r.chosen ? " class=\"chosen\"" : "") + "><td>" + (r.chosen ? "&#9733;" : "") +
+         "</td><th class=\"label\" scope=\"row\">" +
+         HtmlEscape(r.kind == "plan" ? "plan" : r.label) +
+         "</th><td><span class=\"swatch\" style=\"background:" + std::string(color(r.policy)) +
+         "\"></span>" + HtmlEscape(r.policy) + "</td>";
+    if (!r.eval) {  // the reason is in the cell's title and in the warnings above
+      h += "<td>-</td><td>-</td><td>-</td><td class=\"verdict none\" title=\"" +
+           HtmlEscape(r.no_plan) + "\">no plan</td>";
+      for (size_t i = 0; i < cls.size(); ++i) h += "<td>-</td><td>-</td>";
+      h += "<td>-</td><td>-</td><td>-</td></tr>\n";
+      continue;
+    }
+    const Evaluation& e = *r.eval;
+    h += "<td>" + HtmlEscape(MixName(spec.catalog, e.counts)) + "</td><td>" +
+         std::to_string(e.gpus) + "</td><td>" + Fixed(e.cost, 2) + "</td><td class=\"verdict" +
+         (e.meets ? "" : " misses") + "\">" + HtmlEscape(Verdict(r)) + "</td>";
     for (int c : cls) {
-      const ClassOutcome& o =
-          r.eval.classes.empty() ? ClassOutcome{} : r.eval.classes[static_cast<size_t>(c)];
-      h += none ? "<td>-</td><td>-</td>"
-                : "<td>" + FormatSeconds(o.p50_s) + " / " + FormatSeconds(o.p95_s) + " / " +
-                      FormatSeconds(o.p99_s) + "</td><td>" + Fixed(o.slo_pct, 2) + " %</td>";
+      const ClassOutcome& o = e.classes[static_cast<size_t>(c)];
+      h += "<td>" + FormatSeconds(o.p50_s) + " / " + FormatSeconds(o.p95_s) + " / " +
+           FormatSeconds(o.p99_s) + "</td><td>" + Fixed(o.slo_pct, 2) + " %</td>";
     }
-    h += "<td>" + (none ? "-" : Fixed(r.eval.alloc_pct, 1) + " %") + "</td><td>" +
-         (none ? "-" : Fixed(r.eval.stranded_gpus, 1)) + "</td><td>" +
-         (none ? "-" : Fixed(r.eval.headroom_p95, 0)) + "</td><td>" + HtmlEscape(Verdict(r)) +
-         "</td></tr>\n";
+    h += "<td>" + Fixed(e.alloc_pct, 1) + " %</td><td>" + Fixed(e.stranded_gpus, 1) + "</td><td>" +
+         Fixed(e.headroom_p95, 0) + "</td></tr>\n";
   }
-  h += "</table></section>\n";
-  // Charts: per policy, through its replayed mixes (the best figure at each GPU count).
-  int wait_slo = -1;
-  for (const ClassSlo& s : spec.slos) {
-    if (s.kind == ClassSlo::Kind::kWait) {
-      wait_slo = spec.ClassIndex(s.qos_class);
-      break;
-    }
-  }
-  if (wait_slo >= 0) {
-    const std::vector<SearchUnit> units = Units(spec);
+  h += "</tbody></table></div>\n<p class=\"note\">&#9733; the chosen plan: the cheapest mix "
+       "meeting every SLO on every seed it was chosen on. Waits: the worst seed's; in SLO: the "
+       "least share, over the seeds, of the class's pods whose wait was within its bound; "
+       "alloc: time-average GPU allocation; stranded: idle GPUs stranded by fragmentation; "
+       "headroom p95: idle GPUs the policy kept for the protected classes.</p>\n</section>\n";
+
+  // Charts: per wait SLO, per policy through its replayed mixes (the best figure at each GPU
+  // count: a probe counts its first seed, a plan every seed).
+  const std::vector<SearchUnit> units = Units(spec);
+  std::string charts;
+  for (const ClassSlo& slo : spec.slos) {
+    const int c = spec.ClassIndex(slo.qos_class);
+    if (slo.kind != ClassSlo::Kind::kWait || c < 0) continue;
     std::vector<std::map<int64_t, std::pair<double, double>>> by(spec.policies.size());
     for (const UnitResult& u : plan.units) {
       const int p = units[static_cast<size_t>(u.index)].policy;
       for (const Evaluation& e : u.evaluated) {
-        const ClassOutcome& o = e.classes[static_cast<size_t>(wait_slo)];
+        const ClassOutcome& o = e.classes[static_cast<size_t>(c)];
+        const double wait = slo.quantile == 50 ? o.p50_s : slo.quantile == 95 ? o.p95_s : o.p99_s;
         auto [it, fresh] =
-            by[static_cast<size_t>(p)].emplace(e.gpus, std::make_pair(o.slo_pct, o.p99_s));
+            by[static_cast<size_t>(p)].emplace(e.gpus, std::make_pair(o.slo_pct, wait));
         if (!fresh) {
           it->second.first = std::max(it->second.first, o.slo_pct);
-          it->second.second = std::min(it->second.second, o.p99_s);
+          it->second.second = std::min(it->second.second, wait);
         }
       }
     }
-    std::vector<std::pair<std::string, std::vector<std::pair<double, double>>>> att, p99;
+    const std::string q = "p" + std::to_string(slo.quantile);
+    std::vector<ChartSeries> att, waits;
     for (size_t p = 0; p < spec.policies.size(); ++p) {
-      att.push_back({spec.policies[p].name, {}});
-      p99.push_back({spec.policies[p].name, {}});
+      const std::string& name = spec.policies[p].name;
+      att.emplace_back(name, PolicyColor(p));
+      waits.emplace_back(name, PolicyColor(p));
+      att.back().markers = waits.back().markers = true;
       for (const auto& [g, v] : by[p]) {
-        att.back().second.push_back({static_cast<double>(g), v.first});
-        p99.back().second.push_back({static_cast<double>(g), v.second});
+        const std::string where = name + ", " + std::to_string(g) + " GPUs: ";
+        att.back().points.push_back(
+            {static_cast<double>(g), v.first, where + Fixed(v.first, 2) + " % within the SLO"});
+        waits.back().points.push_back(
+            {static_cast<double>(g), v.second, where + q + " wait " + FormatSeconds(v.second)});
       }
     }
-    const std::string& n = spec.replay.qos.classes[static_cast<size_t>(wait_slo)].name;
-    h += "<section id=\"charts\"><h2>Latency against GPUs</h2>";
-    h +=
-        Chart(n + " within its wait SLO (% of pods, the worst seed) against GPUs", "% in SLO", att);
-    h += Chart(n + " p99 wait (s, the worst seed) against GPUs", "p99 wait, s", p99);
-    h += "</section>\n";
+    const std::string& n = slo.qos_class;
+    ChartSpec a("attainment-" + std::to_string(c) + "-" + q,
+                n + " pods within " + FormatSeconds(slo.wait_s) + " against GPUs", "GPUs",
+                "% of " + n + " pods (the worst seed)");
+    a.marks.push_back(
+        {static_cast<double>(slo.quantile), q + " \u2264 " + FormatSeconds(slo.wait_s) + " needs " +
+                                                std::to_string(slo.quantile) + " %"});
+    charts += SvgChart(a, att);
+    ChartSpec w("wait-" + std::to_string(c) + "-" + q,
+                n + " " + q + " wait against GPUs (log scale)", "GPUs",
+                n + " " + q + " wait (the worst seed)");
+    w.log_y = true;
+    w.log_y_from = std::min(1.0, std::pow(10.0, std::floor(std::log10(slo.wait_s))));
+    w.y_tick = WaitTick;
+    w.marks.push_back({slo.wait_s, "SLO " + FormatSeconds(slo.wait_s)});
+    charts += SvgChart(w, waits);
   }
-  h += "<section id=\"headroom\"><h2>Headroom for tessera.yaml</h2><pre>" +
-       HtmlEscape(plan.headroom_yaml) + "</pre></section>\n";
-  h += "<section id=\"forecast\"><h2>Demand forecast</h2><pre>" +
+  if (!charts.empty()) {
+    h += "<section class=\"card\" id=\"charts\">\n<h2>Latency against GPUs</h2>\n" + charts +
+         "<p class=\"note\">One marker per GPU count the search replayed (hover for the figure), "
+         "the best figure at each count. Under the dashed line (wait) or above it (share within "
+         "the SLO) a mix meets that SLO. The wait axis is logarithmic above its first tick, so "
+         "that a wait of seconds stands apart from 0 however long the longest wait is.</p>\n"
+         "</section>\n";
+  }
+  h += "<section class=\"card\" id=\"headroom\">\n<h2>Headroom for tessera.yaml</h2>\n<pre>" +
+       HtmlEscape(plan.headroom_yaml) + "</pre>\n</section>\n";
+  h += "<section class=\"card\" id=\"forecast\">\n<h2>Demand forecast</h2>\n<pre>" +
        HtmlEscape(plan.forecast_error.empty() ? FormatForecastTable(plan.forecast)
                                               : "none: " + plan.forecast_error) +
-       "</pre></section>\n";
-  h += "<p class=\"footer\">Generated by <code>" + HtmlEscape(generated_by) + "</code></p>";
-  return h + "</body></html>\n";
+       "</pre>\n</section>\n";
+  return h + "</main>\n</body>\n</html>\n";
 }
 
 std::string ShardJson(const std::string& fingerprint, int k, int n, const std::string& options_json,

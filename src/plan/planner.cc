@@ -43,6 +43,26 @@ bool Cheaper(const Evaluation& a, const Evaluation& b) {
   return a.counts < b.counts;
 }
 
+// Why policy `policy` has no plan: the first SLO missed by the largest mix its search replayed
+// (every unit replays its largest mix first; a mix replayed twice counts with its last replay,
+// the one on every seed).
+std::string NoPlanReason(const PlanSpec& spec, const std::vector<UnitResult>& units, int policy) {
+  const std::vector<SearchUnit> all = Units(spec);
+  const Evaluation* largest = nullptr;
+  for (const UnitResult& u : units) {
+    if (all[static_cast<size_t>(u.index)].policy != policy) continue;
+    for (const Evaluation& e : u.evaluated) {
+      if (!e.meets && (!largest || e.gpus >= largest->gpus)) largest = &e;
+    }
+  }
+  std::string why = "no mix up to the catalog's maximum meets every SLO";
+  if (largest) {
+    why += ": at " + MixName(spec.catalog, largest->counts) + " (" + std::to_string(largest->gpus) +
+           " GPUs) " + largest->missed;
+  }
+  return why;
+}
+
 }  // namespace
 
 int PlanSpec::ClassIndex(const std::string& name) const {
@@ -497,9 +517,7 @@ Result<PlanResult> FinishPlan(const PlanSpec& spec, const DemandDraws& demand,
         jobs.push_back({static_cast<int>(p), best[p]->counts, spec.check_seeds, 1.0});
       }
     } else {
-      row.eval.meets = false;
-      row.eval.replayed = false;
-      row.eval.missed = "no mix of the catalog meets every SLO";
+      row.no_plan = NoPlanReason(spec, units, static_cast<int>(p));
       plan.rows.push_back(row);
     }
   }

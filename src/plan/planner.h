@@ -27,6 +27,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -132,7 +133,11 @@ struct PlanRow {
   std::string label;   ///< e.g. "tessera", "+10 % demand", "quota 320 GPUs"
   std::string policy;  ///< the policy replayed
   bool chosen = false;
-  Evaluation eval;
+  /// The mix replayed and its figures. Empty only in the "plan" row of a policy for which no
+  /// mix of the catalog meets every SLO: `no_plan` then says so, with the first SLO the
+  /// largest mix replayed missed.
+  std::optional<Evaluation> eval;
+  std::string no_plan;  ///< "no mix up to the catalog's maximum meets every SLO: at 1*g1 …"
 };
 
 struct PlanResult {

@@ -396,6 +396,9 @@ table.summary tbody tr:not(.section):hover { background: #f6f8fa; }
 table.summary td.best { font-weight: 700; color: #0b5394; }
 table.summary tr.ideal th, table.summary tr.ideal td { color: #57606a; font-style: italic; font-weight: 400; }
 .swatch { display: inline-block; width: 14px; height: 3px; margin: 0 8px 3px 0; vertical-align: middle; }
+.legend-row { display: flex; flex-wrap: wrap; gap: 4px 18px; margin: 4px 0 8px; font-size: 13px; }
+.card.warnings { border-left: 4px solid #bf8700; background: #fff8c5; }
+.card.warnings ul { margin: 4px 0 0; padding-left: 20px; }
 )css";
 
 }  // namespace

@@ -1,6 +1,6 @@
 // report.html of `tessera replay`: a headline table, inline SVG line charts (one line per
-// policy) and the per-class and sweep tables, in the style of the frag report (ReportCss()).
-// No scripts and no external resources.
+// policy; report/svg_chart.h) and the per-class and sweep tables, in the style of the frag
+// report (ReportCss()). No scripts and no external resources.
 
 #include <algorithm>
 #include <cmath>
@@ -15,165 +15,13 @@
 
 #include "report/replay_report.h"
 #include "report/report.h"
+#include "report/svg_chart.h"
 #include "util/format.h"
 
 namespace tessera {
 namespace {
 
 std::string F(double v, int d = 1) { return Fixed(v, d); }
-
-/// "80" or "97.5": tick labels.
-std::string Compact(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%g", std::fabs(v) < 1e-12 ? 0.0 : v);
-  return buf;
-}
-
-/// A tick step of 1, 2 or 5 · 10^k giving at most `max_ticks` intervals over `range`.
-double NiceStep(double range, int max_ticks) {
-  if (range <= 0) return 1;
-  const double raw = range / max_ticks;
-  const double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
-  for (double m : {1.0, 2.0, 5.0, 10.0}) {
-    if (m * magnitude >= raw) return m * magnitude;
-  }
-  return 10 * magnitude;
-}
-
-struct Point {
-  double x = 0, y = 0;
-  std::string title;  ///< hover text of the marker, if the series has markers
-};
-
-/// One line of a chart.
-struct Series {
-  Series(std::string policy_name, std::string_view line_color)
-      : policy(std::move(policy_name)), color(line_color) {}
-  std::string policy;
-  std::string_view color;
-  std::string css = "series";  ///< class of the polyline ("series" for a policy's own line)
-  bool dashed = false;
-  bool markers = false;
-  std::vector<Point> points;
-};
-
-struct ChartSpec {
-  ChartSpec(std::string chart_id, std::string chart_title, std::string x, std::string y,
-            bool half_width = false, std::optional<double> lo = std::nullopt,
-            std::optional<double> hi = std::nullopt)
-      : id(std::move(chart_id)),
-        title(std::move(chart_title)),
-        x_label(std::move(x)),
-        y_label(std::move(y)),
-        half(half_width),
-        x_lo(lo),
-        x_hi(hi) {}
-  std::string id;
-  std::string title;
-  std::string x_label;
-  std::string y_label;
-  bool half = false;  ///< half width (two per row), no legend (the section has one)
-  std::optional<double> x_lo, x_hi;
-  bool integer_y = false;  ///< counts: whole-number ticks, at least 0..1
-};
-
-std::string Chart(const ChartSpec& spec, const std::vector<Series>& series) {
-  const double width = spec.half ? 560 : 1000;
-  const double height = spec.half ? 300 : 330;
-  const double left = 64, top = 18, bottom = height - 50;
-  const double right = spec.half ? width - 16 : 790;
-  double x_lo = std::numeric_limits<double>::infinity(), x_hi = -x_lo, y_hi = 0;
-  for (const Series& s : series) {
-    for (const Point& p : s.points) {
-      x_lo = std::min(x_lo, p.x);
-      x_hi = std::max(x_hi, p.x);
-      y_hi = std::max(y_hi, p.y);
-    }
-  }
-  if (spec.x_lo) x_lo = *spec.x_lo;
-  if (spec.x_hi) x_hi = *spec.x_hi;
-  if (!std::isfinite(x_lo)) x_lo = 0;
-  if (!(x_lo < x_hi)) {
-    x_lo -= 1;
-    x_hi = x_lo + 2;
-  }
-  if (spec.integer_y) y_hi = std::max(y_hi, 1.0);
-  double y_step = NiceStep(y_hi > 0 ? y_hi : 1, 5);
-  if (spec.integer_y) y_step = std::max(1.0, y_step);
-  y_hi = std::max(y_step, std::ceil(y_hi / y_step - 1e-9) * y_step);
-  auto X = [&](double x) { return left + (x - x_lo) / (x_hi - x_lo) * (right - left); };
-  auto Y = [&](double y) { return bottom - y / y_hi * (bottom - top); };
-
-  std::string s = "<figure class=\"chart\" id=\"" + spec.id + "\"><figcaption>" +
-                  HtmlEscape(spec.title) + "</figcaption>";
-  s += "<svg viewBox=\"0 0 " + F(width, 0) + " " + F(height, 0) + "\" role=\"img\" aria-label=\"" +
-       HtmlEscape(spec.title) + "\"><title>" + HtmlEscape(spec.title) + "</title>";
-  s += "<g class=\"grid\">";
-  for (double y = 0; y <= y_hi + 1e-9; y += y_step) {
-    s += "<line x1=\"" + F(left) + "\" y1=\"" + F(Y(y)) + "\" x2=\"" + F(right) + "\" y2=\"" +
-         F(Y(y)) + "\"/>";
-  }
-  const double x_step = NiceStep(x_hi - x_lo, spec.half ? 6 : 10);
-  const double x_first = std::ceil(x_lo / x_step - 1e-9) * x_step;
-  for (double x = x_first; x <= x_hi + 1e-9; x += x_step) {
-    s += "<line x1=\"" + F(X(x)) + "\" y1=\"" + F(top) + "\" x2=\"" + F(X(x)) + "\" y2=\"" +
-         F(bottom) + "\"/>";
-  }
-  s += "</g><g class=\"axis\">";
-  s += "<line x1=\"" + F(left) + "\" y1=\"" + F(bottom) + "\" x2=\"" + F(right) + "\" y2=\"" +
-       F(bottom) + "\"/><line x1=\"" + F(left) + "\" y1=\"" + F(top) + "\" x2=\"" + F(left) +
-       "\" y2=\"" + F(bottom) + "\"/>";
-  for (double x = x_first; x <= x_hi + 1e-9; x += x_step) {
-    s += "<line x1=\"" + F(X(x)) + "\" y1=\"" + F(bottom) + "\" x2=\"" + F(X(x)) + "\" y2=\"" +
-         F(bottom + 5) + "\"/><text x=\"" + F(X(x)) + "\" y=\"" + F(bottom + 19) +
-         "\" text-anchor=\"middle\" font-size=\"12\">" + Compact(x) + "</text>";
-  }
-  for (double y = 0; y <= y_hi + 1e-9; y += y_step) {
-    s += "<line x1=\"" + F(left - 5) + "\" y1=\"" + F(Y(y)) + "\" x2=\"" + F(left) + "\" y2=\"" +
-         F(Y(y)) + "\"/><text x=\"" + F(left - 8) + "\" y=\"" + F(Y(y) + 4) +
-         "\" text-anchor=\"end\" font-size=\"12\">" + Compact(y) + "</text>";
-  }
-  s += "</g>";
-  s += "<text class=\"axis-label\" x=\"" + F((left + right) / 2) + "\" y=\"" + F(height - 10) +
-       "\" text-anchor=\"middle\" font-size=\"13\">" + HtmlEscape(spec.x_label) + "</text>";
-  s += "<text class=\"axis-label\" transform=\"translate(16 " + F((top + bottom) / 2) +
-       ") rotate(-90)\" text-anchor=\"middle\" font-size=\"13\">" + HtmlEscape(spec.y_label) +
-       "</text>";
-  for (const Series& line : series) {
-    std::string points;
-    for (const Point& p : line.points) {
-      if (p.x < x_lo - 1e-9 || p.x > x_hi + 1e-9) continue;
-      points += (points.empty() ? "" : " ") + F(X(p.x)) + "," + F(Y(p.y));
-    }
-    s += "<polyline class=\"" + line.css + "\" data-policy=\"" + HtmlEscape(line.policy) +
-         "\" fill=\"none\" stroke=\"" + std::string(line.color) + "\" stroke-width=\"2\"" +
-         (line.dashed ? " stroke-dasharray=\"6 4\"" : "") + " stroke-linejoin=\"round\" points=\"" +
-         points + "\"><title>" + HtmlEscape(line.policy) + "</title></polyline>";
-    if (!line.markers) continue;
-    for (const Point& p : line.points) {
-      s += "<circle class=\"marker\" data-policy=\"" + HtmlEscape(line.policy) + "\" cx=\"" +
-           F(X(p.x)) + "\" cy=\"" + F(Y(p.y)) + "\" r=\"4.5\" fill=\"" + std::string(line.color) +
-           "\"><title>" + HtmlEscape(p.title) + "</title></circle>";
-    }
-  }
-  if (!spec.half) {  // the legend, right of the plot: one entry per policy
-    s += "<g class=\"legend\"><text x=\"812\" y=\"" + F(top + 10) +
-         "\" font-size=\"12\" font-weight=\"600\">Policy</text>";
-    double y = top + 34;
-    std::vector<std::string> seen;
-    for (const Series& line : series) {
-      if (std::find(seen.begin(), seen.end(), line.policy) != seen.end()) continue;
-      seen.push_back(line.policy);
-      s += "<g><line x1=\"812\" y1=\"" + F(y - 4) + "\" x2=\"840\" y2=\"" + F(y - 4) +
-           "\" stroke=\"" + std::string(line.color) +
-           "\" stroke-width=\"3\"/><text x=\"848\" y=\"" + F(y) + "\" font-size=\"13\">" +
-           HtmlEscape(line.policy) + "</text></g>";
-      y += 22;
-    }
-    s += "</g>";
-  }
-  return s + "</svg></figure>\n";
-}
 
 int ClassIndex(const ReplayResult& r, const std::string& name) {
   for (size_t i = 0; i < r.classes.size(); ++i) {
@@ -237,7 +85,7 @@ std::string SloHeader(const std::vector<ReplayResult>& runs, const std::vector<i
   for (int c : slo) {
     const ClassStats& k = runs.front().classes[c];
     top += "<th class=\"group\" colspan=\"2\">" + HtmlEscape(k.name) + " (SLO " +
-           Compact(k.slo_wait_s) + " s)</th>";
+           CompactNumber(k.slo_wait_s) + " s)</th>";
     sub += "<th>within SLO</th><th>p99 wait</th>";
   }
   return top + after + "</tr>\n" + sub + "</tr>\n";
@@ -245,7 +93,6 @@ std::string SloHeader(const std::vector<ReplayResult>& runs, const std::vector<i
 
 constexpr std::string_view kExtraStyle = R"css(
 .charts2 { display: grid; grid-template-columns: 1fr 1fr; gap: 6px 24px; }
-.legend-row { display: flex; flex-wrap: wrap; gap: 4px 18px; margin: 4px 0 8px; font-size: 13px; }
 svg .marker { stroke: #fff; stroke-width: 1.5; }
 svg polyline.idle { opacity: .75; }
 figure.chart { margin-top: 14px; }
@@ -301,7 +148,7 @@ std::string ReplayReportHtml(const ReplayReportInfo& info, const std::vector<Rep
                        std::to_string(info.skipped) +
                        " skipped (missing or inconsistent times; skipped.csv) \u2014 <code>" +
                        HtmlEscape(info.source) + "</code>");
-  meta("Time", "arrivals compressed " + Compact(info.time_scale) + "\u00D7; horizon " +
+  meta("Time", "arrivals compressed " + CompactNumber(info.time_scale) + "\u00D7; horizon " +
                    (runs.empty() ? std::string("-") : F(runs.front().horizon_s / 3600, 2)) +
                    " virtual hours");
   meta("Command",
@@ -414,9 +261,9 @@ std::string ReplayReportHtml(const ReplayReportInfo& info, const std::vector<Rep
       bool arrived = false;
       for (const ReplayResult& r : runs) arrived |= r.classes[c].arrived > 0;
       if (!arrived) continue;
-      std::vector<Series> lines;
+      std::vector<ChartSeries> lines;
       for (const ReplayResult& r : runs) {
-        Series s{r.policy, color(r.policy)};
+        ChartSeries s{r.policy, color(r.policy)};
         for (const TimePoint& p : r.series) {
           const int queued = c < p.pending.size() ? p.pending[c] : 0;
           const int preempting = c < p.preempting.size() ? p.preempting[c] : 0;
@@ -428,19 +275,19 @@ std::string ReplayReportHtml(const ReplayReportInfo& info, const std::vector<Rep
       ChartSpec spec("queue-" + std::to_string(c), "Queue depth: " + name, time_label,
                      "waiting " + name + " pods", true, start_h, end_h);
       spec.integer_y = true;
-      h += Chart(spec, lines);
+      h += SvgChart(spec, lines);
     }
   }
   h += "</div>\n";
 
   // Headroom: only the policies that keep one.
-  std::vector<Series> headroom;
+  std::vector<ChartSeries> headroom;
   for (const ReplayResult& r : runs) {
     bool keeps = false;
     for (const TimePoint& p : r.series) keeps |= p.headroom_gpus > 0;
     if (!keeps) continue;
-    Series kept{r.policy, color(r.policy)};
-    Series idle{r.policy, color(r.policy)};
+    ChartSeries kept{r.policy, color(r.policy)};
+    ChartSeries idle{r.policy, color(r.policy)};
     idle.css = "series idle";
     idle.dashed = true;
     for (const TimePoint& p : r.series) {
@@ -453,7 +300,7 @@ std::string ReplayReportHtml(const ReplayReportInfo& info, const std::vector<Rep
   if (headroom.empty()) {
     h += "<p class=\"note\">No policy kept GPU headroom.</p>\n";
   } else {
-    h += Chart(
+    h += SvgChart(
         {"headroom", "Headroom kept for " + protected_class + " (solid) and idle GPUs (dashed)",
          time_label, "GPUs", false, start_h, end_h},
         headroom);
@@ -462,9 +309,9 @@ std::string ReplayReportHtml(const ReplayReportInfo& info, const std::vector<Rep
          " may not take. Where the solid line is above the dashed one, no such pod can start "
          "a GPU it would take from the idle ones.</p>\n";
   }
-  std::vector<Series> alloc, frag;
+  std::vector<ChartSeries> alloc, frag;
   for (const ReplayResult& r : runs) {
-    Series a{r.policy, color(r.policy)}, f{r.policy, color(r.policy)};
+    ChartSeries a{r.policy, color(r.policy)}, f{r.policy, color(r.policy)};
     for (const TimePoint& p : r.series) {
       a.points.push_back({p.t_s / 3600, AllocatedPct(r, p), ""});
       f.points.push_back({p.t_s / 3600, 100.0 * p.frag_ratio, ""});
@@ -472,10 +319,10 @@ std::string ReplayReportHtml(const ReplayReportInfo& info, const std::vector<Rep
     alloc.push_back(std::move(a));
     frag.push_back(std::move(f));
   }
-  h += Chart(
+  h += SvgChart(
       {"allocation", "GPU allocation", time_label, "% of GPU capacity", false, start_h, end_h},
       alloc);
-  h += Chart(
+  h += SvgChart(
       {"fragmentation", "Fragmentation ratio", time_label, "% of idle GPU", false, start_h, end_h},
       frag);
   h += "</section>\n";
@@ -503,14 +350,14 @@ std::string ReplayReportHtml(const ReplayReportInfo& info, const std::vector<Rep
                                    [&](const Measured& m) { return m.nodes == p.num_nodes; });
       if (!dup) v.push_back({p.num_nodes, p.result.mean_alloc_pct, p.result.classes[c].wait_p99_s});
     }
-    std::vector<Series> lines;
+    std::vector<ChartSeries> lines;
     for (const std::string& policy : policies) {
       auto it = by_policy.find(policy);
       if (it == by_policy.end()) continue;
       std::vector<Measured> v = it->second;
       std::sort(v.begin(), v.end(),
                 [](const Measured& a, const Measured& b) { return a.nodes < b.nodes; });
-      Series s{policy, color(policy)};
+      ChartSeries s{policy, color(policy)};
       s.markers = true;
       for (const Measured& m : v) {
         s.points.push_back({m.alloc_pct, m.p99,
@@ -520,7 +367,7 @@ std::string ReplayReportHtml(const ReplayReportInfo& info, const std::vector<Rep
       }
       lines.push_back(std::move(s));
     }
-    h += Chart(
+    h += SvgChart(
         {"frontier", protected_class + " p99 wait against GPU allocation",
          "mean GPU allocation over the run (% of capacity)", protected_class + " p99 wait (s)"},
         lines);
@@ -567,12 +414,12 @@ std::string ReplayReportHtml(const ReplayReportInfo& info, const std::vector<Rep
            " %</td></tr>\n";
     }
     h += "</tbody></table></div>\n";
-    std::vector<Series> p99, hours;
-    auto find = [&](std::vector<Series>& v, const std::string& policy) -> Series& {
-      for (Series& s : v) {
+    std::vector<ChartSeries> p99, hours;
+    auto find = [&](std::vector<ChartSeries>& v, const std::string& policy) -> ChartSeries& {
+      for (ChartSeries& s : v) {
         if (s.policy == policy) return s;
       }
-      v.push_back(Series{policy, color(policy)});
+      v.push_back(ChartSeries{policy, color(policy)});
       v.back().markers = true;
       return v.back();
     };
@@ -591,11 +438,11 @@ std::string ReplayReportHtml(const ReplayReportInfo& info, const std::vector<Rep
             .points.push_back({double(p->num_nodes), v, where + ": " + F(v, 1) + " GPU-h"});
       }
     }
-    h += Chart(
+    h += SvgChart(
         {"sweep-p99", protected_class + " p99 wait against cluster size", "nodes", "seconds"}, p99);
-    h += Chart({"sweep-gpu-hours", batch_class + " GPU-hours served against cluster size", "nodes",
-                "GPU-hours"},
-               hours);
+    h += SvgChart({"sweep-gpu-hours", batch_class + " GPU-hours served against cluster size",
+                   "nodes", "GPU-hours"},
+                  hours);
     h += "</section>\n";
   }
   return h + "</main>\n</body>\n</html>\n";

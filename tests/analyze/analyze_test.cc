@@ -216,8 +216,26 @@ TEST(AnalyzePlan, SevenSixSevenPlacesTheFourGpuPod) {
   EXPECT_EQ(a->pools[0].idle_nodes_max, 0);
   const std::string json = AnalysisJson(*a, {"snap.json", "test"});
   EXPECT_NE(json.find("\"placements\""), std::string::npos);
-  const std::string html = AnalysisHtml(*a, {"snap.json", "test"});
+  std::string html = AnalysisHtml(*a, {"snap.json", "test"});
   EXPECT_NE(html.find("<svg"), std::string::npos);
+  // The pending pod in report.html (issue 40: it had no pending-pods section), with what the
+  // plan does for it and the node closest to taking it; no warnings, no warnings section.
+  const size_t pending = html.find("<section class=\"card\" id=\"pending\">");
+  ASSERT_NE(pending, std::string::npos) << html;
+  const std::string row = html.substr(html.find("default/big-0", pending) - 60, 400);
+  EXPECT_NE(row.find("<tr data-repack=\"plan\">"), std::string::npos) << row;
+  EXPECT_NE(row.find("plan \u2192 n1"), std::string::npos) << row;
+  EXPECT_NE(row.find("n1: 2 GPU"), std::string::npos) << row;
+  EXPECT_EQ(html.find("id=\"warnings\""), std::string::npos);
+  // The analysis's warnings in report.html (it had none).
+  a->warnings = {"pod default/x on node n2: estimated as whole GPUs: <no annotation>"};
+  html = AnalysisHtml(*a, {"snap.json", "test"});
+  const size_t warnings = html.find("<section class=\"card warnings\" id=\"warnings\">");
+  ASSERT_NE(warnings, std::string::npos) << html;
+  EXPECT_NE(html.find("<li>pod default/x on node n2: estimated as whole GPUs: &lt;no "
+                      "annotation&gt;</li>",
+                      warnings),
+            std::string::npos);
 }
 
 TEST(AnalyzePlan, CapsStopThePlanAndAreNeverExceeded) {

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # tessera plan end to end: bad input (an unknown GPU model, a negative count, a malformed SLO,
-# an SLO no mix up to the catalog's maximum meets, a history with no usable times) is a
-# precise error with exit 2; a plan writes plan.json, plan.csv, headroom.yaml (accepted by
-# tessera serve's config reader) and report.html; shards 1/4..4/4 merged give a plan.json
-# byte-identical to the single run's.
+# an SLO no mix up to the catalog's maximum meets, a history with no usable times, an SLO on a
+# class the demand has no pods of or none a node type can host) is a precise error with exit
+# 2; a plan writes plan.json, plan.csv, headroom.yaml (accepted by tessera serve's config
+# reader), skipped.csv and report.html; a policy without a plan is said so in each output;
+# pods without usable times are left out with replay's warning; `tessera plan` alone runs the
+# embedded example; shards 1/4..4/4 merged give a plan.json byte-identical to the single run's.
 set -euo pipefail
 : "${TESSERA:?}"
 src=${TESSERA_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -53,10 +55,105 @@ expect no-catalog 2 "--catalog FILE is required" plan "${small[@]}"
 expect nan-time-scale 2 "--time-scale must be a finite number" plan --catalog "$data/small-catalog.yaml" --time-scale nan "${small[@]}"
 expect nan-growth 2 "--growth must be a finite number" plan --catalog "$data/small-catalog.yaml" --growth nan "${small[@]}"
 
+# Issue 40: one policy meets the SLO and the other with no mix of the catalog (two classes at
+# equal load on one-GPU nodes): a plan (it crashed with exit 139), and every output says which
+# policy has no plan and why.
+"$TESSERA" plan --catalog "$data/one-gpu-catalog.yaml" --scenario "$data/two-classes.yaml" \
+  --policy tessera,k8s-default --threads 2 -q --out "$tmp/noplan" >"$tmp/noplan.txt" ||
+  fail "no-plan: exit $? (a policy without a plan)"
+grep -qE '^ +plan +tessera( +-)+ +no plan$' "$tmp/noplan.txt" ||
+  fail "no-plan: the table has no 'no plan' row for tessera: $(cat "$tmp/noplan.txt")"
+grep -qF "warning: tessera: no plan: no mix up to the catalog's maximum meets every SLO: at 4*g1 (4 GPUs) LS p99 wait" "$tmp/noplan.txt" ||
+  fail "no-plan: the table does not say why"
+grep -qF "plan,tessera,tessera,0,,,,0,0,,,,,,,,,,,no plan: no mix up to the catalog's maximum" "$tmp/noplan/plan.csv" ||
+  fail "no-plan: plan.csv has no line for tessera: $(cat "$tmp/noplan/plan.csv")"
+python3 - "$tmp/noplan/plan.json" <<'PY' || fail "no-plan: plan.json"
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["chosen"]["policy"] == "k8s-default", j["chosen"]
+row = next(r for r in j["rows"] if r["kind"] == "plan" and r["policy"] == "tessera")
+assert row["result"] is None and row["no_plan"].startswith("no mix up to the catalog's maximum"), row
+assert j["gpus_needed_by_policy"]["tessera"] is None, j["gpus_needed_by_policy"]
+assert j["warnings"] == ["tessera: no plan: " + row["no_plan"]], j["warnings"]
+PY
+grep -qF '<td class="verdict none" title="no mix up to the catalog&#39;s maximum meets every SLO: at 4*g1' "$tmp/noplan/report.html" ||
+  fail "no-plan: report.html does not say it"
+echo "ok   a policy without a plan: every output says so"
+
+# A recorded history: Kubernetes QoS classes (no LS pod) and a pod without usable times. With
+# an SLO on Guaranteed it plans; the pod is left out with the warning replay prints for it,
+# listed in skipped.csv, and counted in every output.
+{
+  echo name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time
+  for i in $(seq 0 39); do
+    q=Guaranteed; [ $((i % 4)) -eq 3 ] && q=BE
+    echo "p$i,4000,16384,1,1000,,$q,Running,$((i * 90)),$((i * 90 + 1200)),$((i * 90))"
+  done
+  echo "p40,4000,16384,1,1000,,Guaranteed,Pending,3700,,"  # no usable times: skipped
+} >"$tmp/recorded.csv"
+printf 'sn,cpu_milli,memory_mib,gpu,model\nn0,96000,786432,8,A100\n' >"$tmp/recorded-nodes.csv"
+recorded=(--pods "$tmp/recorded.csv" --nodes "$tmp/recorded-nodes.csv")  # A100: a known model
+"$TESSERA" replay -q --nodes "$tmp/recorded-nodes.csv" --pods "$tmp/recorded.csv" --out "$tmp/recorded" \
+  >/dev/null 2>"$tmp/replay-skip.err" || fail "replay of recorded.csv: exit $?"
+"$TESSERA" plan --catalog "$data/small-catalog.yaml" "${recorded[@]}" --policy k8s-default \
+  --slo 'Guaranteed: p99 wait <= 10s' --seeds 1 --check-seeds 2 --threads 2 -q --out "$tmp/recorded" \
+  >"$tmp/recorded.txt" 2>"$tmp/plan-skip.err" || fail "plan of the recorded history: exit $?"
+replay_warning=$(sed -n 's/^tessera replay: \(warning: 1 pod(s) skipped.*\)/\1/p' "$tmp/replay-skip.err")
+plan_warning=$(sed -n 's/^tessera plan: \(warning: 1 pod(s) skipped.*\)/\1/p' "$tmp/plan-skip.err")
+if [ -n "$plan_warning" ] && [ "$plan_warning" = "$replay_warning" ]; then
+  echo "ok   skipped pods: plan warns as replay does: $plan_warning"
+else
+  fail "skipped pods: plan warns '$plan_warning', replay '$replay_warning'"
+fi
+grep -qF "p40,$tmp/recorded.csv:42," "$tmp/recorded/skipped.csv" ||
+  fail "skipped.csv does not list p40 with file:line: $(cat "$tmp/recorded/skipped.csv")"
+grep -qF "40 pods (1 skipped for missing or inconsistent times, listed in skipped.csv)" "$tmp/recorded.txt" ||
+  fail "the table does not count the skipped pod: $(head -1 "$tmp/recorded.txt")"
+python3 - "$tmp/recorded/plan.json" <<'PY' || fail "recorded plan.json: wrong skipped_pods or warnings"
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["inputs"]["pods"] == 40 and j["inputs"]["skipped_pods"] == 1, j["inputs"]
+assert any("1 pod(s) skipped" in w and w.endswith("in skipped.csv") for w in j["warnings"]), j["warnings"]
+assert j["chosen"]["gpus"] > 0, j["chosen"]
+PY
+grep -qF "1 skipped (missing or inconsistent times; skipped.csv)" "$tmp/recorded/report.html" ||
+  fail "report.html does not count the skipped pod"
+
+# The same history with the default SLO, on LS, which any cluster would meet (issue 40: the plan
+# said "meets" with a cluster a quarter of the demand): an error naming the classes it has and
+# an SLO on one of them (the one that planned above).
+expect empty-class 2 "--slo 'LS: p99 wait <= 1s' (the default SLO): $tmp/recorded.csv has no pods of class LS, so any cluster would meet it. Its pods by class: Guaranteed 30, BE 10" \
+  plan --catalog "$data/small-catalog.yaml" "${recorded[@]}" -q --out "$tmp/empty"
+grep -qF "Put the SLO on a class it has, e.g. --slo 'Guaranteed: p99 wait <= 10s'" "$tmp/empty-class.err" ||
+  fail "empty-class: no SLO suggested: $(cat "$tmp/empty-class.err")"
+[ ! -e "$tmp/empty/plan.json" ] || fail "empty-class: a plan was written"
+expect empty-class-scenario 2 "--slo 'Burstable: p99 wait <= 1m': embedded scenario" \
+  plan --catalog "$data/small-catalog.yaml" --scenario peak-sale --slo 'Burstable: p99 wait <= 1m' -q --out "$tmp/empty2"
+printf 'node_types:\n  - {name: t, model: T4, gpus: 2, cpu_milli: 32000, memory_mib: 131072, cost_per_hour: 2, max_count: 4}\n' >"$tmp/t4.yaml"
+sed 's/,1000,,Guaranteed,/,1000,A100,Guaranteed,/' "$tmp/recorded.csv" >"$tmp/a100.csv"
+expect unhostable-class 2 "--slo 'Guaranteed: p99 wait <= 10s': none of the 30 pods of class Guaranteed fits a node of any type of $tmp/t4.yaml" \
+  plan --catalog "$tmp/t4.yaml" --pods "$tmp/a100.csv" --slo 'Guaranteed: p99 wait <= 10s' -q --out "$tmp/unhostable"
+
+# `tessera plan` alone: the embedded example (as frag and replay run an embedded scenario),
+# said on stderr; --help shows it and a catalog.
+mkdir -p "$tmp/example"
+if (cd "$tmp/example" && "$TESSERA" plan >stdout.txt 2>stderr.txt); then
+  check "no arguments: the embedded example, said on stderr" "$tmp/example/stderr.txt" \
+    "tessera plan: no --catalog given: running the embedded example, scenario 'peak-sale' on the embedded catalog 'peak-sale'"
+  check "no arguments: a plan of a100x8 nodes" "$tmp/example/stdout.txt" "*a100x8"
+  [ -s "$tmp/example/results/plan/report.html" ] || fail "no arguments: no results/plan/report.html"
+else
+  fail "tessera plan with no arguments: exit $?: $(tail -3 "$tmp/example/stderr.txt")"
+fi
+"$TESSERA" plan --help >"$tmp/help.txt"
+check "--help: the example" "$tmp/help.txt" "tessera plan                          # the embedded example"
+check "--help: a catalog" "$tmp/help.txt" "node_types:"
+check "--help: SLOs on recorded classes" "$tmp/help.txt" "--slo 'Guaranteed: p99 wait <= 10s'"
+
 # A plan, and its outputs.
 plan=(plan --catalog "$data/small-catalog.yaml" --policy tessera,k8s-default --seeds 1,2 --check-seeds 3 --quota 24 "${small[@]}")
 "$TESSERA" "${plan[@]}" --out "$tmp/single" >"$tmp/single.txt"
-for f in plan.json plan.csv headroom.yaml report.html; do
+for f in plan.json plan.csv headroom.yaml report.html skipped.csv; do
   [ -s "$tmp/single/$f" ] || fail "plan: $f missing or empty"
 done
 grep -q '^\*  *plan ' "$tmp/single.txt" || fail "plan: no chosen row marked: $(cat "$tmp/single.txt")"

@@ -1,20 +1,26 @@
 // The planner's pieces: the catalog and SLO parsers' errors, the demand transforms, the
 // baselines' mixes, and the search on a small scenario (the cheapest mix that meets, the same
-// result from any thread count and from the units run one by one).
+// result from any thread count and from the units run one by one); a policy without a plan in
+// every output; the embedded example catalog.
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "k8s/serve/serve_config.h"
 #include "plan/catalog.h"
 #include "plan/demand.h"
+#include "plan/embedded_catalogs.h"
+#include "plan/plan_report.h"
 #include "plan/planner.h"
 #include "plan/slo.h"
 #include "replay/replay_policy.h"
 #include "replay/scenario_timeline.h"
+#include "sched/classes.h"
 #include "trace/scenario.h"
+#include "util/file.h"
 
 namespace tessera {
 namespace {
@@ -255,7 +261,8 @@ TEST(PlanSearch, CheapestMixThatMeetsOnEverySeedWhateverTheThreads) {
   ASSERT_TRUE(a.ok()) << a.error().message;
   ASSERT_TRUE(b.ok());
   EXPECT_EQ(a->chosen_counts, b->chosen_counts);
-  const Evaluation chosen = a->rows[0].eval;
+  ASSERT_TRUE(a->rows[0].eval.has_value());
+  const Evaluation chosen = *a->rows[0].eval;
   ASSERT_TRUE(chosen.meets);
   EXPECT_EQ(chosen.seeds_run, 2);
   // No mix of the grid that costs less meets the SLO on both seeds.
@@ -347,6 +354,100 @@ TEST(PlanSearch, AnSloNoMixMeetsNamesTheClassTheBestAndWhere) {
       << r.error().message;
   EXPECT_NE(r.error().message.find(", by k8s-default on 1*small (2 GPUs)"), std::string::npos)
       << r.error().message;
+}
+
+std::string Testdata(const std::string& name) {
+  Result<std::string> text =
+      ReadFile(std::string(TESSERA_SOURCE_DIR) + "/tests/plan/testdata/" + name);
+  EXPECT_TRUE(text.ok()) << text.error().message;
+  return text.ok() ? *text : "";
+}
+
+// Issue 40: with one policy meeting the SLO and another meeting it with no mix of the
+// catalog, `tessera plan` wrote a row without counts and crashed reading them (MixName ←
+// EvalJson ← PlanJson). Every output now says which policy has no plan, and why.
+TEST(PlanSearch, APolicyWithoutAPlanIsReportedAsSuchInEveryOutput) {
+  Result<Scenario> scenario = ParseScenario(Testdata("two-classes.yaml"), "two-classes.yaml");
+  ASSERT_TRUE(scenario.ok()) << scenario.error().message;
+  PlanSpec spec;
+  spec.catalog =
+      ParseNodeCatalog(Testdata("one-gpu-catalog.yaml"), "one-gpu-catalog.yaml", kModels).value();
+  spec.slos = {ParseSlo("LS: p99 wait <= 1s").value()};
+  spec.replay.qos.classes[0].slo_wait_s = 1;
+  spec.policies = {TesseraReplayPolicy(), ReplayPolicyByName("k8s-default").value()};
+  spec.policies[0].headroom.min_priority = HeadroomProtectedPriority(spec.replay.qos);
+  spec.seeds = {1, 2, 3};
+  spec.check_seeds = {101};
+  spec.replay.horizon_s = scenario->horizon_h * 3600;
+  DemandDraws demand([&](uint64_t seed, double factor) {
+    Scenario s = *scenario;
+    s.seed = seed;
+    for (PodClass& c : s.classes) c.arrival.rate_per_h *= factor;
+    return ScenarioTimeline(s, 1.0);
+  });
+  std::vector<int> all;
+  for (size_t i = 0; i < Units(spec).size(); ++i) all.push_back(static_cast<int>(i));
+  Result<PlanResult> plan = FinishPlan(spec, demand, RunUnits(spec, demand, all, 1, nullptr), 1);
+  ASSERT_TRUE(plan.ok()) << plan.error().message;
+  EXPECT_EQ(plan->chosen_policy, 1);
+  EXPECT_EQ(plan->policy_gpus, (std::vector<int64_t>{-1, 4}));
+  const PlanRow* none = nullptr;
+  for (const PlanRow& r : plan->rows) {
+    if (r.kind == "plan" && r.policy == "tessera") none = &r;
+  }
+  ASSERT_NE(none, nullptr);
+  EXPECT_FALSE(none->eval.has_value());
+  EXPECT_EQ(none->no_plan.rfind("no mix up to the catalog's maximum meets every SLO: at 4*g1 (4 "
+                                "GPUs) LS p99 wait ",
+                                0),
+            0u)
+      << none->no_plan;
+  PlanInfo info;
+  info.demand = "two-classes.yaml";
+  // plan.json: the row without a result, with why; tessera needs no GPU count.
+  const nlohmann::json j = nlohmann::json::parse(PlanJson(info, spec, *plan));
+  bool found = false;
+  for (const nlohmann::json& r : j.at("rows")) {
+    if (r.at("kind") != "plan" || r.at("policy") != "tessera") continue;
+    found = true;
+    EXPECT_TRUE(r.at("result").is_null()) << r.dump();
+    EXPECT_EQ(r.at("no_plan"), none->no_plan);
+  }
+  EXPECT_TRUE(found);
+  EXPECT_TRUE(j.at("gpus_needed_by_policy").at("tessera").is_null());
+  EXPECT_EQ(j.at("gpus_needed_by_policy").at("k8s-default"), 4);
+  ASSERT_EQ(j.at("warnings").size(), 1u);
+  EXPECT_EQ(j.at("warnings")[0], "tessera: no plan: " + none->no_plan);
+  // plan.csv: one line for it, no figures, the verdict last.
+  const std::string csv = PlanCsv(spec, *plan);
+  EXPECT_NE(csv.find("\nplan,tessera,tessera,0,,,,0,0,,,,,,,,,,,no plan: no mix up to "),
+            std::string::npos)
+      << csv;
+  // The terminal table and report.html.
+  const std::string table = PlanTable(info, spec, *plan);
+  EXPECT_NE(table.find("no plan\n"), std::string::npos) << table;
+  EXPECT_NE(table.find("warning: tessera: no plan: no mix up to the catalog's maximum"),
+            std::string::npos)
+      << table;
+  const std::string html = PlanHtml(info, spec, *plan, "test");
+  EXPECT_NE(html.find("<td class=\"verdict none\" title=\"no mix up to the catalog&#39;s maximum "
+                      "meets every SLO: at 4*g1 (4 GPUs) LS p99 wait "),
+            std::string::npos)
+      << html;
+  EXPECT_NE(html.find("<section class=\"card warnings\" id=\"warnings\">"), std::string::npos);
+  EXPECT_NE(html.find("tessera none within the catalog"), std::string::npos);
+}
+
+// `tessera plan` with no arguments plans the embedded peak-sale scenario on the embedded
+// catalog of that name, which is tests/plan/testdata/peak-sale-one-type.yaml.
+TEST(PlanCatalog, TheEmbeddedExampleIsTheTestdataCatalog) {
+  EXPECT_EQ(EmbeddedCatalogNames(), (std::vector<std::string>{"peak-sale"}));
+  EXPECT_EQ(std::string(EmbeddedCatalog("peak-sale")), Testdata("peak-sale-one-type.yaml"));
+  EXPECT_TRUE(EmbeddedCatalog("no-such").empty());
+  Result<NodeCatalog> c = ParseNodeCatalog(EmbeddedCatalog("peak-sale"), "peak-sale", {"A100"});
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_EQ(c->types.size(), 1u);
+  EXPECT_NE(EmbeddedScenario("peak-sale"), "");  // the scenario it is named after
 }
 
 }  // namespace
