@@ -203,6 +203,18 @@ prometheus --config.file="$tmp/prometheus.yml" --storage.tsdb.path="$tmp/tsdb" \
   --web.listen-address="127.0.0.1:$prom_port" >"$tmp/prom.log" 2>&1 &
 prom_pid=$!
 
+# One scrape before the traffic: the counters' first samples must be the zeros, or rate()
+# over the window sees no increase (a series that first appears at its final value).
+scraped=""
+for _ in $(seq 300); do
+  if curl -sf -m 2 "http://127.0.0.1:$prom_port/api/v1/query?query=up" 2>/dev/null |
+    python3 -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; sys.exit(0 if any(x["value"][1]=="1" for x in r) else 1)' 2>/dev/null; then
+    scraped=1; break
+  fi
+  sleep 0.2
+done
+if [ -z "$scraped" ]; then echo "FAIL Prometheus did not scrape the target within 60 s"; tail -5 "$tmp/prom.log"; exit 1; fi
+
 # 4. Traffic with curl: two 4-GPU nodes, pending GPU pods (3 LS by label, 1 Burstable by
 #    priority, 1 BE), four of them bound through /filter and /bind.
 post_json() { curl -sSf -m 10 -H 'Content-Type: application/json' --data-binary "$2" "$1"; }
