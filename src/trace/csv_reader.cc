@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "model/gpu_catalog.h"
 #include "model/resources.h"
 #include "trace/topology_text.h"
 
@@ -247,22 +248,6 @@ std::optional<Error> CheckName(const CsvTable& table, const CsvRecord& r, int co
   return std::nullopt;
 }
 
-// "A||B" -> "A|B": the non-empty '|'-separated tokens, trimmed, in order.
-std::string NormalizeGpuSpec(std::string_view spec) {
-  std::string out;
-  while (!spec.empty()) {
-    const size_t bar = spec.find('|');
-    const std::string_view token = Trim(spec.substr(0, bar));
-    if (!token.empty()) {
-      if (!out.empty()) out.push_back('|');
-      out.append(token);
-    }
-    if (bar == std::string_view::npos) break;
-    spec.remove_prefix(bar + 1);
-  }
-  return out;
-}
-
 }  // namespace
 
 Result<std::vector<NodeSpec>> ReadNodeCsv(std::string_view text, std::string_view file) {
@@ -289,7 +274,7 @@ Result<std::vector<NodeSpec>> ReadNodeCsv(std::string_view text, std::string_vie
     TESSERA_ASSIGN_OR_RETURN(n.memory_mib, t.Int(r, mem, kMaxMemoryMib));
     TESSERA_ASSIGN_OR_RETURN(n.gpu_count, t.Int(r, gpu, kMaxGpusPerNode));
     if (n.gpu_count > 0) {
-      n.gpu_model = std::string(CsvTable::Str(r, model));
+      n.gpu_model = CanonicalGpuModel(CsvTable::Str(r, model));
       if (n.gpu_model.empty()) {
         return t.Fail(r, model, "empty, but the node has " + std::to_string(n.gpu_count) + " GPUs");
       }
@@ -351,7 +336,7 @@ Result<std::vector<PodSpec>> ReadPodCsv(std::string_view text, std::string_view 
                     "must be 1000 for a multi-GPU pod (num_gpu " + std::to_string(p.gpu_count) +
                         "), got " + std::to_string(p.gpu_milli));
     }
-    p.gpu_spec = NormalizeGpuSpec(CsvTable::Str(r, gpu_spec));
+    p.gpu_spec = CanonicalGpuModels(CsvTable::Str(r, gpu_spec));
     p.qos = std::string(CsvTable::Str(r, qos));
     if (topology >= 0) {
       Result<TopologyRequest> intent = ParseTopologyRequest(CsvTable::Str(r, topology));
