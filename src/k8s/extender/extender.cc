@@ -146,6 +146,12 @@ std::string FitExplanation(FitReason reason) {
   return name;
 }
 
+std::string ModelRefusal(std::string_view node_model, std::string_view allowed) {
+  return FitExplanation(FitReason::kGpuModel) + ": node has " +
+         (node_model.empty() ? std::string("an unnamed model") : std::string(node_model)) +
+         ", pod allows " + std::string(allowed);
+}
+
 namespace {
 
 /// FitExplanation of each reason, built once (Filter answers one per rejected node).
@@ -410,6 +416,9 @@ std::string Extender::FilterCandidatesLocked(const Pod& pod, const Result<PodSpe
   // (model id, detail code) of each model whose headroom floor refused a node: its text in
   // `details`, counted as kReasonHeadroom.
   std::vector<std::pair<int, int>> model_reasons;
+  // (node GPU model, detail code) of each model the pod's model constraint refused: its text
+  // names both, counted as FitReason::kGpuModel.
+  std::vector<std::pair<std::string_view, int>> model_refusals;
   const uint8_t mask = RequestMask(request, PodGpuFamilies(pod));
   std::vector<uint64_t>* passed =
       filter_passes_.Begin(PodUid(pod), Now(), model_generation_, node_names_.QuotedNames());
@@ -448,7 +457,17 @@ std::string Extender::FilterCandidatesLocked(const Pod& pod, const Result<PodSpe
         memo.never = false;
         const FitReason fit = cluster_->Check(node, request);
         memo.reason = kReasonFit + static_cast<int>(fit);
-        if (fit == FitReason::kGpuMemory) {
+        if (fit == FitReason::kGpuModel) {
+          const std::string_view model = cluster_->spec(node).gpu_model;
+          auto it = std::find_if(model_refusals.begin(), model_refusals.end(),
+                                 [&](const auto& m) { return m.first == model; });
+          if (it == model_refusals.end()) {
+            model_refusals.emplace_back(model, kReasonDetail + static_cast<int>(details->size()));
+            details->push_back(ModelRefusal(model, spec->gpu_spec));
+            it = model_refusals.end() - 1;
+          }
+          memo.reason = it->second;
+        } else if (fit == FitReason::kGpuMemory) {
           const NodeSpec& ns = cluster_->spec(node);
           if (ns.gpu_memory_mib > 0 && request.gpu_memory_mib > ns.gpu_memory_mib) {
             memo.reason = kReasonGpuMemoryCapacity;
@@ -507,13 +526,16 @@ std::string Extender::FilterCandidatesLocked(const Pod& pod, const Result<PodSpe
       visit(i, name, node, Candidate::kFits, kReasonUnknown);
       continue;
     }
-    // A node's own reason (kReasonDetail + k) is a topology shortfall or a model's headroom
-    // floor.
+    // A node's own reason (kReasonDetail + k) is a topology shortfall, a model's headroom
+    // floor or a model the pod does not allow.
     int counted = reason;
     if (reason >= kReasonDetail) {
       counted = kReasonFit + static_cast<int>(FitReason::kTopology);
       for (const auto& [model, code] : model_reasons) {
         if (code == reason) counted = kReasonHeadroom;
+      }
+      for (const auto& [model, code] : model_refusals) {
+        if (code == reason) counted = kReasonFit + static_cast<int>(FitReason::kGpuModel);
       }
     }
     ++rejected[counted];
