@@ -261,6 +261,7 @@ Result<std::vector<NodeSpec>> ReadNodeCsv(std::string_view text, std::string_vie
   TESSERA_ASSIGN_OR_RETURN(gpu, t.Required("gpu"));
   TESSERA_ASSIGN_OR_RETURN(model, t.Required("model"));
   const int topology = t.Optional("gpu_topology");
+  const int gpu_memory = t.Optional("gpu_memory_mib");
 
   std::vector<NodeSpec> nodes;
   nodes.reserve(t.records().size());
@@ -278,7 +279,8 @@ Result<std::vector<NodeSpec>> ReadNodeCsv(std::string_view text, std::string_vie
       if (n.gpu_model.empty()) {
         return t.Fail(r, model, "empty, but the node has " + std::to_string(n.gpu_count) + " GPUs");
       }
-      n.gpu_memory_mib = KnownGpuMemoryMib(n.gpu_model);
+      TESSERA_ASSIGN_OR_RETURN(n.gpu_memory_mib, t.Int(r, gpu_memory, kMaxGpuMemoryMib, -1));
+      if (n.gpu_memory_mib < 0) n.gpu_memory_mib = KnownGpuMemoryMib(n.gpu_model);
     }
     if (const std::string_view text = Trim(CsvTable::Str(r, topology)); !text.empty()) {
       if (n.gpu_count == 0) return t.Fail(r, topology, "set, but the node has no GPUs");
@@ -313,6 +315,8 @@ Result<std::vector<PodSpec>> ReadPodCsv(std::string_view text, std::string_view 
   const int deletion = t.Optional("deletion_time");
   const int scheduled = t.Optional("scheduled_time");
   const int topology = t.Optional("topology");
+  const int gpu_memory = t.Optional("gpu_memory_mib");
+  const int gpu_memory_percent = t.Optional("gpu_memory_percent");
   constexpr int64_t kMaxTime = int64_t{1} << 62;
 
   std::vector<PodSpec> pods;
@@ -336,6 +340,14 @@ Result<std::vector<PodSpec>> ReadPodCsv(std::string_view text, std::string_view 
                     "must be 1000 for a multi-GPU pod (num_gpu " + std::to_string(p.gpu_count) +
                         "), got " + std::to_string(p.gpu_milli));
     }
+    TESSERA_ASSIGN_OR_RETURN(p.gpu_memory_mib, t.Int(r, gpu_memory, kMaxGpuMemoryMib, 0));
+    int64_t percent = 0;
+    TESSERA_ASSIGN_OR_RETURN(percent, t.Int(r, gpu_memory_percent, 100, 0));
+    if (p.gpu_count == 0) {  // a CPU-only pod: stray GPU memory is ignored, as gpu_milli is
+      p.gpu_memory_mib = 0;
+      percent = 0;
+    }
+    if (p.gpu_memory_mib == 0) p.gpu_memory_percent = static_cast<int32_t>(percent);
     p.gpu_spec = CanonicalGpuModels(CsvTable::Str(r, gpu_spec));
     p.qos = std::string(CsvTable::Str(r, qos));
     if (topology >= 0) {
