@@ -234,6 +234,31 @@ Extender::~Extender() = default;
 Result<std::unique_ptr<Extender>> Extender::FromJson(std::string_view nodes_json,
                                                      std::string_view pods_json,
                                                      const ExtenderOptions& options) {
+  Result<Json> nodes_doc = ParseJson(nodes_json, kMaxListBytes, "nodes");
+  if (!nodes_doc.ok()) return nodes_doc.error();
+  Result<std::vector<const Json*>> node_items = ListItems(*nodes_doc, "nodes");
+  if (!node_items.ok()) return node_items.error();
+  std::vector<JsonObject> nodes;
+  for (size_t i = 0; i < node_items->size(); ++i) {
+    nodes.push_back({(*node_items)[i], ItemPath(*nodes_doc, "nodes", i)});
+  }
+  std::vector<JsonObject> pods;
+  Result<Json> pods_doc = Json();
+  if (!pods_json.empty()) {
+    pods_doc = ParseJson(pods_json, kMaxListBytes, "pods");
+    if (!pods_doc.ok()) return pods_doc.error();
+    Result<std::vector<const Json*>> pod_items = ListItems(*pods_doc, "pods");
+    if (!pod_items.ok()) return pod_items.error();
+    for (size_t i = 0; i < pod_items->size(); ++i) {
+      pods.push_back({(*pod_items)[i], ItemPath(*pods_doc, "pods", i)});
+    }
+  }
+  return FromObjects(nodes, pods, options);
+}
+
+Result<std::unique_ptr<Extender>> Extender::FromObjects(std::span<const JsonObject> nodes,
+                                                        std::span<const JsonObject> pods,
+                                                        const ExtenderOptions& options) {
   std::unique_ptr<Extender> ext(new Extender(options));
   if (!IsPolicyName(options.policy)) {
     return Error{"unknown policy " + QuoteForError(options.policy) + " (known: " + KnownPolicies() +
@@ -241,14 +266,10 @@ Result<std::unique_ptr<Extender>> Extender::FromJson(std::string_view nodes_json
   }
 
   // Nodes.
-  Result<Json> nodes_doc = ParseJson(nodes_json, kMaxListBytes, "nodes");
-  if (!nodes_doc.ok()) return nodes_doc.error();
-  Result<std::vector<const Json*>> node_items = ListItems(*nodes_doc, "nodes");
-  if (!node_items.ok()) return node_items.error();
   std::set<std::string> names;
-  for (size_t i = 0; i < node_items->size(); ++i) {
-    const std::string path = ItemPath(*nodes_doc, "nodes", i);
-    Result<Node> node = DecodeNode(*(*node_items)[i], path);
+  for (const JsonObject& object : nodes) {
+    const std::string& path = object.path;
+    Result<Node> node = DecodeNode(*object.json, path);
     if (!node.ok()) return node.error();
     Result<NodeSpec> spec = NodeToSpec(*node);
     if (!spec.ok()) return Error{path + ": " + spec.error().message};
@@ -263,49 +284,39 @@ Result<std::unique_ptr<Extender>> Extender::FromJson(std::string_view nodes_json
 
   // Pods: accounted as the API's would be (fail closed); what is not applied as given is a
   // warning that names the item.
-  if (!pods_json.empty()) {
-    Result<Json> pods_doc = ParseJson(pods_json, kMaxListBytes, "pods");
-    if (!pods_doc.ok()) return pods_doc.error();
-    Result<std::vector<const Json*>> pod_items = ListItems(*pods_doc, "pods");
-    if (!pod_items.ok()) return pod_items.error();
-    std::set<std::string> uids;
-    std::map<std::string, std::string> path_of;  // UID → item path, for the warnings
-    for (size_t i = 0; i < pod_items->size(); ++i) {
-      const std::string path = ItemPath(*pods_doc, "pods", i);
-      const Json& item = *(*pod_items)[i];
-      Result<Pod> pod = DecodePod(item, path);
-      const PodIdentity id = ReadPodIdentity(item);
-      const std::string uid = pod.ok() ? PodUid(*pod) : id.uid;
-      if (!uid.empty() && !uids.insert(uid).second) {
-        return Error{path + ": duplicate pod UID " + uid};
-      }
-      if (!pod.ok()) {
-        if (uid.empty()) return pod.error();
-        path_of[uid] = path;
-        ext->UndecodablePod(id, pod.error().message);
-        continue;
-      }
-      path_of[uid] = path + " (" + pod->namespace_name + "/" + pod->name + ")";
-      (void)ext->UpsertPod(*pod);  // what is not applied as given is listed below
-      if (!pod->node_name.empty() && !names.count(pod->node_name) && !PodEnded(pod->phase)) {
-        ext->warnings_.push_back(path_of[uid] + ": bound to unknown node " +
-                                 QuoteForError(pod->node_name) + " (ignored)");
-      }
+  std::set<std::string> uids;
+  std::map<std::string, std::string> path_of;  // UID → item path, for the warnings
+  for (const JsonObject& object : pods) {
+    const std::string& path = object.path;
+    const Json& item = *object.json;
+    Result<Pod> pod = DecodePod(item, path);
+    const PodIdentity id = ReadPodIdentity(item);
+    const std::string uid = pod.ok() ? PodUid(*pod) : id.uid;
+    if (!uid.empty() && !uids.insert(uid).second) {
+      return Error{path + ": duplicate pod UID " + uid};
     }
-    std::lock_guard<std::mutex> lock(ext->mutex_);
-    ext->loaded_ = true;
-    ext->Rebuild();
-    for (size_t n = 0; n < ext->unaccounted_.size(); ++n) {
-      for (const auto& [uid, why] : ext->unaccounted_[n]) {
-        ext->warnings_.push_back(path_of[uid] + " on node " + ext->cluster_->spec(n).name + ": " +
-                                 why);
-      }
+    if (!pod.ok()) {
+      if (uid.empty()) return pod.error();
+      path_of[uid] = path;
+      ext->UndecodablePod(id, pod.error().message);
+      continue;
     }
-    return ext;
+    path_of[uid] = path + " (" + pod->namespace_name + "/" + pod->name + ")";
+    (void)ext->UpsertPod(*pod);  // what is not applied as given is listed below
+    if (!pod->node_name.empty() && !names.count(pod->node_name) && !PodEnded(pod->phase)) {
+      ext->warnings_.push_back(path_of[uid] + ": bound to unknown node " +
+                               QuoteForError(pod->node_name) + " (ignored)");
+    }
   }
   std::lock_guard<std::mutex> lock(ext->mutex_);
   ext->loaded_ = true;
   ext->Rebuild();
+  for (size_t n = 0; n < ext->unaccounted_.size(); ++n) {
+    for (const auto& [uid, why] : ext->unaccounted_[n]) {
+      ext->warnings_.push_back(path_of[uid] + " on node " + ext->cluster_->spec(n).name + ": " +
+                               why);
+    }
+  }
   return ext;
 }
 
