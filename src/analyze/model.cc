@@ -79,6 +79,8 @@ Result<std::unique_ptr<Model>> BuildModel(const Snapshot& snapshot, const CostWe
   if (!ext.ok()) return ext.error();
   m->extender = std::move(*ext);
   m->warnings = m->extender->warnings();
+  m->budgets_not_read = snapshot.budgets_not_read;
+  if (!m->budgets_not_read.empty()) m->warnings.push_back(m->budgets_not_read);
   const Json state = Json::parse(m->extender->StateJson());
   std::map<std::string, std::pair<int, GpuSet>> assigned;  // uid → (node, GPUs)
   for (const Json& a : state.at("assignments")) {

@@ -302,23 +302,40 @@ ApiSnapshot ListSnapshot(k8s::KubeApi& api, const std::string& server) {
   Snapshot s;
   std::set<std::string> node_names;
   std::set<std::string> pod_keys;
-  const std::pair<const char*, const char*> collections[] = {
-      {"/api/v1/nodes", "Node"},
-      {"/api/v1/pods", "Pod"},
-      {"/apis/policy/v1/poddisruptionbudgets", "PodDisruptionBudget"}};
-  for (const auto& [path, kind] : collections) {
+  struct Collection {
+    std::vector<std::string> paths;  ///< then the older versions to ask on 404
+    const char* kind;
+    bool budgets;  ///< optional: the read goes on without them (k8s::BudgetsUnavailable)
+  };
+  const Collection collections[] = {{{"/api/v1/nodes"}, "Node", false},
+                                    {{"/api/v1/pods"}, "Pod", false},
+                                    {k8s::DisruptionBudgetPaths(), "PodDisruptionBudget", true}};
+  for (const Collection& c : collections) {
     k8s::ListOptions options;
+    size_t path_index = 0;
     size_t index = 0;
     for (;;) {
+      const std::string& path = c.paths[path_index];
       k8s::ListPage page;
       k8s::ApiStatus st = api.List(path, options, &page);
       if (!st.ok()) {
+        if (st.http_status == 404 && index == 0 && path_index + 1 < c.paths.size()) {
+          ++path_index;  // not served: the older version
+          continue;
+        }
+        if (c.budgets) {
+          s.budgets_not_read = k8s::BudgetsUnavailable(st.http_status, st.error);
+          if (!s.budgets_not_read.empty()) {
+            s.pdbs.clear();
+            break;
+          }
+        }
         out.api_error = ApiReadError{st.error, st.http_status};
         return out;
       }
       for (Json& item : page.items) {
         const std::string where = server + " " + path + ": " + PathIndex("items", index++);
-        Status added = AddItem(item, where, kind, SnapshotText{}, &s, &node_names, &pod_keys);
+        Status added = AddItem(item, where, c.kind, SnapshotText{}, &s, &node_names, &pod_keys);
         if (!added.ok()) {
           out.input_error = added.error();
           return out;

@@ -66,6 +66,9 @@ struct Snapshot {
   std::vector<nlohmann::json> node_items;  ///< by node index
   std::vector<nlohmann::json> pod_items;   ///< by pod index
   std::vector<std::string> sources;        ///< files read, or the API server
+  /// Why the API's PodDisruptionBudgets were not read (k8s::BudgetsUnavailable: the account
+  /// may not list them, or no version is served); "" when they were, and for files.
+  std::string budgets_not_read;
 };
 
 /// What one document must hold, where a command gives each file a role (serve's --nodes and
@@ -114,9 +117,12 @@ struct ApiReadError {
   int http_status = 0;  ///< 0: no answer
 };
 
-/// Lists nodes, pods and PodDisruptionBudgets (policy/v1) from the API, page by page, and
-/// reads them as ReadSnapshot does. An API error (403, unreachable server, a cut page) is
-/// returned as such: no partial snapshot. `server` names the source in messages.
+/// Lists nodes, pods and PodDisruptionBudgets (k8s::DisruptionBudgetPaths: policy/v1, else
+/// policy/v1beta1) from the API, page by page, and reads them as ReadSnapshot does. An API
+/// error (403, unreachable server, a cut page) is returned as such: no partial snapshot;
+/// except on the budgets, which only narrow the move plan: where the account may not list them
+/// (401/403) or no version is served (404), the snapshot has none and budgets_not_read says
+/// why, as `tessera serve` goes on without them. `server` names the source in messages.
 struct ApiSnapshot {
   std::optional<Snapshot> snapshot;
   std::optional<ApiReadError> api_error;  ///< set when the API failed

@@ -558,6 +558,39 @@ TEST(AnalyzeSnapshot, LiveApiReadAndRefusal) {
   EXPECT_EQ(read.snapshot->nodes.size(), 3u);
   EXPECT_EQ(read.snapshot->pods.size(), 21u);
   EXPECT_EQ(read.snapshot->pdbs.size(), 1u);
+  EXPECT_EQ(read.snapshot->budgets_not_read, "");
+  // An API server without policy/v1 (before 1.21): the budgets of policy/v1beta1.
+  fake.FailNext("GET", "/apis/policy/v1/", 1, 404);
+  ApiSnapshot beta = ListSnapshot(**api, fake.url());
+  ASSERT_TRUE(beta.snapshot.has_value());
+  EXPECT_EQ(beta.snapshot->pdbs.size(), 1u);
+  // An account that may not list the budgets: the snapshot without them, and why; the report
+  // says so, and its plan goes on (as serve's preemption goes on without them).
+  fake.Forbid("poddisruptionbudgets");
+  ApiSnapshot no_budgets = ListSnapshot(**api, fake.url());
+  fake.Allow("poddisruptionbudgets");
+  ASSERT_TRUE(no_budgets.snapshot.has_value())
+      << (no_budgets.api_error ? no_budgets.api_error->message : "");
+  EXPECT_EQ(no_budgets.snapshot->pods.size(), 21u);
+  EXPECT_TRUE(no_budgets.snapshot->pdbs.empty());
+  const std::string& why = no_budgets.snapshot->budgets_not_read;
+  EXPECT_EQ(why.rfind("PodDisruptionBudgets not read: the API server refused to list them (GET "
+                      "http://",
+                      0),
+            0u)
+      << why;
+  EXPECT_NE(why.find("HTTP 403: \"poddisruptionbudgets.policy is forbidden"), std::string::npos)
+      << why;
+  Result<std::unique_ptr<Model>> model = BuildModel(*no_budgets.snapshot);
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  Result<Analysis> a = Analyze(**model, {});
+  ASSERT_TRUE(a.ok()) << a.error().message;
+  EXPECT_EQ(a->budgets_not_read, no_budgets.snapshot->budgets_not_read);
+  const nlohmann::json report = nlohmann::json::parse(AnalysisJson(*a, {}));
+  EXPECT_EQ(report["disruption_budgets"]["read"], false);
+  EXPECT_EQ(report["warnings"].back(), no_budgets.snapshot->budgets_not_read);
+  EXPECT_NE(AnalysisTable(*a).find("Disruption budgets: none respected."), std::string::npos);
+  EXPECT_NE(AnalysisHtml(*a, {}).find("none respected"), std::string::npos);
   // A 403 on the pods: an API error, no snapshot.
   fake.FailNext("GET", "/api/v1/pods", 1, 403);
   ApiSnapshot refused = ListSnapshot(**api, fake.url());
