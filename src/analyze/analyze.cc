@@ -750,6 +750,8 @@ Result<Analysis> Analyze(const Model& m, const AnalyzeOptions& options) {
   a.gpus = static_cast<int>(c.total_gpus());
   a.allocated_milli = c.allocated_gpu_milli();
   a.warnings = m.warnings;
+  a.budgets = static_cast<int>(m.pdbs.size());
+  a.budgets_not_read = m.budgets_not_read;
   for (const ModelPod& p : m.pods) {
     if (p.placed) ++a.pods_bound;
     if (p.pending && p.gpu) ++a.pods_pending_gpu;

@@ -162,6 +162,8 @@ struct Analysis {
   Plan plan;
   std::vector<NodeMap> node_map;
   std::vector<std::string> warnings;
+  int budgets = 0;               ///< PodDisruptionBudgets the plan respects
+  std::string budgets_not_read;  ///< why there are none to respect ("" = they were read)
 };
 
 /// FGD fragmentation of one node of the model's cluster, split by cause.

@@ -16,16 +16,6 @@ using Json = nlohmann::json;
 
 bool Ended(const std::string& phase) { return phase == "Succeeded" || phase == "Failed"; }
 
-std::string ListJson(const std::vector<Json>& items) {
-  std::string out = "{\"kind\":\"List\",\"items\":[";
-  for (size_t i = 0; i < items.size(); ++i) {
-    if (i > 0) out += ',';
-    out += items[i].dump();
-  }
-  out += "]}";
-  return out;
-}
-
 /// The controlling owner, or null.
 const OwnerReference* Controller(const SnapshotPod& p) {
   for (const OwnerReference& o : p.owners) {
@@ -85,11 +75,12 @@ Result<std::unique_ptr<Model>> BuildModel(const Snapshot& snapshot, const CostWe
   // serve's extender places the bound pods' GPUs.
   k8s::ExtenderOptions options;
   options.policy = "fgd";
-  Result<std::unique_ptr<k8s::Extender>> ext =
-      k8s::Extender::FromJson(ListJson(snapshot.node_items), ListJson(snapshot.pod_items), options);
+  Result<std::unique_ptr<k8s::Extender>> ext = MakeFileExtender(snapshot, options);
   if (!ext.ok()) return ext.error();
   m->extender = std::move(*ext);
   m->warnings = m->extender->warnings();
+  m->budgets_not_read = snapshot.budgets_not_read;
+  if (!m->budgets_not_read.empty()) m->warnings.push_back(m->budgets_not_read);
   const Json state = Json::parse(m->extender->StateJson());
   std::map<std::string, std::pair<int, GpuSet>> assigned;  // uid → (node, GPUs)
   for (const Json& a : state.at("assignments")) {

@@ -98,6 +98,8 @@ struct Model {
   /// serve's extender over the same objects (file mode), for the filter's reasons.
   std::unique_ptr<k8s::Extender> extender;
   std::vector<std::string> warnings;  ///< what could not be counted as given
+  /// Snapshot::budgets_not_read: why the budgets are unknown ("" = read); also a warning.
+  std::string budgets_not_read;
 
   int NodeOf(const std::string& name) const {
     auto it = node_index.find(name);

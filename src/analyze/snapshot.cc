@@ -145,14 +145,42 @@ Result<SnapshotPdb> ReadPdb(const Json& item, const std::string& path) {
   return p;
 }
 
-/// Adds one object to `s`; `list_kind` is the kind its list implies ("" if none).
-Status AddItem(const Json& item, const std::string& path, const std::string& list_kind, Snapshot* s,
-               std::set<std::string>* node_names, std::set<std::string>* pod_keys) {
+/// What a document of `role` is expected to hold, for messages.
+std::string Expected(DocumentRole role, const std::string& flag) {
+  const std::string who = flag.empty() ? std::string("this file") : flag;
+  if (role == DocumentRole::kNodes) {
+    return who +
+           " expects nodes: a NodeList as `kubectl get nodes -o json` prints it, or a List "
+           "that holds Node objects (`kubectl get nodes,pods -A -o json`)";
+  }
+  return who + " expects pods: a List of Pod objects as `kubectl get pods -A -o json` prints it";
+}
+
+/// The kind an item without "kind" is taken to be in a document of `role`.
+std::string DefaultKind(DocumentRole role) {
+  if (role == DocumentRole::kNodes) return "Node";
+  if (role == DocumentRole::kPods) return "Pod";
+  return "";
+}
+
+/// Adds one object to `s`; `list_kind` is the kind its list implies ("" if none), `doc` the
+/// document's role and flag.
+Status AddItem(const Json& item, const std::string& path, const std::string& list_kind,
+               const SnapshotText& doc, Snapshot* s, std::set<std::string>* node_names,
+               std::set<std::string>* pod_keys) {
   if (!item.is_object()) return k8s::TypeError(path, "object", item);
   std::string kind;
   TESSERA_RETURN_IF_ERROR(ReadString(FindField(item, "kind"), PathKey(path, "kind"), &kind));
+  if (!kind.empty() && !list_kind.empty() && kind != list_kind) {
+    return Error{PathKey(path, "kind") + ": a " + kind + " in a list of " + list_kind + " objects"};
+  }
   if (kind.empty()) kind = list_kind;
+  if (kind.empty()) kind = DefaultKind(doc.role);
   if (kind.empty()) return Error{PathKey(path, "kind") + ": missing"};
+  if (kind == "Node" && doc.role == DocumentRole::kPods) {
+    return Error{path + ": a Node, but " + Expected(doc.role, doc.flag) +
+                 " (give nodes with --nodes)"};
+  }
   if (kind == "Node") {
     TESSERA_RETURN_IF_ERROR(RequireMetadataString(item, path, "name"));
     TESSERA_RETURN_IF_ERROR(RequireField(item, path, "status", false));
@@ -202,12 +230,13 @@ Status AddItem(const Json& item, const std::string& path, const std::string& lis
 }
 
 /// Adds every object of one parsed document.
-Status AddDocument(Json& doc, const std::string& name, Snapshot* s,
-                   std::set<std::string>* node_names, std::set<std::string>* pod_keys) {
+Status AddObjects(Json& doc, const SnapshotText& text, Snapshot* s,
+                  std::set<std::string>* node_names, std::set<std::string>* pod_keys) {
+  const std::string& name = text.name;
   if (doc.is_array()) {
     for (size_t i = 0; i < doc.size(); ++i) {
       TESSERA_RETURN_IF_ERROR(
-          AddItem(doc[i], name + ": " + PathIndex("", i), "", s, node_names, pod_keys));
+          AddItem(doc[i], name + ": " + PathIndex("", i), "", text, s, node_names, pod_keys));
     }
     return {};
   }
@@ -217,17 +246,35 @@ Status AddDocument(Json& doc, const std::string& name, Snapshot* s,
   Json* items = const_cast<Json*>(FindField(doc, "items"));
   const bool list = kind == "List" || (kind.size() > 4 && kind.ends_with("List")) ||
                     (kind.empty() && items != nullptr);
-  if (!list) return AddItem(doc, name + ": (object)", "", s, node_names, pod_keys);
-  if (items == nullptr || items->is_null()) return {};
-  if (!items->is_array()) return k8s::TypeError(name + ": items", "array", *items);
+  if (!list) return AddItem(doc, name + ": (object)", "", text, s, node_names, pod_keys);
   const std::string item_kind = KindOfList(kind);
   if (kind != "List" && !kind.empty() && item_kind.empty()) {
     return Error{name + ": kind: unknown list kind " + QuoteForError(kind) +
                  " (expected List, NodeList, PodList or PodDisruptionBudgetList)"};
   }
+  // A typed list of the wrong kind for the document's role, refused as a whole.
+  if ((text.role == DocumentRole::kNodes && !item_kind.empty() && item_kind != "Node") ||
+      (text.role == DocumentRole::kPods && item_kind == "Node")) {
+    return Error{name + ": a " + kind + ", but " + Expected(text.role, text.flag)};
+  }
+  if (items == nullptr || items->is_null()) return {};
+  if (!items->is_array()) return k8s::TypeError(name + ": items", "array", *items);
   for (size_t i = 0; i < items->size(); ++i) {
-    TESSERA_RETURN_IF_ERROR(AddItem((*items)[i], name + ": " + PathIndex("items", i), item_kind, s,
-                                    node_names, pod_keys));
+    TESSERA_RETURN_IF_ERROR(AddItem((*items)[i], name + ": " + PathIndex("items", i), item_kind,
+                                    text, s, node_names, pod_keys));
+  }
+  return {};
+}
+
+/// AddObjects, then the role's check of what the document held.
+Status AddDocument(Json& doc, const SnapshotText& text, Snapshot* s,
+                   std::set<std::string>* node_names, std::set<std::string>* pod_keys) {
+  const size_t nodes = s->nodes.size(), pods = s->pods.size(), pdbs = s->pdbs.size();
+  TESSERA_RETURN_IF_ERROR(AddObjects(doc, text, s, node_names, pod_keys));
+  if (text.role == DocumentRole::kNodes && s->nodes.size() == nodes) {
+    return Error{text.name + ": no Node objects (" + std::to_string(s->pods.size() - pods) +
+                 " Pod, " + std::to_string(s->pdbs.size() - pdbs) + " PodDisruptionBudget), but " +
+                 Expected(text.role, text.flag)};
   }
   return {};
 }
@@ -241,7 +288,7 @@ Result<Snapshot> ReadSnapshot(const std::vector<SnapshotText>& docs) {
   for (const SnapshotText& d : docs) {
     Result<Json> doc = k8s::ParseJson(d.text, kMaxSnapshotBytes, d.name);
     if (!doc.ok()) return doc.error();
-    TESSERA_RETURN_IF_ERROR(AddDocument(*doc, d.name, &s, &node_names, &pod_keys));
+    TESSERA_RETURN_IF_ERROR(AddDocument(*doc, d, &s, &node_names, &pod_keys));
     s.sources.push_back(d.name);
   }
   if (s.nodes.empty()) {
@@ -255,23 +302,40 @@ ApiSnapshot ListSnapshot(k8s::KubeApi& api, const std::string& server) {
   Snapshot s;
   std::set<std::string> node_names;
   std::set<std::string> pod_keys;
-  const std::pair<const char*, const char*> collections[] = {
-      {"/api/v1/nodes", "Node"},
-      {"/api/v1/pods", "Pod"},
-      {"/apis/policy/v1/poddisruptionbudgets", "PodDisruptionBudget"}};
-  for (const auto& [path, kind] : collections) {
+  struct Collection {
+    std::vector<std::string> paths;  ///< then the older versions to ask on 404
+    const char* kind;
+    bool budgets;  ///< optional: the read goes on without them (k8s::BudgetsUnavailable)
+  };
+  const Collection collections[] = {{{"/api/v1/nodes"}, "Node", false},
+                                    {{"/api/v1/pods"}, "Pod", false},
+                                    {k8s::DisruptionBudgetPaths(), "PodDisruptionBudget", true}};
+  for (const Collection& c : collections) {
     k8s::ListOptions options;
+    size_t path_index = 0;
     size_t index = 0;
     for (;;) {
+      const std::string& path = c.paths[path_index];
       k8s::ListPage page;
       k8s::ApiStatus st = api.List(path, options, &page);
       if (!st.ok()) {
+        if (st.http_status == 404 && index == 0 && path_index + 1 < c.paths.size()) {
+          ++path_index;  // not served: the older version
+          continue;
+        }
+        if (c.budgets) {
+          s.budgets_not_read = k8s::BudgetsUnavailable(st.http_status, st.error);
+          if (!s.budgets_not_read.empty()) {
+            s.pdbs.clear();
+            break;
+          }
+        }
         out.api_error = ApiReadError{st.error, st.http_status};
         return out;
       }
       for (Json& item : page.items) {
         const std::string where = server + " " + path + ": " + PathIndex("items", index++);
-        Status added = AddItem(item, where, kind, &s, &node_names, &pod_keys);
+        Status added = AddItem(item, where, c.kind, SnapshotText{}, &s, &node_names, &pod_keys);
         if (!added.ok()) {
           out.input_error = added.error();
           return out;
@@ -288,6 +352,23 @@ ApiSnapshot ListSnapshot(k8s::KubeApi& api, const std::string& server) {
   s.sources.push_back(server);
   out.snapshot = std::move(s);
   return out;
+}
+
+Result<std::unique_ptr<k8s::Extender>> MakeFileExtender(const Snapshot& snapshot,
+                                                        const k8s::ExtenderOptions& options) {
+  std::vector<k8s::Extender::JsonObject> nodes, pods;
+  for (size_t i = 0; i < snapshot.node_items.size(); ++i) {
+    nodes.push_back({&snapshot.node_items[i], snapshot.node_paths[i]});
+  }
+  for (size_t i = 0; i < snapshot.pod_items.size(); ++i) {
+    pods.push_back({&snapshot.pod_items[i], snapshot.pods[i].path});
+  }
+  Result<std::unique_ptr<k8s::Extender>> ext = k8s::Extender::FromObjects(nodes, pods, options);
+  if (!ext.ok()) return ext.error();
+  std::vector<k8s::PodDisruptionBudget> budgets;
+  for (const SnapshotPdb& p : snapshot.pdbs) budgets.push_back(p.pdb);
+  (*ext)->SetDisruptionBudgets(std::move(budgets));
+  return ext;
 }
 
 }  // namespace tessera::analyze

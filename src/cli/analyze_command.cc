@@ -31,8 +31,9 @@ void AddAnalyzeCommand(CLI::App& app, AnalyzeCliOptions& o, int& exit_code) {
       "\nOutputs in --out: analyze.json (every figure), report.html (per-node GPU map before and\n"
       "after the plan); a summary table on stdout. docs/ANALYZE.md explains each figure.\n"
       "\nExit codes: 0 done; 2 bad input or options (the message names the file and JSON path);\n"
-      "3 the API server refused the read (HTTP 401/403); 4 the API server could not be reached\n"
-      "or failed. On 2, 3 and 4 nothing is written.");
+      "3 the API server refused to list nodes or pods (HTTP 401/403); 4 the API server could not\n"
+      "be reached or failed. On 2, 3 and 4 nothing is written. PodDisruptionBudgets the account\n"
+      "may not list are a warning: the report is written without them and says so.");
   cmd->add_option("files", o.files,
                   "kubectl JSON files: Lists of Node, Pod and PodDisruptionBudget objects");
   cmd->add_option("--kubeconfig", o.kubeconfig,
@@ -106,8 +107,8 @@ int RunAnalyze(const AnalyzeCliOptions& o) {
         return fail(kAnalyzeApiRefused,
                     "the API server refused to list the cluster's objects (HTTP " +
                         std::to_string(status) +
-                        "; analyze needs get/list on nodes, pods and "
-                        "poddisruptionbudgets): " +
+                        "; analyze needs get/list on nodes and pods, and on "
+                        "poddisruptionbudgets to respect them): " +
                         read.api_error->message + "; no report written");
       }
       return fail(kAnalyzeApiUnreachable,
@@ -117,6 +118,10 @@ int RunAnalyze(const AnalyzeCliOptions& o) {
     }
     if (read.input_error) return fail(2, read.input_error->message);
     snapshot = std::move(*read.snapshot);
+    // Without budgets the plan goes on, and the report says so (as serve goes on).
+    if (!snapshot.budgets_not_read.empty()) {
+      std::cerr << "tessera analyze: warning: " << snapshot.budgets_not_read << "\n";
+    }
   }
   if (Status s = CheckOutputDir(o.out_dir); !s) return fail(2, s.error().message);
 

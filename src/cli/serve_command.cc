@@ -12,6 +12,7 @@
 #include <tuple>
 #include <vector>
 
+#include "analyze/snapshot.h"
 #include "k8s/api/cluster_cache.h"
 #include "k8s/api/kube_api.h"
 #include "k8s/api/log.h"
@@ -104,6 +105,7 @@ void AddServeCommand(CLI::App& app, ServeOptions& o, int& exit_code) {
       "  tessera serve --kubeconfig ~/.kube/config --listen 127.0.0.1:0   # a free port, printed\n"
       "  kubectl get nodes -o json > nodes.json; kubectl get pods -A -o json > pods.json\n"
       "  tessera serve --nodes nodes.json --pods pods.json --listen 127.0.0.1:8888\n"
+      "  kubectl get nodes,pods,pdb -A -o json > snap.json; tessera serve --nodes snap.json\n"
       "\nThe first line on stdout is \"listening on HOST:PORT\"; logs are JSON lines on stderr.\n"
       "See docs/EXTENDER.md and docs/DEPLOY.md.");
   cmd->add_option("--config", o.config_file,
@@ -115,12 +117,16 @@ void AddServeCommand(CLI::App& app, ServeOptions& o, int& exit_code) {
                   "API mode: reach the API server as the current context of this kubeconfig "
                   "(token or client certificate; exec plugins are not supported)");
   cmd->add_option("--nodes", o.nodes_file,
-                  "File mode: nodes as `kubectl get nodes -o json` prints them (a v1 NodeList)");
+                  "File mode: nodes as `kubectl get nodes -o json` prints them (a NodeList), or "
+                  "a List with nodes, pods and PodDisruptionBudgets as `kubectl get "
+                  "nodes,pods,pdb -A -o json` prints it (its pods and budgets are read too). A "
+                  "file without Node objects (a PodList) is an error");
   cmd->add_option("--pods", o.pods_file,
-                  "File mode: pods as `kubectl get pods -A -o json` prints them; those bound "
-                  "to a node occupy it as in API mode (GPUs from annotation "
-                  "tessera.io/gpu-indices, e.g. \"0-3\", else the generic choice; what cannot "
-                  "be applied as given is logged), and all of them form fgd's target workload");
+                  "File mode: pods (and PodDisruptionBudgets) as `kubectl get pods -A -o json` "
+                  "prints them; those bound to a node occupy it as in API mode (GPUs from "
+                  "annotation tessera.io/gpu-indices, e.g. \"0-3\", else the generic choice; "
+                  "what cannot be applied as given is logged), and all of them form fgd's "
+                  "target workload. A Node object here is an error");
   cmd->add_option("--policy", c.policy,
                   "Placement policy: tessera,fgd,bestfit,packing,clustering,dotprod,random,"
                   "k8s-default")
@@ -341,21 +347,25 @@ int RunServe(const ServeOptions& flags) {
     extender = std::move(*e);
     mode = c.in_cluster ? "in-cluster" : "kubeconfig";
   } else {
-    Result<std::string> nodes = ReadFile(o.nodes_file);
-    if (!nodes.ok()) {
-      std::cerr << "tessera serve: error: " << nodes.error().message << "\n";
-      return 2;
-    }
-    std::string pods;
-    if (!o.pods_file.empty()) {
-      Result<std::string> text = ReadFile(o.pods_file);
+    // The files are read as analyze reads its snapshot, each for what its flag promises.
+    std::vector<analyze::SnapshotText> docs;
+    for (const auto& [file, role, flag] :
+         {std::tuple{o.nodes_file, analyze::DocumentRole::kNodes, "--nodes"},
+          std::tuple{o.pods_file, analyze::DocumentRole::kPods, "--pods"}}) {
+      if (file.empty()) continue;
+      Result<std::string> text = ReadFile(file);
       if (!text.ok()) {
         std::cerr << "tessera serve: error: " << text.error().message << "\n";
         return 2;
       }
-      pods = std::move(*text);
+      docs.push_back({file, std::move(*text), role, flag});
     }
-    Result<std::unique_ptr<k8s::Extender>> e = k8s::Extender::FromJson(*nodes, pods, eo);
+    Result<analyze::Snapshot> snapshot = analyze::ReadSnapshot(docs);
+    if (!snapshot.ok()) {
+      std::cerr << "tessera serve: error: " << snapshot.error().message << "\n";
+      return 2;
+    }
+    Result<std::unique_ptr<k8s::Extender>> e = analyze::MakeFileExtender(*snapshot, eo);
     if (!e.ok()) {
       std::cerr << "tessera serve: error: " << e.error().message << "\n";
       return 2;

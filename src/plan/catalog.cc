@@ -152,6 +152,7 @@ Result<NodeCatalog> ParseNodeCatalog(std::string_view yaml, std::string_view fil
       p.Fail(e["name"], path + ".name", "duplicate node type '" + t.name + "'");
       return *p.error;
     }
+    t.model = CanonicalGpuModel(t.model);  // "Tesla-T4" names the history's T4
     if (!known_models.contains(t.model)) {
       std::string list_text;
       for (const std::string& m : known_models) list_text += (list_text.empty() ? "" : ", ") + m;

@@ -25,7 +25,7 @@ namespace tessera {
 /// One node type of the catalog.
 struct NodeType {
   std::string name;   ///< nodes of the type are named "<name>-0000", ...
-  std::string model;  ///< GPU model
+  std::string model;  ///< GPU model, by its engine name (CanonicalGpuModel)
   int gpus = 0;       ///< per node, >= 1
   int64_t cpu_milli = 0;
   int64_t memory_mib = 0;

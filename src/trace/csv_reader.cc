@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "model/gpu_catalog.h"
 #include "model/resources.h"
 #include "trace/topology_text.h"
 
@@ -247,22 +248,6 @@ std::optional<Error> CheckName(const CsvTable& table, const CsvRecord& r, int co
   return std::nullopt;
 }
 
-// "A||B" -> "A|B": the non-empty '|'-separated tokens, trimmed, in order.
-std::string NormalizeGpuSpec(std::string_view spec) {
-  std::string out;
-  while (!spec.empty()) {
-    const size_t bar = spec.find('|');
-    const std::string_view token = Trim(spec.substr(0, bar));
-    if (!token.empty()) {
-      if (!out.empty()) out.push_back('|');
-      out.append(token);
-    }
-    if (bar == std::string_view::npos) break;
-    spec.remove_prefix(bar + 1);
-  }
-  return out;
-}
-
 }  // namespace
 
 Result<std::vector<NodeSpec>> ReadNodeCsv(std::string_view text, std::string_view file) {
@@ -276,6 +261,7 @@ Result<std::vector<NodeSpec>> ReadNodeCsv(std::string_view text, std::string_vie
   TESSERA_ASSIGN_OR_RETURN(gpu, t.Required("gpu"));
   TESSERA_ASSIGN_OR_RETURN(model, t.Required("model"));
   const int topology = t.Optional("gpu_topology");
+  const int gpu_memory = t.Optional("gpu_memory_mib");
 
   std::vector<NodeSpec> nodes;
   nodes.reserve(t.records().size());
@@ -289,11 +275,12 @@ Result<std::vector<NodeSpec>> ReadNodeCsv(std::string_view text, std::string_vie
     TESSERA_ASSIGN_OR_RETURN(n.memory_mib, t.Int(r, mem, kMaxMemoryMib));
     TESSERA_ASSIGN_OR_RETURN(n.gpu_count, t.Int(r, gpu, kMaxGpusPerNode));
     if (n.gpu_count > 0) {
-      n.gpu_model = std::string(CsvTable::Str(r, model));
+      n.gpu_model = CanonicalGpuModel(CsvTable::Str(r, model));
       if (n.gpu_model.empty()) {
         return t.Fail(r, model, "empty, but the node has " + std::to_string(n.gpu_count) + " GPUs");
       }
-      n.gpu_memory_mib = KnownGpuMemoryMib(n.gpu_model);
+      TESSERA_ASSIGN_OR_RETURN(n.gpu_memory_mib, t.Int(r, gpu_memory, kMaxGpuMemoryMib, -1));
+      if (n.gpu_memory_mib < 0) n.gpu_memory_mib = KnownGpuMemoryMib(n.gpu_model);
     }
     if (const std::string_view text = Trim(CsvTable::Str(r, topology)); !text.empty()) {
       if (n.gpu_count == 0) return t.Fail(r, topology, "set, but the node has no GPUs");
@@ -328,6 +315,8 @@ Result<std::vector<PodSpec>> ReadPodCsv(std::string_view text, std::string_view 
   const int deletion = t.Optional("deletion_time");
   const int scheduled = t.Optional("scheduled_time");
   const int topology = t.Optional("topology");
+  const int gpu_memory = t.Optional("gpu_memory_mib");
+  const int gpu_memory_percent = t.Optional("gpu_memory_percent");
   constexpr int64_t kMaxTime = int64_t{1} << 62;
 
   std::vector<PodSpec> pods;
@@ -351,7 +340,15 @@ Result<std::vector<PodSpec>> ReadPodCsv(std::string_view text, std::string_view 
                     "must be 1000 for a multi-GPU pod (num_gpu " + std::to_string(p.gpu_count) +
                         "), got " + std::to_string(p.gpu_milli));
     }
-    p.gpu_spec = NormalizeGpuSpec(CsvTable::Str(r, gpu_spec));
+    TESSERA_ASSIGN_OR_RETURN(p.gpu_memory_mib, t.Int(r, gpu_memory, kMaxGpuMemoryMib, 0));
+    int64_t percent = 0;
+    TESSERA_ASSIGN_OR_RETURN(percent, t.Int(r, gpu_memory_percent, 100, 0));
+    if (p.gpu_count == 0) {  // a CPU-only pod: stray GPU memory is ignored, as gpu_milli is
+      p.gpu_memory_mib = 0;
+      percent = 0;
+    }
+    if (p.gpu_memory_mib == 0) p.gpu_memory_percent = static_cast<int32_t>(percent);
+    p.gpu_spec = CanonicalGpuModels(CsvTable::Str(r, gpu_spec));
     p.qos = std::string(CsvTable::Str(r, qos));
     if (topology >= 0) {
       Result<TopologyRequest> intent = ParseTopologyRequest(CsvTable::Str(r, topology));

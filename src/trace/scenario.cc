@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "model/gpu_catalog.h"
 #include "model/resources.h"
 #include "trace/csv_reader.h"
 #include "trace/topology_text.h"
@@ -258,6 +259,7 @@ class ScenarioParser {
       return Fail(m.Get("gpu_memory_mib"), m.Path("gpu_memory_mib"),
                   "set, but the pool has no GPUs (gpus is 0)");
     }
+    pool->model = CanonicalGpuModel(pool->model);
     if (!has_gpu_memory && gpus > 0) pool->gpu_memory_mib = KnownGpuMemoryMib(pool->model);
     if (std::optional<YAML::Node> t = Value(m, "topology", false)) {
       if (gpus == 0)
@@ -351,7 +353,7 @@ class ScenarioParser {
           return Fail(model, model_path, "one model per entry ('|' is not allowed)");
         }
         if (!c->gpu_spec.empty()) c->gpu_spec.push_back('|');
-        c->gpu_spec.append(model.Scalar());
+        c->gpu_spec.append(CanonicalGpuModel(model.Scalar()));
       }
     }
     return true;

@@ -15,7 +15,7 @@ namespace tessera {
 /// A group of identical nodes in a scenario.
 struct NodePool {
   std::string name;            ///< node names are "<name>-<index>"
-  std::string model;           ///< GPU model; empty for CPU-only pools
+  std::string model;           ///< GPU model (engine name, CanonicalGpuModel); empty: CPU-only
   int gpus = 0;                ///< GPUs per node
   int64_t gpu_memory_mib = 0;  ///< per GPU; 0 = unknown
   int64_t cpu_milli = 0;
@@ -55,7 +55,7 @@ struct PodClass {
   int gpu_count = 0;
   int32_t gpu_milli = 0;  ///< per GPU; 1000 for whole GPUs
   int64_t gpu_memory_mib = 0;
-  std::string gpu_spec;  ///< allowed models joined with '|'; empty = any
+  std::string gpu_spec;  ///< allowed models (engine names) joined with '|'; empty = any
   std::string qos;
   double share = 0;          ///< fraction of pods, > 0; shares are renormalised
   bool has_arrival = false;  ///< replay timeline: this class arrives by `arrival`

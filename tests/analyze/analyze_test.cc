@@ -10,6 +10,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "analyze/analyze_report.h"
@@ -466,6 +467,77 @@ TEST(AnalyzeSnapshot, SeparateListsAndFilesMakeOneSnapshot) {
       << twice.error().message;
 }
 
+// serve's file mode reads its files with this reader, each for what its flag promises: the
+// combined List of `kubectl get nodes,pods,pdb -A -o json` given as --nodes is read whole (its
+// bound pods occupy their GPUs), and a file of the wrong kind is refused by name.
+TEST(AnalyzeSnapshot, ServeFileRolesReadCombinedListsAndRefuseTheWrongKind) {
+  const std::string all = SevenSixSeven();
+  using R = DocumentRole;
+  Result<Snapshot> combined = ReadSnapshot({{"snap.json", all, R::kNodes, "--nodes"}});
+  ASSERT_TRUE(combined.ok()) << combined.error().message;
+  EXPECT_EQ(combined->nodes.size(), 3u);
+  EXPECT_EQ(combined->pods.size(), 21u);
+  EXPECT_EQ(combined->pdbs.size(), 1u);
+  Result<std::unique_ptr<k8s::Extender>> ext = MakeFileExtender(*combined, {});
+  ASSERT_TRUE(ext.ok()) << ext.error().message;
+  const nlohmann::json state = nlohmann::json::parse((*ext)->StateJson());
+  EXPECT_EQ(state["assignments"].size(), 20u);  // every bound pod, none ignored
+  EXPECT_EQ(state["gpu_allocated_milli"], 20000);
+
+  nlohmann::json doc = nlohmann::json::parse(all);
+  nlohmann::json node_list = {{"kind", "NodeList"}, {"items", nlohmann::json::array()}};
+  nlohmann::json pod_list = {{"kind", "PodList"}, {"items", nlohmann::json::array()}};
+  nlohmann::json kubectl_pods = {{"kind", "List"}, {"items", nlohmann::json::array()}};
+  nlohmann::json kindless_nodes = {{"items", nlohmann::json::array()}};
+  for (const nlohmann::json& item : doc["items"]) {
+    if (item["kind"] == "Node") {
+      node_list["items"].push_back(item);
+      nlohmann::json bare = item;
+      bare.erase("kind");
+      kindless_nodes["items"].push_back(bare);
+    }
+    if (item["kind"] == "Pod") {
+      pod_list["items"].push_back(item);
+      kubectl_pods["items"].push_back(item);
+    }
+  }
+  // Separate files as before, items without a kind taken for what their flag reads.
+  Result<Snapshot> files =
+      ReadSnapshot({{"nodes.json", kindless_nodes.dump(), R::kNodes, "--nodes"},
+                    {"pods.json", pod_list.dump(), R::kPods, "--pods"}});
+  ASSERT_TRUE(files.ok()) << files.error().message;
+  EXPECT_EQ(files->nodes.size(), 3u);
+  EXPECT_EQ(files->pods.size(), 21u);
+
+  nlohmann::json with_service = doc;
+  with_service["items"].push_back({{"kind", "Service"}, {"metadata", {{"name", "s"}}}});
+  nlohmann::json pod_in_node_list = node_list;
+  pod_in_node_list["items"].push_back(pod_list["items"][0]);
+  const std::vector<std::tuple<SnapshotText, std::string>> cases = {
+      {{"pods.json", pod_list.dump(), R::kNodes, "--nodes"},
+       "pods.json: a PodList, but --nodes expects nodes: a NodeList as `kubectl get nodes -o "
+       "json` prints it, or a List that holds Node objects (`kubectl get nodes,pods -A -o "
+       "json`)"},
+      {{"pods.json", kubectl_pods.dump(), R::kNodes, "--nodes"},
+       "pods.json: no Node objects (21 Pod, 0 PodDisruptionBudget), but --nodes expects nodes"},
+      {{"nodes.json", node_list.dump(), R::kPods, "--pods"},
+       "nodes.json: a NodeList, but --pods expects pods: a List of Pod objects as `kubectl get "
+       "pods -A -o json` prints it"},
+      {{"snap.json", all, R::kPods, "--pods"},
+       "snap.json: items[0]: a Node, but --pods expects pods"},
+      {{"snap.json", with_service.dump(), R::kNodes, "--nodes"},
+       "snap.json: items[25].kind: unknown kind \"Service\""},
+      {{"nodes.json", pod_in_node_list.dump(), R::kNodes, "--nodes"},
+       "nodes.json: items[3].kind: a Pod in a list of Node objects"},
+  };
+  for (const auto& [text, want] : cases) {
+    Result<Snapshot> s = ReadSnapshot({text});
+    ASSERT_FALSE(s.ok()) << text.name << " as " << text.flag;
+    EXPECT_NE(s.error().message.find(want), std::string::npos)
+        << s.error().message << "\nwant: " << want;
+  }
+}
+
 TEST(AnalyzeSnapshot, LiveApiReadAndRefusal) {
   k8s::testing::FakeApiServer fake;
   ASSERT_TRUE(fake.Start());
@@ -486,6 +558,39 @@ TEST(AnalyzeSnapshot, LiveApiReadAndRefusal) {
   EXPECT_EQ(read.snapshot->nodes.size(), 3u);
   EXPECT_EQ(read.snapshot->pods.size(), 21u);
   EXPECT_EQ(read.snapshot->pdbs.size(), 1u);
+  EXPECT_EQ(read.snapshot->budgets_not_read, "");
+  // An API server without policy/v1 (before 1.21): the budgets of policy/v1beta1.
+  fake.FailNext("GET", "/apis/policy/v1/", 1, 404);
+  ApiSnapshot beta = ListSnapshot(**api, fake.url());
+  ASSERT_TRUE(beta.snapshot.has_value());
+  EXPECT_EQ(beta.snapshot->pdbs.size(), 1u);
+  // An account that may not list the budgets: the snapshot without them, and why; the report
+  // says so, and its plan goes on (as serve's preemption goes on without them).
+  fake.Forbid("poddisruptionbudgets");
+  ApiSnapshot no_budgets = ListSnapshot(**api, fake.url());
+  fake.Allow("poddisruptionbudgets");
+  ASSERT_TRUE(no_budgets.snapshot.has_value())
+      << (no_budgets.api_error ? no_budgets.api_error->message : "");
+  EXPECT_EQ(no_budgets.snapshot->pods.size(), 21u);
+  EXPECT_TRUE(no_budgets.snapshot->pdbs.empty());
+  const std::string& why = no_budgets.snapshot->budgets_not_read;
+  EXPECT_EQ(why.rfind("PodDisruptionBudgets not read: the API server refused to list them (GET "
+                      "http://",
+                      0),
+            0u)
+      << why;
+  EXPECT_NE(why.find("HTTP 403: \"poddisruptionbudgets.policy is forbidden"), std::string::npos)
+      << why;
+  Result<std::unique_ptr<Model>> model = BuildModel(*no_budgets.snapshot);
+  ASSERT_TRUE(model.ok()) << model.error().message;
+  Result<Analysis> a = Analyze(**model, {});
+  ASSERT_TRUE(a.ok()) << a.error().message;
+  EXPECT_EQ(a->budgets_not_read, no_budgets.snapshot->budgets_not_read);
+  const nlohmann::json report = nlohmann::json::parse(AnalysisJson(*a, {}));
+  EXPECT_EQ(report["disruption_budgets"]["read"], false);
+  EXPECT_EQ(report["warnings"].back(), no_budgets.snapshot->budgets_not_read);
+  EXPECT_NE(AnalysisTable(*a).find("Disruption budgets: none respected."), std::string::npos);
+  EXPECT_NE(AnalysisHtml(*a, {}).find("none respected"), std::string::npos);
   // A 403 on the pods: an API error, no snapshot.
   fake.FailNext("GET", "/api/v1/pods", 1, 403);
   ApiSnapshot refused = ListSnapshot(**api, fake.url());

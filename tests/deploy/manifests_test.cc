@@ -22,6 +22,7 @@
 
 #include "k8s/api/objects.h"
 #include "k8s/extender/extender.h"
+#include "k8s/extender/extender_protocol.h"
 #include "k8s/extender/translate.h"
 #include "k8s/serve/http_server.h"
 #include "policy/policy.h"
@@ -387,6 +388,51 @@ TEST(DeployManifests, ExamplePodOptsInAndTesseraReadsIt) {
   EXPECT_EQ(spec->gpu_milli, 500);
   EXPECT_EQ(spec->gpu_memory_mib, 8192);
   EXPECT_EQ(spec->gpu_spec, "A10|T4");
+}
+
+// On nodes labelled by NVIDIA's GPU feature discovery (nvidia.com/gpu.product is the product
+// name, nvidia.com/gpu.memory its MiB), the example pod's "A10|T4" names the A10 and T4 nodes,
+// and a node of another model is refused with a reason naming its model and the pod's list.
+TEST(DeployManifests, ExamplePodFitsNodesLabelledByGpuFeatureDiscovery) {
+  const auto node = [](const std::string& name, const std::string& product,
+                       const std::string& memory) {
+    return nlohmann::json{
+        {"apiVersion", "v1"},
+        {"kind", "Node"},
+        {"metadata",
+         {{"name", name},
+          {"labels", {{"nvidia.com/gpu.product", product}, {"nvidia.com/gpu.memory", memory}}}}},
+        {"status",
+         {{"allocatable", {{"cpu", "16"}, {"memory", "64Gi"}, {"tessera.io/gpu", "2"}}}}}};
+  };
+  const nlohmann::json nodes = {
+      {"kind", "List"},
+      {"items",
+       {node("a10", "NVIDIA-A10", "23028"), node("t4", "Tesla-T4", "15360"),
+        node("v100", "Tesla-V100-SXM2-16GB", "16384")}}};
+  Result<std::unique_ptr<k8s::Extender>> ext = k8s::Extender::FromJson(nodes.dump(), "", {});
+  ASSERT_TRUE(ext.ok()) << ext.error().message;
+  const YAML::Node pod = YAML::LoadFile(kDeploy + "/examples/gpu-pod.yaml");
+  nlohmann::json pod_json = ToJson(pod);
+  pod_json["metadata"]["uid"] = "uid-infer-0";
+  const nlohmann::json body = {
+      {"Pod", pod_json}, {"Nodes", nullptr}, {"NodeNames", {"a10", "t4", "v100"}}};
+  Result<k8s::ExtenderArgs> args = k8s::DecodeExtenderArgs(body.dump());
+  ASSERT_TRUE(args.ok()) << args.error().message;
+  const k8s::ExtenderFilterResult r = (*ext)->Filter(*args);
+  EXPECT_EQ(r.error, "");
+  EXPECT_EQ(r.node_names, (std::vector<std::string>{"a10", "t4"}));
+  EXPECT_TRUE(r.failed_nodes.empty());
+  EXPECT_EQ(r.failed_and_unresolvable_nodes,
+            (std::map<std::string, std::string>{
+                {"v100",
+                 "gpu-model: GPU model not allowed by the pod: node has V100M16, pod "
+                 "allows A10|T4"}}));
+  // /state names the nodes' models as the engine does.
+  const nlohmann::json state = nlohmann::json::parse((*ext)->StateJson());
+  std::vector<std::string> models;
+  for (const nlohmann::json& n : state["nodes"]) models.push_back(n["gpu_model"]);
+  EXPECT_EQ(models, (std::vector<std::string>{"A10", "T4", "V100M16"}));
 }
 
 }  // namespace

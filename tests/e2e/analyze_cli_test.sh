@@ -125,5 +125,36 @@ sed "s|http://127.0.0.1:1|http://127.0.0.1:$(cat "$tmp/port")|" "$tmp/kubeconfig
 expect forbidden 3 "forbidden" --kubeconfig "$tmp/kubeconfig-403"
 kill "$refuser" 2>/dev/null || true
 
+# An account that may list nodes and pods but not PodDisruptionBudgets (the fake API server
+# answers 403 for them, as RBAC does): the report is written without budgets and says so, as
+# `tessera serve` goes on without them.
+if [ -n "${TESSERA_FAKE_APISERVER:-}" ] && [ -x "$TESSERA_FAKE_APISERVER" ] && command -v curl >/dev/null; then
+  mkfifo "$tmp/stdin"
+  "$TESSERA_FAKE_APISERVER" --forbid poddisruptionbudgets <"$tmp/stdin" >"$tmp/url" &
+  fake_pid=$!
+  exec 3>"$tmp/stdin"
+  for _ in $(seq 100); do [ -s "$tmp/url" ] && break; sleep 0.05; done
+  url=$(head -1 "$tmp/url")
+  sed "s|http://127.0.0.1:1|$url|" "$tmp/kubeconfig" >"$tmp/kubeconfig-nopdb"
+  curl -sf -X POST "$url/api/v1/nodes" -H 'Content-Type: application/json' -d "$(node n0)" >/dev/null
+  curl -sf -X POST "$url/api/v1/namespaces/default/pods" -H 'Content-Type: application/json' \
+    -d "$(pod a-0 n0 0 ReplicaSet)" >/dev/null
+  set +e
+  "$TESSERA" analyze -q --kubeconfig "$tmp/kubeconfig-nopdb" --out "$tmp/nopdb" >"$tmp/nopdb.out" 2>"$tmp/nopdb.err"
+  code=$?
+  set -e
+  if [ "$code" -eq 0 ] && grep -qF "tessera analyze: warning: PodDisruptionBudgets not read: the API server refused to list them (GET $url/apis/policy/v1/poddisruptionbudgets?limit=500: HTTP 403: \"poddisruptionbudgets.policy is forbidden" "$tmp/nopdb.err" &&
+    grep -qF "Disruption budgets: none respected." "$tmp/nopdb.out" &&
+    grep -qF '"read": false' "$tmp/nopdb/analyze.json" && grep -qF "none respected" "$tmp/nopdb/report.html"; then
+    echo "ok   pdb-forbidden: exit 0, report written without budgets and says so"
+  else
+    fail "pdb-forbidden: exit $code: $(cat "$tmp/nopdb.err") $(cat "$tmp/nopdb.out")"
+  fi
+  exec 3>&-
+  wait "$fake_pid" || true
+else
+  echo "SKIP pdb-forbidden: no tessera_fake_apiserver or curl"
+fi
+
 if [ "$fails" -gt 0 ]; then echo "$fails failure(s)"; exit 1; fi
 echo "all analyze CLI checks passed"

@@ -227,6 +227,16 @@ void FakeApiServer::ClearFailures() {
   failures_.clear();
 }
 
+void FakeApiServer::Forbid(const std::string& resource) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  forbidden_.insert(resource);
+}
+
+void FakeApiServer::Allow(const std::string& resource) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  forbidden_.erase(resource);
+}
+
 std::vector<std::string> FakeApiServer::requests() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return requests_;
@@ -253,6 +263,18 @@ void FakeApiServer::Route() {
     }
     std::lock_guard<std::mutex> lock(mutex_);
     requests_.push_back(line);
+    const bool collection = req.path == "/api/v1/nodes" || req.path == "/api/v1/pods" ||
+                            req.path.rfind("/apis/policy/", 0) == 0;
+    if (collection && req.method == "GET" && forbidden_.count(ResourceOf(req.path)) > 0) {
+      const std::string resource = ResourceOf(req.path);
+      const bool policy = resource == "poddisruptionbudgets";
+      Reply(res, 403, "Forbidden",
+            resource + (policy ? ".policy" : "") +
+                " is forbidden: User \"system:serviceaccount:tessera:tessera\" cannot " +
+                (req.has_param("watch") ? "watch" : "list") + " resource \"" + resource +
+                "\" in API group \"" + (policy ? "policy" : "") + "\" at the cluster scope");
+      return httplib::Server::HandlerResponse::Handled;
+    }
     for (Failure& f : failures_) {
       if (f.times > 0 && f.method == req.method && req.path.rfind(f.prefix, 0) == 0 &&
           (f.watches || !req.has_param("watch"))) {

@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -97,6 +98,12 @@ class FakeApiServer {
                 int status = 500, bool watches = true);
   /// Forgets the failures FailNext asked for that have not happened yet.
   void ClearFailures();
+  /// Answers every request for `resource` ("nodes", "pods", "poddisruptionbudgets"; every API
+  /// version) with 403 Forbidden and the Status kube-apiserver sends when RBAC does not allow
+  /// the verb ("poddisruptionbudgets.policy is forbidden: User ... cannot list resource ..."),
+  /// until Allow. Applies to lists and watches.
+  void Forbid(const std::string& resource);
+  void Allow(const std::string& resource);
 
   /// Every request, in arrival order: "GET /api/v1/pods?limit=500", "GET /api/v1/pods?watch"
   /// (watches), "PATCH /api/v1/namespaces/ns/pods/p", "POST .../binding". Failed ones too.
@@ -140,7 +147,8 @@ class FakeApiServer {
   bool stopping_ = false;                                                 // GUARDED_BY(mutex_)
   int open_watches_ = 0;                                                  // GUARDED_BY(mutex_)
   std::vector<Failure> failures_;                                         // GUARDED_BY(mutex_)
-  std::vector<std::string> requests_;                                     // GUARDED_BY(mutex_)
+  std::set<std::string> forbidden_;    // resources; GUARDED_BY(mutex_)
+  std::vector<std::string> requests_;  // GUARDED_BY(mutex_)
 };
 
 }  // namespace tessera::k8s::testing

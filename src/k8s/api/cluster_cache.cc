@@ -63,6 +63,10 @@ class ClusterCache::Reflector {
     std::function<void()> begin_list;  ///< may be empty
     /// May be empty; gets the keys listed and the list's resourceVersion.
     std::function<void(const std::set<std::string>&, const std::string&)> end_list;
+    /// May be empty (the resource is needed): for a failed list, why the cache goes on
+    /// without the resource ("" = it does not), logged as a warning once per reason; the
+    /// list is still retried with back-off.
+    std::function<std::string(const ApiStatus&)> unavailable;
   };
   /// The metrics of one resource's reflector (no-ops without a registry).
   struct Metrics {
@@ -109,6 +113,11 @@ class ClusterCache::Reflector {
         if (!s.ok()) {
           SetState(false, (listed_ ? "relist of " : "initial list of ") + resource_ +
                               " failed: " + s.error);
+          if (h_.unavailable) {
+            std::string why = h_.unavailable(s);
+            if (!why.empty() && why != unavailable_) Log("warn", why, {});
+            unavailable_ = std::move(why);
+          }
           if (!Failed("list failed", s.error)) return;
           continue;
         }
@@ -324,6 +333,7 @@ class ClusterCache::Reflector {
   const std::string resource_;
   const std::vector<std::string> paths_;
   size_t path_index_ = 0;
+  std::string unavailable_;  // the last reason Handlers::unavailable gave ("" = none)
   KubeApi* api_;
   const ClusterCacheOptions* options_;
   Sleeper* sleeper_;
@@ -446,12 +456,12 @@ ClusterCache::ClusterCache(KubeApi* api, ClusterEventSink* sink, ClusterCacheOpt
       budgets_.erase(key);
       publish();
     };
-    pdbs_ = std::make_unique<Reflector>(
-        "poddisruptionbudgets",
-        std::vector<std::string>{"/apis/policy/v1/poddisruptionbudgets",
-                                 "/apis/policy/v1beta1/poddisruptionbudgets"},
-        api_, &options_, sleeper, clock, std::move(pdbs), metrics_of("poddisruptionbudgets"),
-        nullptr);
+    pdbs.unavailable = [](const ApiStatus& s) {
+      return BudgetsUnavailable(s.http_status, s.error);
+    };
+    pdbs_ = std::make_unique<Reflector>("poddisruptionbudgets", DisruptionBudgetPaths(), api_,
+                                        &options_, sleeper, clock, std::move(pdbs),
+                                        metrics_of("poddisruptionbudgets"), nullptr);
   }
   nodes_ = std::make_unique<Reflector>("nodes", std::vector<std::string>{"/api/v1/nodes"}, api_,
                                        &options_, sleeper, clock, std::move(nodes),

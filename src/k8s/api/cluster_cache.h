@@ -40,7 +40,8 @@ struct ClusterCacheOptions {
   /// Also list + watch PodDisruptionBudgets (policy/v1; policy/v1beta1 where v1 is not
   /// served) and hand them to the sink, for the NumPDBViolations of preempt. Sync does not
   /// wait for them. Where neither version is served, one warning is logged and budgets stay
-  /// empty.
+  /// empty; where the account may not list them (401/403), the warning of BudgetsUnavailable
+  /// is logged and the list retried with back-off, budgets empty meanwhile.
   bool watch_disruption_budgets = false;
   Sleeper* sleeper = nullptr;    ///< not owned; a RealSleeper when null
   const Clock* clock = nullptr;  ///< wall clock for event ages; the system clock when null

@@ -175,4 +175,24 @@ Result<std::vector<PodDisruptionBudget>> ParsePodDisruptionBudgets(std::string_v
   return out;
 }
 
+const std::vector<std::string>& DisruptionBudgetPaths() {
+  static const std::vector<std::string> paths = {"/apis/policy/v1/poddisruptionbudgets",
+                                                 "/apis/policy/v1beta1/poddisruptionbudgets"};
+  return paths;
+}
+
+std::string BudgetsUnavailable(int http_status, std::string_view error) {
+  if (http_status == 401 || http_status == 403) {
+    return "PodDisruptionBudgets not read: the API server refused to list them (" +
+           (error.empty() ? "HTTP " + std::to_string(http_status) : std::string(error)) +
+           "); going on without budgets, so none is respected (grant get, list and watch on "
+           "poddisruptionbudgets in API group policy to respect them)";
+  }
+  if (http_status == 404) {
+    return "PodDisruptionBudgets not read: the API server serves neither policy/v1 nor "
+           "policy/v1beta1; going on without budgets";
+  }
+  return "";
+}
+
 }  // namespace tessera::k8s

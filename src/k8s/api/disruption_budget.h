@@ -66,4 +66,16 @@ Result<PodDisruptionBudget> DecodePodDisruptionBudget(const nlohmann::json& j,
 /// Errors start with "pdbs".
 Result<std::vector<PodDisruptionBudget>> ParsePodDisruptionBudgets(std::string_view text);
 
+/// The API collections of PodDisruptionBudgets, newest version first: policy/v1, then
+/// policy/v1beta1 (API servers before 1.21). A reader that gets 404 from one asks the next.
+const std::vector<std::string>& DisruptionBudgetPaths();
+
+/// Budgets only narrow a choice (serve's preemption victims, analyze's move plan), so a reader
+/// goes on without them when it may not read them. Given a failed list of budgets (after the
+/// 404 fallback of DisruptionBudgetPaths), the warning that says why it goes on without them:
+/// HTTP 401/403 (the account may not list them; `error` is the failed call as KubeApi
+/// reports it, with the URL, the status and the API's message) or 404 (no version served). "" for
+/// any other failure, which fails the read as a whole.
+std::string BudgetsUnavailable(int http_status, std::string_view error);
+
 }  // namespace tessera::k8s

@@ -46,6 +46,9 @@ std::string Extender::AssumeLocked(const std::string& uid, int node, GpuSet* gpu
   if (r == nullptr || r->phase != PodPhase::kSeen) return "the pod is no longer pending";
   const PodRequest request = cluster_->MakeRequest(r->spec);
   const FitReason fit = cluster_->Check(node, request);
+  if (fit == FitReason::kGpuModel) {
+    return "does not fit: " + ModelRefusal(cluster_->spec(node).gpu_model, r->spec.gpu_spec);
+  }
   if (fit != FitReason::kFits) return "does not fit: " + FitExplanation(fit);
   *gpus = scheduler_->ChooseGpus(node, request);
   // The headroom (sched/headroom.h, PlaceHeld): a held pod keeps the policy's GPUs where they

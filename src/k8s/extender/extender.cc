@@ -146,6 +146,12 @@ std::string FitExplanation(FitReason reason) {
   return name;
 }
 
+std::string ModelRefusal(std::string_view node_model, std::string_view allowed) {
+  return FitExplanation(FitReason::kGpuModel) + ": node has " +
+         (node_model.empty() ? std::string("an unnamed model") : std::string(node_model)) +
+         ", pod allows " + std::string(allowed);
+}
+
 namespace {
 
 /// FitExplanation of each reason, built once (Filter answers one per rejected node).
@@ -228,6 +234,31 @@ Extender::~Extender() = default;
 Result<std::unique_ptr<Extender>> Extender::FromJson(std::string_view nodes_json,
                                                      std::string_view pods_json,
                                                      const ExtenderOptions& options) {
+  Result<Json> nodes_doc = ParseJson(nodes_json, kMaxListBytes, "nodes");
+  if (!nodes_doc.ok()) return nodes_doc.error();
+  Result<std::vector<const Json*>> node_items = ListItems(*nodes_doc, "nodes");
+  if (!node_items.ok()) return node_items.error();
+  std::vector<JsonObject> nodes;
+  for (size_t i = 0; i < node_items->size(); ++i) {
+    nodes.push_back({(*node_items)[i], ItemPath(*nodes_doc, "nodes", i)});
+  }
+  std::vector<JsonObject> pods;
+  Result<Json> pods_doc = Json();
+  if (!pods_json.empty()) {
+    pods_doc = ParseJson(pods_json, kMaxListBytes, "pods");
+    if (!pods_doc.ok()) return pods_doc.error();
+    Result<std::vector<const Json*>> pod_items = ListItems(*pods_doc, "pods");
+    if (!pod_items.ok()) return pod_items.error();
+    for (size_t i = 0; i < pod_items->size(); ++i) {
+      pods.push_back({(*pod_items)[i], ItemPath(*pods_doc, "pods", i)});
+    }
+  }
+  return FromObjects(nodes, pods, options);
+}
+
+Result<std::unique_ptr<Extender>> Extender::FromObjects(std::span<const JsonObject> nodes,
+                                                        std::span<const JsonObject> pods,
+                                                        const ExtenderOptions& options) {
   std::unique_ptr<Extender> ext(new Extender(options));
   if (!IsPolicyName(options.policy)) {
     return Error{"unknown policy " + QuoteForError(options.policy) + " (known: " + KnownPolicies() +
@@ -235,14 +266,10 @@ Result<std::unique_ptr<Extender>> Extender::FromJson(std::string_view nodes_json
   }
 
   // Nodes.
-  Result<Json> nodes_doc = ParseJson(nodes_json, kMaxListBytes, "nodes");
-  if (!nodes_doc.ok()) return nodes_doc.error();
-  Result<std::vector<const Json*>> node_items = ListItems(*nodes_doc, "nodes");
-  if (!node_items.ok()) return node_items.error();
   std::set<std::string> names;
-  for (size_t i = 0; i < node_items->size(); ++i) {
-    const std::string path = ItemPath(*nodes_doc, "nodes", i);
-    Result<Node> node = DecodeNode(*(*node_items)[i], path);
+  for (const JsonObject& object : nodes) {
+    const std::string& path = object.path;
+    Result<Node> node = DecodeNode(*object.json, path);
     if (!node.ok()) return node.error();
     Result<NodeSpec> spec = NodeToSpec(*node);
     if (!spec.ok()) return Error{path + ": " + spec.error().message};
@@ -257,49 +284,39 @@ Result<std::unique_ptr<Extender>> Extender::FromJson(std::string_view nodes_json
 
   // Pods: accounted as the API's would be (fail closed); what is not applied as given is a
   // warning that names the item.
-  if (!pods_json.empty()) {
-    Result<Json> pods_doc = ParseJson(pods_json, kMaxListBytes, "pods");
-    if (!pods_doc.ok()) return pods_doc.error();
-    Result<std::vector<const Json*>> pod_items = ListItems(*pods_doc, "pods");
-    if (!pod_items.ok()) return pod_items.error();
-    std::set<std::string> uids;
-    std::map<std::string, std::string> path_of;  // UID → item path, for the warnings
-    for (size_t i = 0; i < pod_items->size(); ++i) {
-      const std::string path = ItemPath(*pods_doc, "pods", i);
-      const Json& item = *(*pod_items)[i];
-      Result<Pod> pod = DecodePod(item, path);
-      const PodIdentity id = ReadPodIdentity(item);
-      const std::string uid = pod.ok() ? PodUid(*pod) : id.uid;
-      if (!uid.empty() && !uids.insert(uid).second) {
-        return Error{path + ": duplicate pod UID " + uid};
-      }
-      if (!pod.ok()) {
-        if (uid.empty()) return pod.error();
-        path_of[uid] = path;
-        ext->UndecodablePod(id, pod.error().message);
-        continue;
-      }
-      path_of[uid] = path + " (" + pod->namespace_name + "/" + pod->name + ")";
-      (void)ext->UpsertPod(*pod);  // what is not applied as given is listed below
-      if (!pod->node_name.empty() && !names.count(pod->node_name) && !PodEnded(pod->phase)) {
-        ext->warnings_.push_back(path_of[uid] + ": bound to unknown node " +
-                                 QuoteForError(pod->node_name) + " (ignored)");
-      }
+  std::set<std::string> uids;
+  std::map<std::string, std::string> path_of;  // UID → item path, for the warnings
+  for (const JsonObject& object : pods) {
+    const std::string& path = object.path;
+    const Json& item = *object.json;
+    Result<Pod> pod = DecodePod(item, path);
+    const PodIdentity id = ReadPodIdentity(item);
+    const std::string uid = pod.ok() ? PodUid(*pod) : id.uid;
+    if (!uid.empty() && !uids.insert(uid).second) {
+      return Error{path + ": duplicate pod UID " + uid};
     }
-    std::lock_guard<std::mutex> lock(ext->mutex_);
-    ext->loaded_ = true;
-    ext->Rebuild();
-    for (size_t n = 0; n < ext->unaccounted_.size(); ++n) {
-      for (const auto& [uid, why] : ext->unaccounted_[n]) {
-        ext->warnings_.push_back(path_of[uid] + " on node " + ext->cluster_->spec(n).name + ": " +
-                                 why);
-      }
+    if (!pod.ok()) {
+      if (uid.empty()) return pod.error();
+      path_of[uid] = path;
+      ext->UndecodablePod(id, pod.error().message);
+      continue;
     }
-    return ext;
+    path_of[uid] = path + " (" + pod->namespace_name + "/" + pod->name + ")";
+    (void)ext->UpsertPod(*pod);  // what is not applied as given is listed below
+    if (!pod->node_name.empty() && !names.count(pod->node_name) && !PodEnded(pod->phase)) {
+      ext->warnings_.push_back(path_of[uid] + ": bound to unknown node " +
+                               QuoteForError(pod->node_name) + " (ignored)");
+    }
   }
   std::lock_guard<std::mutex> lock(ext->mutex_);
   ext->loaded_ = true;
   ext->Rebuild();
+  for (size_t n = 0; n < ext->unaccounted_.size(); ++n) {
+    for (const auto& [uid, why] : ext->unaccounted_[n]) {
+      ext->warnings_.push_back(path_of[uid] + " on node " + ext->cluster_->spec(n).name + ": " +
+                               why);
+    }
+  }
   return ext;
 }
 
@@ -410,6 +427,9 @@ std::string Extender::FilterCandidatesLocked(const Pod& pod, const Result<PodSpe
   // (model id, detail code) of each model whose headroom floor refused a node: its text in
   // `details`, counted as kReasonHeadroom.
   std::vector<std::pair<int, int>> model_reasons;
+  // (node GPU model, detail code) of each model the pod's model constraint refused: its text
+  // names both, counted as FitReason::kGpuModel.
+  std::vector<std::pair<std::string_view, int>> model_refusals;
   const uint8_t mask = RequestMask(request, PodGpuFamilies(pod));
   std::vector<uint64_t>* passed =
       filter_passes_.Begin(PodUid(pod), Now(), model_generation_, node_names_.QuotedNames());
@@ -448,7 +468,17 @@ std::string Extender::FilterCandidatesLocked(const Pod& pod, const Result<PodSpe
         memo.never = false;
         const FitReason fit = cluster_->Check(node, request);
         memo.reason = kReasonFit + static_cast<int>(fit);
-        if (fit == FitReason::kGpuMemory) {
+        if (fit == FitReason::kGpuModel) {
+          const std::string_view model = cluster_->spec(node).gpu_model;
+          auto it = std::find_if(model_refusals.begin(), model_refusals.end(),
+                                 [&](const auto& m) { return m.first == model; });
+          if (it == model_refusals.end()) {
+            model_refusals.emplace_back(model, kReasonDetail + static_cast<int>(details->size()));
+            details->push_back(ModelRefusal(model, spec->gpu_spec));
+            it = model_refusals.end() - 1;
+          }
+          memo.reason = it->second;
+        } else if (fit == FitReason::kGpuMemory) {
           const NodeSpec& ns = cluster_->spec(node);
           if (ns.gpu_memory_mib > 0 && request.gpu_memory_mib > ns.gpu_memory_mib) {
             memo.reason = kReasonGpuMemoryCapacity;
@@ -507,13 +537,16 @@ std::string Extender::FilterCandidatesLocked(const Pod& pod, const Result<PodSpe
       visit(i, name, node, Candidate::kFits, kReasonUnknown);
       continue;
     }
-    // A node's own reason (kReasonDetail + k) is a topology shortfall or a model's headroom
-    // floor.
+    // A node's own reason (kReasonDetail + k) is a topology shortfall, a model's headroom
+    // floor or a model the pod does not allow.
     int counted = reason;
     if (reason >= kReasonDetail) {
       counted = kReasonFit + static_cast<int>(FitReason::kTopology);
       for (const auto& [model, code] : model_reasons) {
         if (code == reason) counted = kReasonHeadroom;
+      }
+      for (const auto& [model, code] : model_refusals) {
+        if (code == reason) counted = kReasonFit + static_cast<int>(FitReason::kGpuModel);
       }
     }
     ++rejected[counted];

@@ -175,6 +175,18 @@ class Extender final : public ClusterEventSink {
   static Result<std::unique_ptr<Extender>> FromJson(std::string_view nodes_json,
                                                     std::string_view pods_json,
                                                     const ExtenderOptions& options);
+  /// One object of kubectl JSON already parsed, and where it came from for messages
+  /// ("snap.json: items[3]"). The JSON is not owned; it is read during FromObjects only.
+  struct JsonObject {
+    const nlohmann::json* json = nullptr;
+    std::string path;
+  };
+  /// FromJson for objects already parsed and sorted by kind (analyze's snapshot reader,
+  /// serve's file mode): the Node objects, then the Pod objects, read, accounted and
+  /// reported as FromJson does, with each object's path in messages.
+  static Result<std::unique_ptr<Extender>> FromObjects(std::span<const JsonObject> nodes,
+                                                       std::span<const JsonObject> pods,
+                                                       const ExtenderOptions& options);
   /// An Extender in API mode: no nodes or pods yet; not ready until the ClusterCache that feeds
   /// it reports the first sync. Error: unknown policy, no API client.
   static Result<std::unique_ptr<Extender>> Create(const ExtenderOptions& options,

@@ -20,6 +20,9 @@ Result<GpuSet> ParseGpuIndices(std::string_view text, int gpu_count);
 std::string FormatGpuIndices(GpuSet gpus);
 /// "<filter>: <explanation>", e.g. "cpu: not enough CPU left".
 std::string FitExplanation(FitReason reason);
+/// FitExplanation(kGpuModel) naming both sides: "gpu-model: GPU model not allowed by the pod:
+/// node has T4, pod allows A10|V100M16" (engine names, CanonicalGpuModel).
+std::string ModelRefusal(std::string_view node_model, std::string_view allowed);
 /// The UID a pod is known by; "namespace/name" when the object carries no UID.
 std::string PodUid(const Pod& pod);
 /// A metadata.resourceVersion as a number; 0 when it is not one. Kubernetes calls them opaque;

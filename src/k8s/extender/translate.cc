@@ -165,24 +165,6 @@ Result<ContainerGpu> GpuOf(const Container& c) {
   return g;
 }
 
-std::string NormalizeModels(std::string_view spec) {
-  std::string out;
-  while (true) {
-    const size_t bar = spec.find('|');
-    std::string_view token = spec.substr(0, bar);
-    while (!token.empty() && (token.front() == ' ' || token.front() == '\t'))
-      token.remove_prefix(1);
-    while (!token.empty() && (token.back() == ' ' || token.back() == '\t')) token.remove_suffix(1);
-    if (!token.empty()) {
-      if (!out.empty()) out.push_back('|');
-      out.append(token);
-    }
-    if (bar == std::string_view::npos) break;
-    spec.remove_prefix(bar + 1);
-  }
-  return out;
-}
-
 // A node quantity (allocatable or a label) by name; nullopt when absent.
 Result<std::optional<int64_t>> NodeQuantity(const std::map<std::string, std::string>& map,
                                             std::string_view name, std::string_view map_path,
@@ -280,7 +262,7 @@ Result<PodSpec> PodToSpec(const Pod& pod) {
   }
 
   if (auto it = pod.annotations.find(std::string(kGpuModelKey)); it != pod.annotations.end()) {
-    s.gpu_spec = NormalizeModels(it->second);
+    s.gpu_spec = CanonicalGpuModels(it->second);
   }
   if (auto it = pod.labels.find(std::string(kClassKey));
       it != pod.labels.end() && !it->second.empty()) {
@@ -353,9 +335,9 @@ Result<NodeSpec> NodeToSpec(const Node& node, std::string* topology_error) {
 
   // Model.
   if (auto it = node.labels.find(std::string(kGpuModelKey)); it != node.labels.end()) {
-    s.gpu_model = it->second;
+    s.gpu_model = CanonicalGpuModel(it->second);
   } else if (auto p = node.labels.find(std::string(kNvidiaProductLabel)); p != node.labels.end()) {
-    s.gpu_model = p->second;
+    s.gpu_model = CanonicalGpuModel(p->second);
   } else if (!healthy.empty()) {
     for (const HamiDevice& d : healthy) {
       if (d.type != healthy[0].type) {
@@ -364,7 +346,7 @@ Result<NodeSpec> NodeToSpec(const Node& node, std::string* topology_error) {
                            QuoteForError(d.type) + " on one node are not supported");
       }
     }
-    s.gpu_model = healthy[0].type;
+    s.gpu_model = CanonicalGpuModel(healthy[0].type);
   }
 
   // Per-GPU memory.
@@ -448,7 +430,7 @@ PodSpec FailClosedSpec(const Pod& pod) {
   s.gpu_count = static_cast<int>(std::clamp<int64_t>(gpus, 0, kMaxGpusPerNode));
   s.gpu_milli = s.gpu_count > 0 ? kMilliPerGpu : 0;
   if (auto it = pod.annotations.find(std::string(kGpuModelKey)); it != pod.annotations.end()) {
-    s.gpu_spec = NormalizeModels(it->second);
+    s.gpu_spec = CanonicalGpuModels(it->second);
   }
   if (auto it = pod.labels.find(std::string(kClassKey));
       it != pod.labels.end() && !it->second.empty()) {

@@ -39,7 +39,8 @@ enum GpuFamily : uint8_t {
 ///    with memory on one GPU shares it by memory with 1 milli of compute; otherwise absent or
 ///    0 cores is a whole GPU. One GPU container gives the pod's request; several are allowed
 ///    only when all take whole GPUs (count by Kubernetes' effective-request rule);
-///  - gpu_spec from annotation tessera.io/gpu-model ("A|B", blanks trimmed);
+///  - gpu_spec from annotation tessera.io/gpu-model ("A|B"; each model by its engine name,
+///    CanonicalGpuModels: "A10|Tesla-T4" -> "A10|T4");
 ///  - qos from label, else annotation, tessera.io/class, else the Kubernetes QoS class;
 ///  - topology from annotation tessera.io/topology (ParseTopologyRequest:
 ///    required|preferred[:nvlink|:numa], or none).
@@ -55,8 +56,9 @@ Result<PodSpec> PodToSpec(const Pod& pod);
 ///  - gpu_count from allocatable tessera.io/gpu, else the healthy devices of HAMi's register
 ///    annotation (HAMi's allocatable nvidia.com/gpu counts shares, not GPUs), else allocatable
 ///    nvidia.com/gpu;
-///  - gpu_model from label tessera.io/gpu-model, else label nvidia.com/gpu.product, else the
-///    HAMi device type (all healthy devices must agree);
+///  - gpu_model from label tessera.io/gpu-model, else label nvidia.com/gpu.product (GPU feature
+///    discovery), else the HAMi device type (all healthy devices must agree), by its engine
+///    name (CanonicalGpuModel: "Tesla-T4" -> "T4", "NVIDIA-A10" -> "A10");
 ///  - gpu_memory_mib from label tessera.io/gpu-memory (MiB), else the smallest HAMi device
 ///    memory, else label nvidia.com/gpu.memory (MiB), else KnownGpuMemoryMib(model), else 0;
 ///  - a node without GPUs has an empty model and 0 GPU memory.

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "k8s/api/json_util.h"
+#include "model/gpu_catalog.h"
 #include "model/resources.h"
 #include "trace/topology_text.h"
 
@@ -60,6 +61,13 @@ class LineReader {
     *out = static_cast<T>(v);
     return {};
   }
+  /// An integer that older journals lack: absent or null leaves `out` as it is.
+  template <typename T>
+  Status OptionalInt(const char* key, T* out, int64_t max) const {
+    const Json* v = FindField(j_, key);
+    if (v == nullptr || v->is_null()) return {};
+    return Int(key, 0, out, max);
+  }
   /// An error of member `key`: "file:line: key: what".
   Error Fail(const char* key, const std::string& what) const {
     return Error{where_ + ": " + key + ": " + what};
@@ -89,13 +97,19 @@ Status ReadPodLine(const LineReader& r, RecordedPod* p) {
   TESSERA_RETURN_IF_ERROR(r.Int("num_gpu", 0, &p->num_gpu, kMaxGpusPerNode));
   TESSERA_RETURN_IF_ERROR(r.Int("gpu_milli", 0, &p->gpu_milli, kMilliPerGpu));
   if (p->num_gpu > 0 && p->gpu_milli == 0) {
-    return r.Fail("gpu_milli", "is 0, but num_gpu is " + std::to_string(p->num_gpu) +
-                                   " (need 1..1000)");
+    return r.Fail("gpu_milli",
+                  "is 0, but num_gpu is " + std::to_string(p->num_gpu) + " (need 1..1000)");
   }
   if (p->num_gpu > 1 && p->gpu_milli != kMilliPerGpu) {
     return r.Fail("gpu_milli", "must be 1000 for a multi-GPU pod (num_gpu " +
                                    std::to_string(p->num_gpu) + "), got " +
                                    std::to_string(p->gpu_milli));
+  }
+  TESSERA_RETURN_IF_ERROR(r.OptionalInt("gpu_memory_mib", &p->gpu_memory_mib, kMaxGpuMemoryMib));
+  TESSERA_RETURN_IF_ERROR(r.OptionalInt("gpu_memory_percent", &p->gpu_memory_percent, 100));
+  if (p->num_gpu == 0 && (p->gpu_memory_mib > 0 || p->gpu_memory_percent > 0)) {
+    return r.Fail(p->gpu_memory_mib > 0 ? "gpu_memory_mib" : "gpu_memory_percent",
+                  "set, but num_gpu is 0");
   }
   TESSERA_RETURN_IF_ERROR(r.Str("gpu_spec", &p->gpu_spec));
   TESSERA_RETURN_IF_ERROR(r.Str("qos", &p->qos));
@@ -141,6 +155,8 @@ std::string PodLine(const RecordedPod& p) {
   j["memory_mib"] = p.memory_mib;
   j["num_gpu"] = p.num_gpu;
   j["gpu_milli"] = p.gpu_milli;
+  j["gpu_memory_mib"] = p.gpu_memory_mib;
+  j["gpu_memory_percent"] = p.gpu_memory_percent;
   j["gpu_spec"] = p.gpu_spec;
   j["qos"] = p.qos;
   j["phase"] = p.phase;
@@ -204,6 +220,7 @@ Result<JournalState> ParseJournal(std::string_view text, std::string_view file) 
       state.ended = false;
       int64_t at = -1;
       TESSERA_RETURN_IF_ERROR(r.Int("at", -1, &at));
+      if (state.first_start < 0) state.first_start = at;
       state.last_time = std::max(state.last_time, at);
     } else if (kind == "end") {
       state.ended = true;
@@ -235,14 +252,28 @@ Result<JournalState> ParseJournal(std::string_view text, std::string_view file) 
 std::string NodeListCsv(const JournalState& state) {
   // The gpu_topology column only when some node has a topology: lists without one stay in
   // the five columns of the openb format.
+  // So does gpu_memory_mib, when the model's name does not give some GPU node's memory.
   bool topology = false;
-  for (const auto& [sn, n] : state.nodes) topology = topology || !n.gpu_topology.empty();
-  std::string out = topology ? "sn,cpu_milli,memory_mib,gpu,model,gpu_topology\n"
-                             : "sn,cpu_milli,memory_mib,gpu,model\n";
+  bool memory = false;
+  for (const auto& [sn, n] : state.nodes) {
+    topology = topology || !n.gpu_topology.empty();
+    memory = memory || (n.gpu > 0 && n.gpu_memory_mib > 0 &&
+                        n.gpu_memory_mib != KnownGpuMemoryMib(CanonicalGpuModel(n.model)));
+  }
+  std::string out = "sn,cpu_milli,memory_mib,gpu,model";
+  if (memory) out += ",gpu_memory_mib";
+  if (topology) out += ",gpu_topology";
+  out += "\n";
   for (const auto& [sn, n] : state.nodes) {
     out += CsvField(n.sn) + "," + std::to_string(n.cpu_milli) + "," + std::to_string(n.memory_mib) +
            "," + std::to_string(n.gpu) + "," +
-           CsvField(n.gpu == 0 ? "" : n.model.empty() ? std::string(kUnknownGpuModel) : n.model);
+           CsvField(n.gpu == 0        ? ""
+                    : n.model.empty() ? std::string(kUnknownGpuModel)
+                                      : CanonicalGpuModel(n.model));
+    if (memory) {  // empty: the model's memory, as without the column
+      out += "," + (n.gpu == 0 || n.gpu_memory_mib == 0 ? std::string()
+                                                        : std::to_string(n.gpu_memory_mib));
+    }
     if (topology) out += "," + CsvField(n.gpu_topology);
     out += "\n";
   }
@@ -257,9 +288,18 @@ std::string PodListCsv(const JournalState& state, int64_t end_time) {
     return std::tie(a->creation_time, a->name, a->uid) <
            std::tie(b->creation_time, b->name, b->uid);
   });
+  // GPU memory columns only when some pod asks for GPU memory: lists without stay in the
+  // columns of the openb format.
+  bool memory = false;
+  for (const RecordedPod* p : pods) {
+    memory = memory || p->gpu_memory_mib > 0 || p->gpu_memory_percent > 0;
+  }
   std::string out =
       "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,"
-      "deletion_time,scheduled_time\n";
+      "deletion_time,scheduled_time";
+  out += memory ? ",gpu_memory_mib,gpu_memory_percent\n" : "\n";
+  // The window's start: what happened before it is seen as at it.
+  const auto clip = [&](int64_t t) { return t < 0 ? t : std::max(t, state.first_start); };
   std::set<std::string> names;
   for (const RecordedPod* p : pods) {
     std::string name = p->name;
@@ -275,9 +315,13 @@ std::string PodListCsv(const JournalState& state, int64_t end_time) {
     }
     out += CsvField(name) + "," + std::to_string(p->cpu_milli) + "," +
            std::to_string(p->memory_mib) + "," + std::to_string(p->num_gpu) + "," +
-           std::to_string(p->gpu_milli) + "," + CsvField(p->gpu_spec) + "," + CsvField(p->qos) +
-           "," + CsvField(phase) + "," + TimeField(p->creation_time) + "," + TimeField(deletion) +
-           "," + TimeField(p->scheduled_time) + "\n";
+           std::to_string(p->gpu_milli) + "," + CsvField(CanonicalGpuModels(p->gpu_spec)) + "," +
+           CsvField(p->qos) + "," + CsvField(phase) + "," + TimeField(clip(p->creation_time)) +
+           "," + TimeField(clip(deletion)) + "," + TimeField(clip(p->scheduled_time));
+    if (memory) {
+      out += "," + std::to_string(p->gpu_memory_mib) + "," + std::to_string(p->gpu_memory_percent);
+    }
+    out += "\n";
   }
   return out;
 }

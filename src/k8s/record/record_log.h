@@ -9,11 +9,14 @@
 //   {"kind":"node","sn":..,"cpu_milli":..,"memory_mib":..,"gpu":..,"model":..,
 //    "gpu_memory_mib":..,"first_seen":T,"deleted":T|-1}                        on each change
 //   {"kind":"pod","uid":..,"name":"ns/name","cpu_milli":..,"memory_mib":..,"num_gpu":..,
-//    "gpu_milli":..,"gpu_spec":..,"qos":..,"phase":..,"node":..,"creation_time":T,
+//    "gpu_milli":..,"gpu_memory_mib":..,"gpu_memory_percent":..,"gpu_spec":..,"qos":..,
+//    "phase":..,"node":..,"creation_time":T,
 //    "scheduled_time":T|-1,"deletion_time":T|-1,"gone":B,"ended_unseen":B,
 //    "before_start":B}                                                         on each change
 //   {"kind":"end","at":T,"pods":N,"nodes":M}                       a run that ended cleanly
-// Times are integer Unix seconds. The last line of a record wins (pods by uid, nodes by sn).
+// Times are integer Unix seconds, as the objects and the clock give them (the lists clip them to
+// the recording's window, below). gpu_memory_mib and gpu_memory_percent are absent from the
+// lines of older journals (read as 0). The last line of a record wins (pods by uid, nodes by sn).
 // A kill can leave only the last line incomplete (no newline): ReadJournal drops it and says
 // so, and the next run truncates it before appending.
 
@@ -39,11 +42,13 @@ struct RecordedPod {
   int64_t memory_mib = 0;
   int num_gpu = 0;
   int32_t gpu_milli = 0;
-  std::string gpu_spec;         ///< allowed models "A|B" ("" = any)
+  int64_t gpu_memory_mib = 0;      ///< per GPU, MiB (0 = not requested)
+  int32_t gpu_memory_percent = 0;  ///< per GPU, % of its memory when gpu_memory_mib is 0
+  std::string gpu_spec;            ///< allowed models "A|B", engine names ("" = any)
   std::string qos;              ///< the class the replay reads (LS, BE, Burstable, Guaranteed, ...)
   std::string phase;            ///< status.phase last seen
   std::string node;             ///< spec.nodeName once bound
-  int64_t creation_time = -1;   ///< metadata.creationTimestamp (Unix seconds)
+  int64_t creation_time = -1;   ///< metadata.creationTimestamp (Unix seconds), as the object has it
   int64_t scheduled_time = -1;  ///< the PodScheduled condition, else when first seen bound
   int64_t deletion_time = -1;   ///< when it ended: phase Succeeded/Failed, or deleted
   bool gone = false;            ///< deleted from the API server
@@ -75,6 +80,7 @@ struct JournalState {
   std::map<std::string, RecordedPod> pods;    ///< by uid
   std::map<std::string, RecordedNode> nodes;  ///< by sn
   int runs = 0;                               ///< "start" lines
+  int64_t first_start = -1;                   ///< "at" of the first start line: the window's start
   bool ended = false;                         ///< the last run wrote its "end" line
   int64_t last_time = -1;                     ///< the latest time any line names
   size_t valid_bytes = 0;                     ///< the length of the complete lines
@@ -95,15 +101,23 @@ Result<JournalState> ParseJournal(std::string_view text, std::string_view file);
 inline constexpr std::string_view kUnknownGpuModel = "unknown";
 
 /// The openb node list (sn,cpu_milli,memory_mib,gpu,model) of every node ever seen, by name;
-/// a GPU node of unknown model is listed with kUnknownGpuModel.
+/// a GPU node of unknown model is listed with kUnknownGpuModel. Models are the engine's names
+/// (CanonicalGpuModel). Two more columns only when some node needs them: gpu_memory_mib (per
+/// GPU MiB, when some GPU node's known memory is not what its model's name gives,
+/// KnownGpuMemoryMib; empty for the others) and gpu_topology (the compact text, when some node
+/// has a topology).
 std::string NodeListCsv(const JournalState& state);
 
 /// The openb pod list (name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,
 /// creation_time,deletion_time,scheduled_time), one row per pod (uid), ordered by creation
-/// time, then name, then uid. A name taken by an earlier pod (a pod re-created under its name)
-/// gets "~" and its uid appended. `end_time` >= 0 closes the pods still running: their
-/// deletion_time is `end_time` and their pod_phase "Running" (as the openb lists close theirs);
-/// < 0 leaves it empty. Empty times are written as empty fields.
+/// time, then name, then uid; with gpu_memory_mib,gpu_memory_percent after them when some pod
+/// asks for GPU memory. A name taken by an earlier pod (a pod re-created under its name)
+/// gets "~" and its uid appended. Times are clipped to the recording's window: a pod created
+/// (or scheduled) before state.first_start is written as created (scheduled) then, so that a
+/// replay of the lists starts at the recording's start and not at the oldest pod's creation.
+/// `end_time` >= 0 closes the pods still running: their deletion_time is `end_time` and their
+/// pod_phase "Running" (as the openb lists close theirs); < 0 leaves it empty. Empty times are
+/// written as empty fields.
 std::string PodListCsv(const JournalState& state, int64_t end_time);
 
 /// Appends lines to a journal: one write(2) per line on an O_APPEND descriptor, so that a kill

@@ -61,6 +61,7 @@ Result<std::unique_ptr<Recorder>> Recorder::Open(RecorderOptions options) {
   if (!writer.ok()) return writer.error();
   r->writer_ = std::move(*writer);
   r->started_ = r->Now();
+  if (r->state_.first_start < 0) r->state_.first_start = r->started_;
   nlohmann::ordered_json start;
   start["kind"] = "start";
   start["format"] = kRecordFormat;
@@ -134,6 +135,8 @@ Status Recorder::UpsertPod(const Pod& pod) {
     p.memory_mib = spec.memory_mib;
     p.num_gpu = spec.gpu_count;
     p.gpu_milli = spec.gpu_count > 0 ? spec.gpu_milli : 0;
+    p.gpu_memory_mib = spec.gpu_count > 0 ? spec.gpu_memory_mib : 0;
+    p.gpu_memory_percent = spec.gpu_count > 0 ? spec.gpu_memory_percent : 0;
     p.gpu_spec = spec.gpu_spec;
     p.qos = ReplayClass(spec.qos);
     p.creation_time = TimestampSeconds(pod.creation_timestamp);

@@ -49,15 +49,18 @@ struct RecordCounts {
 
 /// Records pods and nodes:
 ///  - a pod is recorded when first seen, with creation_time = metadata.creationTimestamp (the
-///    clock when absent) and its request and class as `tessera serve` reads them (PodToSpec;
-///    a pod PodToSpec rejects is recorded with FailClosedSpec's request);
+///    clock when absent) and its request (GPU memory and allowed models included, the models
+///    by their engine names) and class as `tessera serve` reads them (PodToSpec; a pod
+///    PodToSpec rejects is recorded with FailClosedSpec's request); the lists clip times to
+///    the recording's window, which starts at the first run's start (PodListCsv);
 ///  - scheduled_time: the PodScheduled condition's lastTransitionTime, else the clock when the
 ///    pod is first seen bound;
 ///  - deletion_time: the clock when the pod is first seen Succeeded or Failed, or deleted; a pod
 ///    a list no longer contains (deleted while no watch ran) ends at that list's time and is
 ///    marked ended_unseen (so is a recorded pod a list finds Succeeded/Failed); a pod already
 ///    Succeeded/Failed when first seen keeps no end time;
-///  - a node is recorded with NodeToSpec's capacity when first seen and on every change.
+///  - a node is recorded with NodeToSpec's capacity (model by its engine name, GPU memory)
+///    when first seen and on every change.
 /// Each change is one journal line written at once. A Recorder opened on a folder with a
 /// journal resumes it: what the journal holds is the starting state, so a pod is never written
 /// twice, and pods the journal has open that the first list lacks ended while it was down.

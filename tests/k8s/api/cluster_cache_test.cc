@@ -162,6 +162,34 @@ TEST(ClusterCache, DisruptionBudgetsFromTheWatchCountInPreempt) {
   EXPECT_EQ(plain.cache->stats("poddisruptionbudgets").lists, 0);
 }
 
+// An account that may not list PodDisruptionBudgets: serve goes on without them (in sync, the
+// model built), says why once (the warning analyze gives too, BudgetsUnavailable), and reads
+// them once the permission is granted.
+TEST(ClusterCache, ForbiddenBudgetsAreAWarningAndTheCacheGoesOn) {
+  FakeApiServer fake;
+  ASSERT_TRUE(fake.Start());
+  fake.AddNode(NodeObject("n1", 2));
+  fake.Forbid("poddisruptionbudgets");
+  Live live(fake, "fgd", /*budgets=*/true);
+  ASSERT_TRUE(live.Sync());
+  ASSERT_TRUE(WaitFor([&] { return live.Retries("poddisruptionbudgets").size() >= 3; }));
+  int warnings = 0;
+  {
+    std::lock_guard<std::mutex> lock(live.log_mutex);
+    for (const std::string& l : live.logs) {
+      warnings +=
+          l.find(
+              "warn PodDisruptionBudgets not read: the API server refused to list "
+              "them (GET ") == 0 &&
+          l.find("HTTP 403: \"poddisruptionbudgets.policy is forbidden") != std::string::npos;
+    }
+  }
+  EXPECT_EQ(warnings, 1) << "once per reason, not per retry";
+  EXPECT_EQ(live.cache->stats("poddisruptionbudgets").lists, 0);
+  fake.Allow("poddisruptionbudgets");
+  ASSERT_TRUE(WaitFor([&] { return live.cache->stats("poddisruptionbudgets").lists == 1; }));
+}
+
 TEST(ClusterCache, DroppedWatchResumesWithoutLoss) {
   FakeApiServer fake;
   ASSERT_TRUE(fake.Start());

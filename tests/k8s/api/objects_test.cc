@@ -216,9 +216,10 @@ TEST(K8sObjects, HamiNodeFromKubectl) {
   const NodeSpec spec = MustSpec(node);
   EXPECT_EQ(spec.name, "gpu-node-1");
   EXPECT_EQ(spec.cpu_milli, 63500);
-  EXPECT_EQ(spec.memory_mib, 255740);                 // 261878068Ki
-  EXPECT_EQ(spec.gpu_count, 2);                       // healthy HAMi devices, not the 30 shares
-  EXPECT_EQ(spec.gpu_model, "Tesla-V100-PCIE-32GB");  // GFD label before the HAMi type
+  EXPECT_EQ(spec.memory_mib, 255740);  // 261878068Ki
+  EXPECT_EQ(spec.gpu_count, 2);        // healthy HAMi devices, not the 30 shares
+  // GFD's label before the HAMi type, by the engine's name (Tesla-V100-PCIE-32GB).
+  EXPECT_EQ(spec.gpu_model, "V100M32");
   EXPECT_EQ(spec.gpu_memory_mib, 32768);
 }
 
@@ -239,7 +240,7 @@ TEST(K8sObjects, HamiJsonRegisterNode) {
   EXPECT_EQ(spec.cpu_milli, 16000);
   EXPECT_EQ(spec.memory_mib, 65536);
   EXPECT_EQ(spec.gpu_count, 2);
-  EXPECT_EQ(spec.gpu_model, "NVIDIA-NVIDIA A10");
+  EXPECT_EQ(spec.gpu_model, "A10");  // HAMi's "NVIDIA-NVIDIA A10", by the engine's name
   EXPECT_EQ(spec.gpu_memory_mib, 23028);
 }
 
@@ -476,7 +477,7 @@ TEST(K8sObjects, NodeFallbacks) {
   s = MustSpec(MustParseNode(R"({"metadata":{"annotations":{"hami.io/node-nvidia-register":
       "GPU-a,10,16384,100,NVIDIA-T4,0,true:"}},"status":{"allocatable":{"tessera.io/gpu":"3"}}})"));
   EXPECT_EQ(s.gpu_count, 3);
-  EXPECT_EQ(s.gpu_model, "NVIDIA-T4");
+  EXPECT_EQ(s.gpu_model, "T4");  // HAMi's "NVIDIA-T4", by the engine's name
   EXPECT_EQ(s.gpu_memory_mib, 16384);
 }
 

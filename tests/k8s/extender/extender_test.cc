@@ -126,10 +126,15 @@ TEST(ExtenderFilter, ModelConstraintIsUnresolvable) {
   EXPECT_EQ(r.node_names, (std::vector<std::string>{"n3"}));
   EXPECT_TRUE(r.failed_nodes.empty());
   ASSERT_EQ(r.failed_and_unresolvable_nodes.size(), 2u);
+  // The reason names the node's model and the pod's list.
   EXPECT_EQ(r.failed_and_unresolvable_nodes.at("n1"),
-            "gpu-model: GPU model not allowed by the pod");
+            "gpu-model: GPU model not allowed by the pod: node has A10, pod allows T4");
   EXPECT_EQ(r.failed_and_unresolvable_nodes.at("n2"),
-            "gpu-model: GPU model not allowed by the pod");
+            "gpu-model: GPU model not allowed by the pod: node has A10, pod allows T4");
+  // The JSON answer of the server's path says the same.
+  const Json json = Json::parse(ext->FilterJson(Args("u1", t4, {"n1", "n2", "n3"})));
+  EXPECT_EQ(json["FailedAndUnresolvableNodes"]["n1"],
+            "gpu-model: GPU model not allowed by the pod: node has A10, pod allows T4");
   EXPECT_EQ(r.error, "");
 }
 

@@ -251,6 +251,84 @@ TEST(Recorder, ScheduledTimestampIsTheTruePodScheduledConditionAndBadShapesAreIg
   EXPECT_EQ(Decoded(pod).scheduled_timestamp, "");
 }
 
+// What a replay or a plan needs from a recording of a cluster that GPU feature discovery
+// labels: the models by the engine's names (so a catalog names them as the trace does and
+// their GPU memory is known), the pods' GPU memory, and the recorded window rather than the
+// age of the oldest pod (a pod created 950 days before a 5-minute recording arrives at its
+// start).
+TEST(Recorder, ListsHoldEngineModelsGpuMemoryAndTheRecordedWindow) {
+  const std::string dir = TempDir("window");
+  ManualClock clock(static_cast<double>(kBase + 100));
+  RecorderOptions ro;
+  ro.dir = dir;
+  ro.clock = &clock;
+  std::unique_ptr<Recorder> r = std::move(Recorder::Open(ro).value());
+  const auto gfd_node = [](const std::string& name, const std::string& product,
+                           const std::string& memory) {
+    Json n = testing::NodeObject(name, 2, "16", "nvidia.com/gpu");
+    n["metadata"]["labels"] = {{"nvidia.com/gpu.product", product},
+                               {"nvidia.com/gpu.memory", memory}};
+    Result<Node> node = DecodeNode(n, "Node");
+    EXPECT_TRUE(node.ok()) << (node.ok() ? "" : node.error().message);
+    return node.ok() ? *node : Node{};
+  };
+  ASSERT_TRUE(r->UpsertNode(gfd_node("t4", "Tesla-T4", "15360")).ok());
+  ASSERT_TRUE(r->UpsertNode(gfd_node("a100", "NVIDIA-A100-SXM4-80GB", "81920")).ok());
+
+  // Running since long before the recording: half a GPU with 8 GiB of its memory, on the
+  // models the pod names as the device plugin does.
+  constexpr int64_t kDays950 = 950 * 86400;
+  Json old = testing::PodObject("old", testing::Shape(1, 500, "t4"));
+  old["metadata"]["creationTimestamp"] = Time(-kDays950);
+  old["metadata"]["annotations"]["tessera.io/gpu-model"] = "Tesla-T4|NVIDIA-A10";
+  old["spec"]["containers"][0]["resources"]["limits"]["tessera.io/gpu-memory"] = "8Gi";
+  old["status"]["conditions"] = {
+      {{"type", "PodScheduled"}, {"status", "True"}, {"lastTransitionTime", Time(5 - kDays950)}}};
+  ASSERT_TRUE(r->UpsertPod(Decoded(old)).ok());
+  // Created during the recording: HAMi's share of half the GPU's memory.
+  clock.Set(static_cast<double>(kBase + 150));
+  Json hami = testing::PodObject("hami", testing::Shape(0, 1000, "a100"));
+  hami["metadata"]["creationTimestamp"] = Time(150);
+  hami["spec"]["containers"][0]["resources"]["limits"] = {{"cpu", "1"},
+                                                          {"memory", "1Gi"},
+                                                          {"nvidia.com/gpu", "1"},
+                                                          {"nvidia.com/gpumem-percentage", "50"}};
+  ASSERT_TRUE(r->UpsertPod(Decoded(hami)).ok());
+  // The journal keeps what the objects say.
+  EXPECT_EQ(r->pod("uid-old")->creation_time, kBase - kDays950);
+  EXPECT_EQ(r->pod("uid-old")->gpu_spec, "T4|A10");
+  EXPECT_EQ(r->pod("uid-old")->gpu_memory_mib, 8192);
+  EXPECT_EQ(r->pod("uid-hami")->gpu_memory_percent, 50);
+  ASSERT_TRUE(r->Finish(kBase + 400).ok());
+
+  Result<std::vector<NodeSpec>> nodes =
+      ReadNodeCsv(ReadFile(dir + "/openb_node_list.csv").value(), "nodes");
+  ASSERT_TRUE(nodes.ok()) << nodes.error().message;
+  ASSERT_EQ(nodes->size(), 2u);
+  EXPECT_EQ((*nodes)[0].name, "a100");  // by name
+  EXPECT_EQ((*nodes)[0].gpu_model, "A100-SXM4-80GB");
+  EXPECT_EQ((*nodes)[0].gpu_memory_mib, 81920);  // no name gives it: the gpu_memory_mib column
+  EXPECT_EQ((*nodes)[1].gpu_model, "T4");
+  EXPECT_EQ((*nodes)[1].gpu_memory_mib, 15360);
+  const std::string pods_csv = ReadFile(dir + "/openb_pod_list.csv").value();
+  Result<std::vector<PodSpec>> pods = ReadPodCsv(pods_csv, "pods");
+  ASSERT_TRUE(pods.ok()) << pods.error().message;
+  ASSERT_EQ(pods->size(), 2u) << pods_csv;
+  const PodSpec& o = (*pods)[0];
+  EXPECT_EQ(o.name, "ml/old");
+  EXPECT_EQ(o.creation_time, kBase + 100) << "created before the recording: at its start";
+  EXPECT_EQ(o.scheduled_time, kBase + 100);
+  EXPECT_EQ(o.deletion_time, kBase + 400);
+  EXPECT_EQ(o.gpu_memory_mib, 8192);
+  EXPECT_EQ(o.gpu_spec, "T4|A10");
+  const PodSpec& h = (*pods)[1];
+  EXPECT_EQ(h.name, "ml/hami");
+  EXPECT_EQ(h.creation_time, kBase + 150);
+  EXPECT_EQ(h.scheduled_time, kBase + 150);
+  EXPECT_EQ(h.gpu_memory_mib, 0);
+  EXPECT_EQ(h.gpu_memory_percent, 50);
+}
+
 TEST(Recorder, PodsThatDoNotDecodeAreCountedOnceEachInRecordJson) {
   const std::string dir = TempDir("undecodable");
   ManualClock clock(static_cast<double>(kBase));
@@ -989,7 +1067,8 @@ TEST(RecordRun, DurationEndsCleanlyWithTheFinalListsAndAResumeAddsNoDuplicate) {
     ASSERT_TRUE(pods.ok()) << pods.error().message;
     ASSERT_EQ(pods->size(), 1u) << *text;
     EXPECT_EQ((*pods)[0].name, "ml/a");
-    EXPECT_EQ((*pods)[0].creation_time, kBase);
+    // Created before the recording started: at its start (the window the lists describe).
+    EXPECT_EQ((*pods)[0].creation_time, kBase + 100);
     // Bound without a PodScheduled condition: the time it was first seen bound.
     EXPECT_EQ((*pods)[0].scheduled_time, kBase + 100);
     EXPECT_EQ((*pods)[0].deletion_time, kBase + 100 + 25 * (run + 1));  // closed at the end
