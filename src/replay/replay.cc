@@ -648,8 +648,9 @@ class Replay {
   // (UnblockHeadroom). The pass therefore merges the keys' queues, leaves a key at its first
   // skipped pod and takes it back, after the pod being tried, when such a try happens: it tries
   // the very pods, in the very order, of a walk of the whole queue, at a cost in the pods tried
-  // and the keys queued instead of the pods queued (a walk made a replay whose queue grows
-  // quadratic in its length: issue 40). The queue only shrinks during a pass (Enqueue checks).
+  // and the keys queued instead of the pods queued (the walk made a replay whose queue keeps
+  // growing quadratic in its horizon: issue 40). The queue only shrinks during a pass (Enqueue
+  // checks it).
   void Pass() {
     dirty_ = false;
     passing_ = true;
