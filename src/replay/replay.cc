@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <climits>
 #include <cmath>
 #include <deque>
 #include <numeric>
@@ -178,6 +179,9 @@ class Replay {
       p.key = it->second * num_classes_ + p.cls;
     }
     blocked_.assign(shapes_.size() * num_classes_, kFree);
+    queue_.resize(blocked_.size());
+    queued_key_pos_.assign(blocked_.size(), -1);
+    in_pass_.assign(blocked_.size(), 0);
     preempt_failed_epoch_.assign(blocked_.size(), UINT64_MAX);
     // Why a shape fits no node of the empty cluster, or empty if it fits one.
     const Cluster empty = cluster_;
@@ -255,6 +259,7 @@ class Replay {
   }
 
   void UnblockHeadroom() {
+    ++headroom_unblocks_;
     for (auto& b : blocked_) {
       if (b == kNoHeadroom) b = kFree;
     }
@@ -307,13 +312,30 @@ class Replay {
     p.state = State::kPending;
     p.enqueued = now_;
     p.preempt_check_set = false;  // the preemption delay counts from (re-)entering the queue
-    queue_.insert({-p.priority, now_, id});
+    TESSERA_CHECK(!passing_);     // a pass walks a queue that only shrinks (Pass)
+    std::set<std::pair<double, int>>& q = queue_[p.key];
+    if (q.empty()) {
+      queued_key_pos_[p.key] = static_cast<int>(queued_keys_.size());
+      queued_keys_.push_back(p.key);
+    }
+    q.insert({now_, id});
+    ++queued_;
     pending_by_class_[p.cls]++;
   }
 
   void Dequeue(int id) {
     Pod& p = pods_[id];
-    queue_.erase({-p.priority, p.enqueued, id});
+    std::set<std::pair<double, int>>& q = queue_[p.key];
+    const size_t erased = q.erase({p.enqueued, id});
+    TESSERA_CHECK(erased == 1);
+    if (q.empty()) {
+      const int pos = queued_key_pos_[p.key];
+      queued_key_pos_[queued_keys_.back()] = pos;
+      queued_keys_[pos] = queued_keys_.back();
+      queued_keys_.pop_back();
+      queued_key_pos_[p.key] = -1;
+    }
+    --queued_;
     pending_by_class_[p.cls]--;
   }
 
@@ -563,7 +585,7 @@ class Replay {
     }
     if (options_.qos.classes[p.cls].preemptible) {
       ++victim_epoch_;  // a new possible victim: failed preemptions may succeed now
-      dirty_ = dirty_ || !queue_.empty();
+      dirty_ = dirty_ || queued_ > 0;
     }
     p.state = State::kRunning;
     p.node = node;
@@ -616,18 +638,95 @@ class Replay {
     }
   }
 
-  // Tries every pending pod in queue order; pods that do not fit are skipped (no
-  // head-of-line blocking), as kube-scheduler does.
+  // Tries every pending pod in queue order (class priority, then time it entered the queue);
+  // pods that do not fit are skipped (no head-of-line blocking), as kube-scheduler does.
+  //
+  // Whether a pod is skipped depends only on its key's state and, through the preemption
+  // delay, on when it entered the queue, which comes later for each next pod of the key. So
+  // once a pod is skipped, so is the rest of its key until a try changes that state: a start
+  // that gives a preemption a new possible victim (victim_epoch_), or headroom given back
+  // (UnblockHeadroom). The pass therefore merges the keys' queues, leaves a key at its first
+  // skipped pod and takes it back, after the pod being tried, when such a try happens: it tries
+  // the very pods, in the very order, of a walk of the whole queue, at a cost in the pods tried
+  // and the keys queued instead of the pods queued (the walk made a replay whose queue keeps
+  // growing quadratic in its horizon: issue 40). The queue only shrinks during a pass (Enqueue
+  // checks it).
   void Pass() {
     dirty_ = false;
-    for (auto it = queue_.begin(); it != queue_.end();) {
-      const int id = std::get<2>(*it);
-      ++it;  // TryPod may erase `id`
-      const Pod& p = pods_[id];
-      if (blocked_[p.key] == kNoHeadroom && !(PreemptsForHeadroom(p) && MayPreemptNow(p))) continue;
-      if (blocked_[p.key] == kNoFit && !MayPreemptNow(p)) continue;
-      TryPod(id);
+    passing_ = true;
+    cursor_ = PassEntry{INT_MIN, 0, -1, -1};  // before every pod
+    for (int k : queued_keys_) Offer(k);
+    while (!pass_heap_.empty()) {
+      cursor_ = pass_heap_.top();
+      pass_heap_.pop();
+      const Pod& p = pods_[cursor_.id];
+      if (Skipped(p)) {
+        Leave(p);
+        continue;
+      }
+      const uint64_t epoch = victim_epoch_;
+      const uint64_t unblocks = headroom_unblocks_;
+      TryPod(cursor_.id);  // may erase the pod, never another
+      if (victim_epoch_ != epoch) Retake(&wait_epoch_);
+      if (headroom_unblocks_ != unblocks) Retake(&wait_headroom_);
+      Offer(cursor_.key);
     }
+    wait_epoch_.clear();
+    wait_headroom_.clear();
+    passing_ = false;
+  }
+
+  // A pass's place in the queue: a pod with its key.
+  struct PassEntry {
+    int neg_priority;
+    double enqueued;
+    int id;
+    int key;
+    bool operator>(const PassEntry& o) const {
+      return std::tie(neg_priority, enqueued, id) > std::tie(o.neg_priority, o.enqueued, o.id);
+    }
+  };
+
+  // Whether the pass skips pending pod `p` without trying it (its key found no room, and a
+  // preemption cannot succeed where the key's last one failed).
+  bool Skipped(const Pod& p) const {
+    if (blocked_[p.key] == kNoHeadroom) return !(PreemptsForHeadroom(p) && MayPreemptNow(p));
+    if (blocked_[p.key] == kNoFit) return !MayPreemptNow(p);
+    return false;
+  }
+
+  // Puts key `key`'s first pod after the pass's cursor in the pass, if it has one.
+  void Offer(int key) {
+    const std::set<std::pair<double, int>>& q = queue_[key];
+    in_pass_[key] = 0;
+    if (q.empty()) return;
+    auto it = q.begin();
+    const int neg_priority = -pods_[it->second].priority;
+    if (neg_priority < cursor_.neg_priority) return;  // the whole key lies behind it
+    if (neg_priority == cursor_.neg_priority) it = q.upper_bound({cursor_.enqueued, cursor_.id});
+    if (it == q.end()) return;
+    pass_heap_.push(PassEntry{neg_priority, it->first, it->second, key});
+    in_pass_[key] = 1;
+  }
+
+  // Key of skipped pod `p` leaves the pass, to be taken back by what may let it be tried.
+  void Leave(const Pod& p) {
+    in_pass_[p.key] = 0;
+    if (blocked_[p.key] == kNoHeadroom) wait_headroom_.push_back(p.key);
+    // A new victim lets it preempt again, unless it may not preempt at all, or its pods have
+    // not waited the preemption delay (which no try changes: the clock stands still).
+    if ((blocked_[p.key] == kNoFit || PreemptsForHeadroom(p)) && options_.preemption &&
+        p.priority > min_victim_priority_ && now_ >= p.enqueued + options_.preempt_delay_s) {
+      wait_epoch_.push_back(p.key);
+    }
+  }
+
+  // Takes the keys of `waiting` back into the pass, each at its first pod after the cursor.
+  void Retake(std::vector<int>* waiting) {
+    for (int k : *waiting) {
+      if (!in_pass_[k]) Offer(k);
+    }
+    waiting->clear();
   }
 
   // Whether a preemption attempt by `p` could succeed where the last one for its key failed.
@@ -743,8 +842,20 @@ class Replay {
   std::vector<uint64_t> preempt_failed_epoch_;
   uint64_t victim_epoch_ = 0;  // bumped by every start of a preemptible pod
   std::vector<std::vector<int>> on_node_;
-  std::vector<int> nominated_;                    // preemptions in progress per node
-  std::set<std::tuple<int, double, int>> queue_;  // (−priority, enqueued, id)
+  std::vector<int> nominated_;  // preemptions in progress per node
+  // The queue: by key, its pending pods as (enqueued, id); a key's pods share a priority.
+  std::vector<std::set<std::pair<double, int>>> queue_;
+  int64_t queued_ = 0;               // pods in queue_
+  std::vector<int> queued_keys_;     // the keys with pods in queue_, in no order
+  std::vector<int> queued_key_pos_;  // by key: its index in queued_keys_, or -1
+  // Pass's state: the pod being tried (or skipped), the keys' next pods after it, whether a
+  // key has one there or is being tried (by key), and keys left, by what may take them back.
+  bool passing_ = false;
+  PassEntry cursor_{};
+  std::priority_queue<PassEntry, std::vector<PassEntry>, std::greater<PassEntry>> pass_heap_;
+  std::vector<uint8_t> in_pass_;
+  std::vector<int> wait_epoch_, wait_headroom_;
+  uint64_t headroom_unblocks_ = 0;  // calls of UnblockHeadroom
   std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events_;
   uint64_t seq_ = 0;
   VirtualClock clock_;

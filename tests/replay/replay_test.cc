@@ -184,6 +184,56 @@ TEST_F(ReplayTest, PreemptionDelayLetsCapacityFreeFirst) {
   EXPECT_EQ(r.preemptions, 1);
 }
 
+TEST_F(ReplayTest, PassTriesPodsOfDifferentShapesInQueueOrder) {
+  ReplayOptions o;
+  o.preemption = false;
+  o.horizon_s = 1000;
+  // One GPU, busy until 10. Two shapes (CPU 1000 and 2000) of BE and one of LS queue up
+  // interleaved: each departure starts the next pod in queue order, LS first, then BE by time
+  // queued whatever its shape (a pass merges the shapes' queues).
+  std::vector<TimedPod> pods = {Pod("busy", "BE", 0, 10)};
+  for (int i = 0; i < 6; ++i) {
+    pods.push_back(Pod("be" + std::to_string(i), "BE", 1 + i, 10));
+    pods.back().spec.cpu_milli = i % 2 ? 2000 : 1000;
+  }
+  pods.push_back(Pod("ls", "LS", 8, 10));
+  const ReplayResult r = Run({Node("n0", 1)}, pods, o);
+  EXPECT_DOUBLE_EQ(StartOf(r, 7), 10);
+  for (int i = 1; i <= 6; ++i) EXPECT_DOUBLE_EQ(StartOf(r, i), 10 + 10 * i) << "be" << i - 1;
+}
+
+TEST_F(ReplayTest, FailedPreemptionWaitsForANewVictimEvenAfterASameClassStartInAPass) {
+  ReplayOptions o;
+  o.horizon_s = 1500;
+  // n0 (two A10 GPUs): a Guaranteed pod (not preemptible) until 100 and a BE pod until 1000;
+  // n1 (one T4): a Guaranteed pod until 10. Burstable pods needing both A10 GPUs arrive at 1,
+  // 3 and 101 (big0..2); a one-T4 Burstable pod at 2 (small). At 10 the T4 frees: small starts,
+  // a new possible victim, so in the same pass big1 tries to preempt again and fails (its
+  // Burstable peer is no victim). A failed preemption is retried only after a new possible
+  // victim starts (docs/REPLAY.md), and none does: once the Guaranteed pod has left (100),
+  // evicting the BE pod would make room, yet no big pod does, not even big2 arriving at 101.
+  NodeSpec a10 = Node("n0", 2);
+  a10.gpu_model = "A10";
+  auto pinned = [](TimedPod p, const char* model) {
+    p.spec.gpu_spec = model;
+    return p;
+  };
+  const ReplayResult r = Run({a10, Node("n1", 1)},
+                             {pinned(Pod("guaranteed0", "Guaranteed", 0, 100), "A10"),
+                              pinned(Pod("be", "BE", 0, 1000), "A10"),
+                              pinned(Pod("guaranteed1", "Guaranteed", 0, 10), "T4"),
+                              pinned(Pod("big0", "Burstable", 1, 100, 2), "A10"),
+                              pinned(Pod("small", "Burstable", 2, 5000), "T4"),
+                              pinned(Pod("big1", "Burstable", 3, 100, 2), "A10"),
+                              pinned(Pod("big2", "Burstable", 101, 100, 2), "A10")},
+                             o);
+  EXPECT_DOUBLE_EQ(StartOf(r, 4), 10);
+  EXPECT_EQ(r.preemptions, 0);
+  EXPECT_DOUBLE_EQ(StartOf(r, 3), 1000);  // when the BE pod ends
+  EXPECT_DOUBLE_EQ(StartOf(r, 5), 1100);
+  EXPECT_DOUBLE_EQ(StartOf(r, 6), 1200);
+}
+
 TEST_F(ReplayTest, NoPreemptionOfEqualOrHigherClassesOrNonPreemptibleOnes) {
   ReplayOptions o;
   o.horizon_s = 1000;
