@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "report/report.h"
+#include "report/svg_chart.h"
 #include "util/format.h"
 
 namespace tessera {
@@ -45,17 +46,6 @@ std::string Compact(double v) {
   char buf[32];
   std::snprintf(buf, sizeof(buf), "%g", v);
   return buf;
-}
-
-/// A tick step of 1, 2 or 5 · 10^k giving at most `max_ticks` intervals over `range`.
-double NiceStep(double range, int max_ticks) {
-  if (range <= 0) return 1;
-  const double raw = range / max_ticks;
-  const double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
-  for (double m : {1.0, 2.0, 5.0, 10.0}) {
-    if (m * magnitude >= raw) return m * magnitude;
-  }
-  return 10 * magnitude;
 }
 
 /// Maps data coordinates to SVG coordinates inside one rectangle.
@@ -190,14 +180,14 @@ void AppendInset(std::string* svg, const Frame& main, const std::vector<Series>&
   *svg += "</g>";
 }
 
-struct ChartSpec {
+struct FragChart {
   std::string id;            ///< element id
   std::string title;         ///< caption and SVG title
   std::string y_label;       ///< y axis label
   bool unallocated = false;  ///< draws the ideal line and the zoom inset
 };
 
-std::string Chart(const ChartSpec& spec, const std::vector<Series>& series, int max_x) {
+std::string Chart(const FragChart& spec, const std::vector<Series>& series, int max_x) {
   const Frame f{kPlotLeft, kPlotTop, kPlotRight, kPlotBottom, 0, static_cast<double>(max_x),
                 0,         100};
   std::string svg = "<figure class=\"chart\" id=\"" + spec.id + "\"><figcaption>" +

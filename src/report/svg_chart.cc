@@ -11,9 +11,11 @@
 namespace tessera {
 namespace {
 
-std::string F(double v, int d = 1) { return Fixed(v, d); }
+std::string Fx(double v, int d = 1) { return Fixed(v, d); }
 
-/// A tick step of 1, 2 or 5 · 10^k giving at most `max_ticks` intervals over `range`.
+}  // namespace
+
+// A tick step of 1, 2 or 5 · 10^k giving at most `max_ticks` intervals over `range`.
 double NiceStep(double range, int max_ticks) {
   if (range <= 0) return 1;
   const double raw = range / max_ticks;
@@ -23,8 +25,6 @@ double NiceStep(double range, int max_ticks) {
   }
   return 10 * magnitude;
 }
-
-}  // namespace
 
 std::string CompactNumber(double v) {
   char buf[32];
@@ -82,47 +82,48 @@ std::string SvgChart(const ChartSpec& spec, const std::vector<ChartSeries>& seri
 
   std::string s = "<figure class=\"chart\" id=\"" + spec.id + "\"><figcaption>" +
                   HtmlEscape(spec.title) + "</figcaption>";
-  s += "<svg viewBox=\"0 0 " + F(width, 0) + " " + F(height, 0) + "\" role=\"img\" aria-label=\"" +
-       HtmlEscape(spec.title) + "\"><title>" + HtmlEscape(spec.title) + "</title>";
+  s += "<svg viewBox=\"0 0 " + Fx(width, 0) + " " + Fx(height, 0) +
+       "\" role=\"img\" aria-label=\"" + HtmlEscape(spec.title) + "\"><title>" +
+       HtmlEscape(spec.title) + "</title>";
   s += "<g class=\"grid\">";
   for (double y : ticks) {
-    s += "<line x1=\"" + F(left) + "\" y1=\"" + F(Y(y)) + "\" x2=\"" + F(right) + "\" y2=\"" +
-         F(Y(y)) + "\"/>";
+    s += "<line x1=\"" + Fx(left) + "\" y1=\"" + Fx(Y(y)) + "\" x2=\"" + Fx(right) + "\" y2=\"" +
+         Fx(Y(y)) + "\"/>";
   }
   const double x_step = NiceStep(x_hi - x_lo, spec.half ? 6 : 10);
   const double x_first = std::ceil(x_lo / x_step - 1e-9) * x_step;
   for (double x = x_first; x <= x_hi + 1e-9; x += x_step) {
-    s += "<line x1=\"" + F(X(x)) + "\" y1=\"" + F(top) + "\" x2=\"" + F(X(x)) + "\" y2=\"" +
-         F(bottom) + "\"/>";
+    s += "<line x1=\"" + Fx(X(x)) + "\" y1=\"" + Fx(top) + "\" x2=\"" + Fx(X(x)) + "\" y2=\"" +
+         Fx(bottom) + "\"/>";
   }
   s += "</g><g class=\"axis\">";
-  s += "<line x1=\"" + F(left) + "\" y1=\"" + F(bottom) + "\" x2=\"" + F(right) + "\" y2=\"" +
-       F(bottom) + "\"/><line x1=\"" + F(left) + "\" y1=\"" + F(top) + "\" x2=\"" + F(left) +
-       "\" y2=\"" + F(bottom) + "\"/>";
+  s += "<line x1=\"" + Fx(left) + "\" y1=\"" + Fx(bottom) + "\" x2=\"" + Fx(right) + "\" y2=\"" +
+       Fx(bottom) + "\"/><line x1=\"" + Fx(left) + "\" y1=\"" + Fx(top) + "\" x2=\"" + Fx(left) +
+       "\" y2=\"" + Fx(bottom) + "\"/>";
   for (double x = x_first; x <= x_hi + 1e-9; x += x_step) {
-    s += "<line x1=\"" + F(X(x)) + "\" y1=\"" + F(bottom) + "\" x2=\"" + F(X(x)) + "\" y2=\"" +
-         F(bottom + 5) + "\"/><text x=\"" + F(X(x)) + "\" y=\"" + F(bottom + 19) +
+    s += "<line x1=\"" + Fx(X(x)) + "\" y1=\"" + Fx(bottom) + "\" x2=\"" + Fx(X(x)) + "\" y2=\"" +
+         Fx(bottom + 5) + "\"/><text x=\"" + Fx(X(x)) + "\" y=\"" + Fx(bottom + 19) +
          "\" text-anchor=\"middle\" font-size=\"12\">" + CompactNumber(x) + "</text>";
   }
   for (double y : ticks) {
-    s += "<line x1=\"" + F(left - 5) + "\" y1=\"" + F(Y(y)) + "\" x2=\"" + F(left) + "\" y2=\"" +
-         F(Y(y)) + "\"/><text x=\"" + F(left - 8) + "\" y=\"" + F(Y(y) + 4) +
+    s += "<line x1=\"" + Fx(left - 5) + "\" y1=\"" + Fx(Y(y)) + "\" x2=\"" + Fx(left) + "\" y2=\"" +
+         Fx(Y(y)) + "\"/><text x=\"" + Fx(left - 8) + "\" y=\"" + Fx(Y(y) + 4) +
          "\" text-anchor=\"end\" font-size=\"12\">" + HtmlEscape(tick_label(y)) + "</text>";
   }
   s += "</g>";
-  s += "<text class=\"axis-label\" x=\"" + F((left + right) / 2) + "\" y=\"" + F(height - 10) +
+  s += "<text class=\"axis-label\" x=\"" + Fx((left + right) / 2) + "\" y=\"" + Fx(height - 10) +
        "\" text-anchor=\"middle\" font-size=\"13\">" + HtmlEscape(spec.x_label) + "</text>";
-  s += "<text class=\"axis-label\" transform=\"translate(16 " + F((top + bottom) / 2) +
+  s += "<text class=\"axis-label\" transform=\"translate(16 " + Fx((top + bottom) / 2) +
        ") rotate(-90)\" text-anchor=\"middle\" font-size=\"13\">" + HtmlEscape(spec.y_label) +
        "</text>";
   for (const ChartMark& m : spec.marks) {
     // The label above the line, or below it when the line is at the top of the plot.
     const double label_y = Y(m.y) - top < 16 ? Y(m.y) + 15 : Y(m.y) - 5;
-    s += "<line class=\"mark\" x1=\"" + F(left) + "\" y1=\"" + F(Y(m.y)) + "\" x2=\"" + F(right) +
-         "\" y2=\"" + F(Y(m.y)) +
+    s += "<line class=\"mark\" x1=\"" + Fx(left) + "\" y1=\"" + Fx(Y(m.y)) + "\" x2=\"" +
+         Fx(right) + "\" y2=\"" + Fx(Y(m.y)) +
          "\" stroke=\"#cf222e\" stroke-width=\"1.5\" stroke-dasharray=\"5 4\"/><text "
          "class=\"mark-label\" x=\"" +
-         F(right - 4) + "\" y=\"" + F(label_y) +
+         Fx(right - 4) + "\" y=\"" + Fx(label_y) +
          "\" text-anchor=\"end\" font-size=\"12\" fill=\"#cf222e\">" + HtmlEscape(m.label) +
          "</text>";
   }
@@ -130,7 +131,7 @@ std::string SvgChart(const ChartSpec& spec, const std::vector<ChartSeries>& seri
     std::string points;
     for (const ChartPoint& p : line.points) {
       if (p.x < x_lo - 1e-9 || p.x > x_hi + 1e-9) continue;
-      points += (points.empty() ? "" : " ") + F(X(p.x)) + "," + F(Y(p.y));
+      points += (points.empty() ? "" : " ") + Fx(X(p.x)) + "," + Fx(Y(p.y));
     }
     s += "<polyline class=\"" + line.css + "\" data-policy=\"" + HtmlEscape(line.policy) +
          "\" fill=\"none\" stroke=\"" + std::string(line.color) + "\" stroke-width=\"2\"" +
@@ -139,21 +140,21 @@ std::string SvgChart(const ChartSpec& spec, const std::vector<ChartSeries>& seri
     if (!line.markers) continue;
     for (const ChartPoint& p : line.points) {
       s += "<circle class=\"marker\" data-policy=\"" + HtmlEscape(line.policy) + "\" cx=\"" +
-           F(X(p.x)) + "\" cy=\"" + F(Y(p.y)) + "\" r=\"4.5\" fill=\"" + std::string(line.color) +
+           Fx(X(p.x)) + "\" cy=\"" + Fx(Y(p.y)) + "\" r=\"4.5\" fill=\"" + std::string(line.color) +
            "\"><title>" + HtmlEscape(p.title) + "</title></circle>";
     }
   }
   if (!spec.half) {  // the legend, right of the plot: one entry per policy
-    s += "<g class=\"legend\"><text x=\"812\" y=\"" + F(top + 10) +
+    s += "<g class=\"legend\"><text x=\"812\" y=\"" + Fx(top + 10) +
          "\" font-size=\"12\" font-weight=\"600\">Policy</text>";
     double y = top + 34;
     std::vector<std::string> seen;
     for (const ChartSeries& line : series) {
       if (std::find(seen.begin(), seen.end(), line.policy) != seen.end()) continue;
       seen.push_back(line.policy);
-      s += "<g><line x1=\"812\" y1=\"" + F(y - 4) + "\" x2=\"840\" y2=\"" + F(y - 4) +
+      s += "<g><line x1=\"812\" y1=\"" + Fx(y - 4) + "\" x2=\"840\" y2=\"" + Fx(y - 4) +
            "\" stroke=\"" + std::string(line.color) +
-           "\" stroke-width=\"3\"/><text x=\"848\" y=\"" + F(y) + "\" font-size=\"13\">" +
+           "\" stroke-width=\"3\"/><text x=\"848\" y=\"" + Fx(y) + "\" font-size=\"13\">" +
            HtmlEscape(line.policy) + "</text></g>";
       y += 22;
     }

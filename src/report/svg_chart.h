@@ -73,6 +73,10 @@ struct ChartSpec {
 /// strings are HTML-escaped.
 std::string SvgChart(const ChartSpec& spec, const std::vector<ChartSeries>& series);
 
+/// A tick step of 1, 2 or 5 · 10^k giving at most `max_ticks` intervals over `range` (1 when
+/// `range` is not positive).
+double NiceStep(double range, int max_ticks);
+
 /// "80", "97.5", "0.001": tick labels and short figures ("%g").
 std::string CompactNumber(double v);
 

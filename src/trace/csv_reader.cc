@@ -14,6 +14,7 @@
 #include "model/gpu_catalog.h"
 #include "model/resources.h"
 #include "trace/topology_text.h"
+#include "util/text.h"
 
 namespace tessera {
 namespace {
@@ -25,12 +26,6 @@ struct CsvRecord {
 };
 
 bool IsBlank(char c) { return c == ' ' || c == '\t'; }
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && IsBlank(s.front())) s.remove_prefix(1);
-  while (!s.empty() && IsBlank(s.back())) s.remove_suffix(1);
-  return s;
-}
 
 // "file:line: field 'name': what".
 Error FieldError(std::string_view file, int line, std::string_view field, std::string_view what) {
@@ -91,7 +86,7 @@ class CsvSplitter {
         } else {
           const size_t start = pos_;
           while (pos_ < text_.size() && text_[pos_] != ',' && !AtRecordEnd()) ++pos_;
-          field = std::string(Trim(text_.substr(start, pos_ - start)));
+          field = std::string(TrimBlanks(text_.substr(start, pos_ - start)));
         }
         record->fields.push_back(std::move(field));
         if (pos_ < text_.size() && text_[pos_] == ',') {
@@ -282,7 +277,7 @@ Result<std::vector<NodeSpec>> ReadNodeCsv(std::string_view text, std::string_vie
       TESSERA_ASSIGN_OR_RETURN(n.gpu_memory_mib, t.Int(r, gpu_memory, kMaxGpuMemoryMib, -1));
       if (n.gpu_memory_mib < 0) n.gpu_memory_mib = KnownGpuMemoryMib(n.gpu_model);
     }
-    if (const std::string_view text = Trim(CsvTable::Str(r, topology)); !text.empty()) {
+    if (const std::string_view text = TrimBlanks(CsvTable::Str(r, topology)); !text.empty()) {
       if (n.gpu_count == 0) return t.Fail(r, topology, "set, but the node has no GPUs");
       TopologyPtr& shared = topologies[{std::string(text), n.gpu_count}];
       if (shared == nullptr) {

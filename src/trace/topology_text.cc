@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "model/resources.h"
+#include "util/text.h"
 
 namespace tessera {
 namespace {
@@ -62,12 +63,6 @@ bool ParseInt(std::string_view s, int* out) {
   if (s.empty()) return false;
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
   return ec == std::errc() && p == s.data() + s.size();
-}
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
 }
 
 std::vector<std::string_view> Split(std::string_view s, char sep) {
@@ -165,21 +160,21 @@ Result<GpuTopology> BuildTopology(int gpu_count, const TopologyGroups& groups) {
 
 Result<std::vector<std::vector<int>>> ParseGpuGroups(std::string_view text) {
   std::vector<std::vector<int>> out;
-  const std::string_view all = Trim(text);
+  const std::string_view all = TrimBlanks(text);
   if (all.empty()) return Error{"no GPU groups"};
   for (std::string_view group : Split(all, '/')) {
     std::vector<int>& gpus = out.emplace_back();
-    group = Trim(group);
+    group = TrimBlanks(group);
     if (group.empty()) return Error{"empty GPU group in \"" + std::string(all) + "\""};
     for (std::string_view item : Split(group, ',')) {
-      item = Trim(item);
+      item = TrimBlanks(item);
       const size_t dash = item.find('-');
       int lo = 0, hi = 0;
       if (dash == std::string_view::npos) {
         if (!ParseInt(item, &lo)) return Error{"bad GPU index \"" + std::string(item) + "\""};
         hi = lo;
-      } else if (!ParseInt(Trim(item.substr(0, dash)), &lo) ||
-                 !ParseInt(Trim(item.substr(dash + 1)), &hi) || hi < lo) {
+      } else if (!ParseInt(TrimBlanks(item.substr(0, dash)), &lo) ||
+                 !ParseInt(TrimBlanks(item.substr(dash + 1)), &hi) || hi < lo) {
         return Error{"bad GPU range \"" + std::string(item) + "\""};
       }
       if (hi >= kMaxGpusPerNode) {
@@ -195,15 +190,15 @@ Result<std::vector<std::vector<int>>> ParseGpuGroups(std::string_view text) {
 Result<TopologyGroups> ParseCompactTopology(std::string_view text) {
   TopologyGroups g;
   bool seen[3] = {false, false, false};
-  for (std::string_view pair : Split(Trim(text), ';')) {
-    pair = Trim(pair);
+  for (std::string_view pair : Split(TrimBlanks(text), ';')) {
+    pair = TrimBlanks(pair);
     if (pair.empty()) continue;
     const size_t eq = pair.find('=');
     if (eq == std::string_view::npos) {
       return Error{"\"" + std::string(pair) + "\" is not key=value"};
     }
-    const std::string_view key = Trim(pair.substr(0, eq));
-    const std::string_view value = Trim(pair.substr(eq + 1));
+    const std::string_view key = TrimBlanks(pair.substr(0, eq));
+    const std::string_view value = TrimBlanks(pair.substr(eq + 1));
     const int k = key == "nvlink" ? 0 : key == "numa" ? 1 : key == "kubelet" ? 2 : -1;
     if (k < 0) {
       return Error{"unknown key \"" + std::string(key) + "\" (known: nvlink, numa, kubelet)"};
@@ -249,7 +244,7 @@ std::string FormatGpuGroups(const GpuTopology& topology, TopologyScope scope) {
 }
 
 Result<TopologyRequest> ParseTopologyRequest(std::string_view text) {
-  const std::string_view t = Trim(text);
+  const std::string_view t = TrimBlanks(text);
   TopologyRequest r;
   if (t.empty() || t == "none") return r;
   const size_t colon = t.find(':');
@@ -274,7 +269,7 @@ Result<TopologyRequest> ParseTopologyRequest(std::string_view text) {
 }
 
 Result<KubeletTopologyPolicy> ParseKubeletPolicy(std::string_view text) {
-  const std::string_view t = Trim(text);
+  const std::string_view t = TrimBlanks(text);
   if (t == "none") return KubeletTopologyPolicy::kNone;
   if (t == "best-effort") return KubeletTopologyPolicy::kBestEffort;
   if (t == "restricted") return KubeletTopologyPolicy::kRestricted;
