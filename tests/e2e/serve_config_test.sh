@@ -65,11 +65,13 @@ echo "ok   listening on port $port (flag over file)"
 code=$(curl -sS -m 5 -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/readyz")
 [ "$code" = 503 ] && echo "ok   readyz 503 before the initial lists" ||
   { echo "FAIL readyz: $code"; fails=$((fails + 1)); }
-curl -sS -m 5 "http://127.0.0.1:$port/state" | grep -qF '"policy":"bestfit"' &&
+curl -sS -m 5 "http://127.0.0.1:$port/state" >"$tmp/state" && grep -qF '"policy":"bestfit"' "$tmp/state" &&
   echo "ok   policy from the file" || { echo "FAIL policy"; fails=$((fails + 1)); }
 # metricsListen from the file: /metrics only, served while out of sync (the alert's source).
 metrics_port=$(sed -n 's/^metrics on 127\.0\.0\.1:\([0-9][0-9]*\)$/\1/p' "$tmp/out")
-if [ -n "$metrics_port" ] && curl -sS -m 5 "http://127.0.0.1:$metrics_port/metrics" | grep -qx 'tessera_synced 0' &&
+# (into a file: grep -q stops reading at its match, and curl then fails writing — pipefail)
+if [ -n "$metrics_port" ] && curl -sS -m 5 "http://127.0.0.1:$metrics_port/metrics" >"$tmp/metrics" &&
+  grep -qx 'tessera_synced 0' "$tmp/metrics" &&
   [ "$(curl -sS -m 5 -o /dev/null -w '%{http_code}' "http://127.0.0.1:$metrics_port/healthz")" = 404 ] &&
   [ "$(curl -sS -m 5 -o /dev/null -w '%{http_code}' -d '{}' "http://127.0.0.1:$metrics_port/bind")" = 404 ]; then
   echo "ok   metricsListen from the file: /metrics on $metrics_port (tessera_synced 0), /healthz and /bind 404"
