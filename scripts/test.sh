@@ -116,7 +116,7 @@ section "ASan + UBSan tests: all unit tests, the CLI and serve e2e scripts"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build-asan --output-on-failure -j "$jobs" --timeout 1800 \
   -LE cluster \
-  -E '^e2e\.(invariants|report_chromium|replay_report_chromium|deploy_kubectl|image|engine_only)_test$'
+  -E '^e2e\.(invariants|report_chromium|replay_report_chromium|plan_report_chromium|analyze_report_chromium|deploy_kubectl|image|engine_only)_test$'
 
 section "Fuzzing: every harness of tests/fuzz/, 25 s each from its seed corpus"
 bash scripts/fuzz.sh --build-dir build-asan --seconds 25 --jobs "$jobs"
