@@ -165,8 +165,9 @@ Status CheckSloClasses(const PlanCliOptions& o, const PlanSpec& spec, const Time
     if (pods[c] == 0) {
       return Error{what + ": " + source + " has no pods of class " + slo.qos_class +
                    ", so any cluster would meet it. Its pods by class: " + have +
-                   " (a pod's class is its qos column; tessera record writes the Kubernetes QoS "
-                   "class). Put the SLO on a class it has, e.g. " +
+                   " (a pod's class is its qos column; tessera record writes the class tessera "
+                   "serve sorts the pod into: its tessera.io/class label, else its priority). "
+                   "Put the SLO on a class it has, e.g. " +
                    example + " (docs/PLAN.md, \"SLOs on recorded histories\")"};
     }
     if (hostable[c] == 0) {
@@ -472,9 +473,10 @@ void AddPlanCommand(CLI::App& app, PlanCliOptions& o, int& exit_code) {
       "    - {name: a100x8, model: A100, gpus: 8, cpu_milli: 96000, memory_mib: 786432,\n"
       "       cost_per_hour: 24.0, min_count: 20, max_count: 80, step: 4, count_today: 40}\n"
       "More in tests/plan/testdata/. An SLO names a class of the demand (a pod's qos column):\n"
-      "the default is on LS; histories from `tessera record` have the Kubernetes QoS classes\n"
-      "(Guaranteed, Burstable, and BestEffort as BE), so give them an SLO of their own; an\n"
-      "SLO on a class the demand has no pods of is an error. Pods without\n"
+      "the default is on LS; `tessera record` writes the class `tessera serve` sorts a pod\n"
+      "into (its tessera.io/class label, else its priority), so give a history whose pods\n"
+      "carry neither SLOs on the classes it has; an SLO on a class the demand has no pods of\n"
+      "is an error. Pods without\n"
       "usable times are left out with a warning and listed in skipped.csv.\n"
       "\nOutputs in --out: plan.json, plan.csv, headroom.yaml, skipped.csv, report.html\n"
       "(docs/PLAN.md).");

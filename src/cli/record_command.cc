@@ -15,7 +15,9 @@
 #include "k8s/api/kube_api.h"
 #include "k8s/api/objects.h"
 #include "k8s/record/record_run.h"
+#include "k8s/serve/serve_config.h"
 #include "util/clock.h"
+#include "util/file.h"
 
 namespace tessera {
 
@@ -87,11 +89,16 @@ void AddRecordCommand(CLI::App& app, RecordCliOptions& o, int& exit_code) {
       "  openb_node_list.csv            written at a clean end only\n"
       "  openb_pod_list.csv             written at a clean end only\n"
       "  openb_*.partial.csv            while recording or after a failure (not complete)\n"
+      "\nA pod's class (the qos column) is the class `tessera serve` sorts it into: its\n"
+      "tessera.io/class label, else its spec.priority against the classes of --config (serve's\n"
+      "tessera.yaml) or the default ones (LS >= 1000, Guaranteed >= 900, Burstable >= 500, else\n"
+      "BE). Plan SLOs and replays then speak of the classes the extender enforces.\n"
       "\nExit codes: 0 clean end; 1 API server unreachable or refusing (nothing written when it\n"
       "fails at the start; record.json \"failed\" later); 2 bad input (flags, a damaged journal).\n"
       "\nExamples:\n"
       "  tessera record --kubeconfig ~/.kube/config --out rec --duration 24h\n"
       "  tessera record --in-cluster --out /data/rec          # until SIGTERM\n"
+      "  tessera record --kubeconfig ~/.kube/config --out rec --config tessera.yaml\n"
       "  tessera replay --nodes rec/openb_node_list.csv --pods rec/openb_pod_list.csv\n");
   cmd->add_flag("--in-cluster", o.in_cluster,
                 "Reach the API server with the pod's service account");
@@ -109,6 +116,9 @@ void AddRecordCommand(CLI::App& app, RecordCliOptions& o, int& exit_code) {
                   "Fail (exit 1) when out of sync with the API server this long")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  cmd->add_option("--config", o.config_file,
+                  "tessera serve's configuration (tessera.yaml): the classes pods are sorted "
+                  "into (default: serve's default classes)");
   cmd->callback([&o, &exit_code] { exit_code = RunRecordCommand(o); });
 }
 
@@ -120,6 +130,16 @@ int RunRecordCommand(const RecordCliOptions& o) {
   }
   k8s::RecordRunOptions ro;
   ro.dir = o.out_dir;
+  if (!o.config_file.empty()) {
+    Result<std::string> text = ReadFile(o.config_file);
+    k8s::ServeConfig config;
+    Status s = text.ok() ? k8s::ParseServeConfig(*text, o.config_file, &config) : text.error();
+    if (!s.ok()) {
+      std::cerr << me << "error: --config: " << s.error().message << "\n";
+      return 2;
+    }
+    ro.classes = config.classes;
+  }
   ro.flush_seconds = o.flush_seconds;
   ro.give_up_seconds = o.give_up_seconds;
   if (!o.until.empty()) {

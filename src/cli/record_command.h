@@ -19,6 +19,7 @@ struct RecordCliOptions {
   std::string duration;  ///< "90", "90s", "15m", "12h", "7d" ("" = none)
   double flush_seconds = 10;
   double give_up_seconds = 300;
+  std::string config_file;  ///< `tessera serve`'s tessera.yaml: its classes ("" = the defaults)
 };
 
 /// Registers the `record` subcommand on `app`; the callback runs it and sets `exit_code`.

@@ -146,7 +146,8 @@ case "$STUB" in
 esac
 SH
   chmod +x "$tmp/bin/date" "$tmp/bin/tessera"
-  sed -e "s|/usr/local/bin/tessera|$tmp/bin/tessera|" -e "s|/data/|$tmp/data/|g" "$tmp/record.sh" >"$tmp/record-stub.sh"
+  sed -e "s|/usr/local/bin/tessera|$tmp/bin/tessera|" -e "s|/data/|$tmp/data/|g" \
+    -e "s|/etc/tessera/|$tmp/etc/tessera/|g" "$tmp/record.sh" >"$tmp/record-stub.sh"
   day=1796169600  # a midnight UTC (20789 x 86400)
   run_record() {  # run_record FAKE_NOW STUB
     FAKE_NOW=$1 STUB=$2 STUB_DIR=$tmp PATH="$tmp/bin:$PATH" sh "$tmp/record-stub.sh"
@@ -165,6 +166,15 @@ SH
     fail "record's script at 01:00 UTC: exit $rc, ran '$(cat "$tmp/record.args" 2>/dev/null)' (want '$want'), lists: $(ls -R "$tmp/data/lists" 2>&1 | tr '\n' ' ')"
   fi
   rm -rf "$tmp/record.args" "$tmp/data/lists" "$tmp/data/record"
+  # With the extender's ConfigMap mounted, record sorts pods into its classes.
+  mkdir -p "$tmp/etc/tessera" && echo "classes: [{name: LS, priority: 1000}, {name: BE, priority: 0}]" >"$tmp/etc/tessera/tessera.yaml"
+  if run_record $((day + 3600)) clean &&
+    [ "$(cat "$tmp/record.args" 2>/dev/null)" = "$want --config $tmp/etc/tessera/tessera.yaml" ]; then
+    echo "ok   record's script with the extender's ConfigMap mounted: --config passed"
+  else
+    fail "record's script with the ConfigMap: ran '$(cat "$tmp/record.args" 2>/dev/null)'"
+  fi
+  rm -rf "$tmp/record.args" "$tmp/data/lists" "$tmp/data/record" "$tmp/etc"
   if run_record $((day + 86400 - 60)) clean && [ ! -e "$tmp/record.args" ]; then
     echo "ok   record's script at 23:59 UTC: exits 0 without recording (the next run starts at 00:00)"
   else

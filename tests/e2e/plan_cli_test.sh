@@ -80,9 +80,9 @@ grep -qF '<td class="verdict none" title="no mix up to the catalog&#39;s maximum
   fail "no-plan: report.html does not say it"
 echo "ok   a policy without a plan: every output says so"
 
-# A recorded history: Kubernetes QoS classes (no LS pod) and a pod without usable times. With
-# an SLO on Guaranteed it plans; the pod is left out with the warning replay prints for it,
-# listed in skipped.csv, and counted in every output.
+# A recorded history without LS pods (no label or priority says LS) and a pod without usable
+# times. With an SLO on Guaranteed it plans; the pod is left out with the warning replay prints
+# for it, listed in skipped.csv, and counted in every output.
 {
   echo name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time
   for i in $(seq 0 39); do

@@ -54,6 +54,16 @@ else
   fail "--until in the past: exit $code: $(cat "$tmp/err")"
 fi
 
+printf 'classes:\n  - {name: LS, priorty: 1000}\n' >"$tmp/bad.yaml"
+"$TESSERA" record --kubeconfig "$tmp/kubeconfig" --out "$tmp/r0" --config "$tmp/bad.yaml" >/dev/null 2>"$tmp/err"
+code=$?
+if [ $code -eq 2 ] && grep -q -- "--config: $tmp/bad.yaml:2: classes\[0\].priorty: unknown key" "$tmp/err" &&
+  [ ! -e "$tmp/r0" ]; then
+  ok "bad --config: exit 2, the place named, nothing written"
+else
+  fail "bad --config: exit $code: $(cat "$tmp/err")"
+fi
+
 # Unreachable: exit 1, a message naming the server, nothing written.
 "$TESSERA" record --kubeconfig "$tmp/kubeconfig" --out "$tmp/r1" --duration 5s >/dev/null 2>"$tmp/err"
 code=$?

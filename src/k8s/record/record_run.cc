@@ -52,6 +52,7 @@ int RunRecord(KubeApi* api, const RecordRunOptions& options, std::ostream& err) 
   ro.dir = options.dir;
   ro.clock = clock;
   ro.server = options.server;
+  ro.classes = options.classes;
   Result<std::unique_ptr<Recorder>> opened = Recorder::Open(ro);
   if (!opened.ok()) {
     err << me << "error: " << opened.error().message << "\n";

@@ -10,6 +10,7 @@
 
 #include "k8s/api/cluster_cache.h"
 #include "k8s/api/kube_api.h"
+#include "sched/classes.h"
 #include "util/clock.h"
 
 namespace tessera::k8s {
@@ -24,6 +25,8 @@ struct RecordRunOptions {
   double give_up_seconds = 300;
   std::string server;            ///< the API server's address, for the journal and messages
   const Clock* clock = nullptr;  ///< wall clock; the system clock when null
+  /// The classes pods are recorded in (RecorderOptions::classes).
+  QosClasses classes = DefaultQosClasses();
   /// Waits between flushes; Wake() ends the run cleanly (the CLI wakes it on SIGTERM/SIGINT).
   /// Not owned; required.
   Sleeper* stop = nullptr;

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
+#include "k8s/extender/pending_queue.h"
 #include "k8s/extender/translate.h"
 #include "trace/topology_text.h"
 #include "util/file.h"
@@ -21,9 +22,6 @@ int64_t TimestampSeconds(const std::string& text) {
 }
 
 bool Terminal(const std::string& phase) { return phase == "Succeeded" || phase == "Failed"; }
-
-/// The class as the replay's default classes name it: Kubernetes' BestEffort is "BE".
-std::string ReplayClass(const std::string& qos) { return qos == "BestEffort" ? "BE" : qos; }
 
 }  // namespace
 
@@ -138,7 +136,8 @@ Status Recorder::UpsertPod(const Pod& pod) {
     p.gpu_memory_mib = spec.gpu_count > 0 ? spec.gpu_memory_mib : 0;
     p.gpu_memory_percent = spec.gpu_count > 0 ? spec.gpu_memory_percent : 0;
     p.gpu_spec = spec.gpu_spec;
-    p.qos = ReplayClass(spec.qos);
+    const int cls = ClassOfPod(options_.classes, pod);
+    p.qos = cls >= 0 ? options_.classes.classes[static_cast<size_t>(cls)].name : spec.qos;
     p.creation_time = TimestampSeconds(pod.creation_timestamp);
     if (p.creation_time < 0) p.creation_time = now;
     p.before_start = Terminal(pod.phase);

@@ -14,6 +14,7 @@
 
 #include "k8s/api/cluster_events.h"
 #include "k8s/record/record_log.h"
+#include "sched/classes.h"
 #include "util/clock.h"
 
 namespace tessera::k8s {
@@ -34,6 +35,9 @@ struct RecorderOptions {
   std::string dir;               ///< the recording's folder (created when missing)
   const Clock* clock = nullptr;  ///< wall clock for observed times; not owned; required
   std::string server;            ///< the API server, for the journal's start line
+  /// The classes of service a pod is sorted into, as `tessera serve` sorts it (its config's
+  /// `classes:`): the recorded qos is the class's name.
+  QosClasses classes = DefaultQosClasses();
 };
 
 /// How many objects a recording holds.
@@ -50,9 +54,11 @@ struct RecordCounts {
 /// Records pods and nodes:
 ///  - a pod is recorded when first seen, with creation_time = metadata.creationTimestamp (the
 ///    clock when absent) and its request (GPU memory and allowed models included, the models
-///    by their engine names) and class as `tessera serve` reads them (PodToSpec; a pod
-///    PodToSpec rejects is recorded with FailClosedSpec's request); the lists clip times to
-///    the recording's window, which starts at the first run's start (PodListCsv);
+///    by their engine names) as `tessera serve` reads it (PodToSpec; a pod PodToSpec rejects is
+///    recorded with FailClosedSpec's request), and the class `tessera serve` sorts it into
+///    (ClassOfPod over options.classes: the tessera.io/class label, else spec.priority); the
+///    lists clip times to the recording's window, which starts at the first run's start
+///    (PodListCsv);
 ///  - scheduled_time: the PodScheduled condition's lastTransitionTime, else the clock when the
 ///    pod is first seen bound;
 ///  - deletion_time: the clock when the pod is first seen Succeeded or Failed, or deleted; a pod

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -21,6 +22,7 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -37,7 +39,9 @@
 #include "k8s/record/record_log.h"
 #include "k8s/record/record_run.h"
 #include "k8s/record/recorder.h"
+#include "k8s/serve/serve_config.h"
 #include "model/gpu_catalog.h"
+#include "plan/demand.h"
 #include "replay/replay.h"
 #include "replay/timeline.h"
 #include "sched/engine.h"
@@ -357,8 +361,8 @@ TEST(Recorder, ReadsRequestsAsServeDoesAndTimesFromTheObjectOrTheClock) {
   ro.clock = &clock;
   std::unique_ptr<Recorder> r = std::move(Recorder::Open(ro).value());
 
-  // HAMi: 30 % of the cores and 8000 MiB of one GPU; no class label: the QoS class (BestEffort
-  // would be BE; this one has limits only, so Guaranteed).
+  // HAMi: 30 % of the cores and 8000 MiB of one GPU; no class label and priority 950: the
+  // class serve sorts it into by priority (Guaranteed, from 900), not its Kubernetes QoS class.
   Json hami = testing::PodObject("hami", testing::Shape(0));
   hami["metadata"]["creationTimestamp"] = Time(10);
   hami["spec"]["containers"][0]["resources"]["limits"] = {{"cpu", "1"},
@@ -366,6 +370,7 @@ TEST(Recorder, ReadsRequestsAsServeDoesAndTimesFromTheObjectOrTheClock) {
                                                           {"nvidia.com/gpu", "1"},
                                                           {"nvidia.com/gpucores", "30"},
                                                           {"nvidia.com/gpumem", "8000"}};
+  hami["spec"]["priority"] = 950;
   ASSERT_TRUE(r->UpsertPod(Decoded(hami)).ok());
   std::optional<RecordedPod> p = r->pod("uid-hami");
   ASSERT_TRUE(p);
@@ -392,7 +397,8 @@ TEST(Recorder, ReadsRequestsAsServeDoesAndTimesFromTheObjectOrTheClock) {
   EXPECT_EQ(r->pod("uid-hami")->deletion_time, kBase + 90) << "the first end counts";
   EXPECT_TRUE(r->pod("uid-hami")->gone);
 
-  // A BestEffort pod is class BE; one already ended when first seen keeps no end time.
+  // No label and no priority: BE, whatever its Kubernetes QoS class; one already ended when
+  // first seen keeps no end time.
   Json be = testing::PodObject("be", testing::Shape(0, 1000, "n1", "", "Failed"));
   be["spec"]["containers"][0]["resources"] = Json::object();
   ASSERT_TRUE(r->UpsertPod(Decoded(be)).ok());
@@ -430,6 +436,49 @@ TEST(Recorder, ReadsRequestsAsServeDoesAndTimesFromTheObjectOrTheClock) {
   EXPECT_EQ(j->pods.at("uid-be"), *r->pod("uid-be"));
   EXPECT_EQ(j->pods.at("uid-run"), *r->pod("uid-run"));
   EXPECT_EQ(j->pods.size(), 4u);
+}
+
+// The recorded class is the one serve sorts the pod into (its label, else its priority against
+// serve's classes), so that a plan's SLOs and a replay of the history speak of the classes the
+// extender enforces. The Kubernetes QoS class plays no part.
+TEST(Recorder, ClassIsTheOneServeSortsThePodInto) {
+  const auto record = [](const QosClasses& classes, const std::string& name,
+                         std::optional<std::string> label, std::optional<int> priority) {
+    const std::string dir = TempDir("class_" + name);
+    ManualClock clock(static_cast<double>(kBase));
+    RecorderOptions ro;
+    ro.dir = dir;
+    ro.clock = &clock;
+    ro.classes = classes;
+    std::unique_ptr<Recorder> r = std::move(Recorder::Open(ro).value());
+    Json pod = testing::PodObject(name, testing::Shape(1, 1000));
+    // Requests equal to limits: Guaranteed to Kubernetes.
+    pod["spec"]["containers"][0]["resources"] = {
+        {"limits", {{"cpu", "1"}, {"memory", "1Gi"}, {"tessera.io/gpu", "1"}}}};
+    if (label) pod["metadata"]["labels"] = {{"tessera.io/class", *label}};
+    if (priority) pod["spec"]["priority"] = *priority;
+    EXPECT_TRUE(r->UpsertPod(Decoded(pod)).ok());
+    std::optional<RecordedPod> p = r->pod("uid-" + name);
+    return p ? p->qos : std::string("(not recorded)");
+  };
+  const QosClasses defaults = DefaultQosClasses();
+  EXPECT_EQ(record(defaults, "plain", std::nullopt, std::nullopt), "BE");
+  EXPECT_EQ(record(defaults, "critical", std::nullopt, 2000000000), "LS");
+  EXPECT_EQ(record(defaults, "p950", std::nullopt, 950), "Guaranteed");
+  EXPECT_EQ(record(defaults, "p500", std::nullopt, 500), "Burstable");
+  EXPECT_EQ(record(defaults, "labelled", "LS", 0), "LS");
+  EXPECT_EQ(record(defaults, "unknown-label", "gold", 600), "Burstable");
+
+  k8s::ServeConfig config;
+  ASSERT_TRUE(k8s::ParseServeConfig("classes:\n"
+                                    "  - {name: inference, priority: 100, sloWaitSeconds: 2}\n"
+                                    "  - {name: batch, priority: 0}\n",
+                                    "tessera.yaml", &config)
+                  .ok());
+  EXPECT_EQ(record(config.classes, "serving", std::nullopt, 150), "inference");
+  EXPECT_EQ(record(config.classes, "training", std::nullopt, 10), "batch");
+  EXPECT_EQ(record(config.classes, "negative", std::nullopt, -5), "batch");
+  EXPECT_EQ(record(config.classes, "named", "inference", 0), "inference");
 }
 
 // --- A recorded history, replayed ----------------------------------------------------------
@@ -532,7 +581,8 @@ struct Action {
 
 // A recorder and its list + watch over the fake API server, as `tessera record` runs them.
 struct Session {
-  Session(FakeApiServer& fake, const std::string& dir, ManualClock* clock) {
+  Session(FakeApiServer& fake, const std::string& dir, ManualClock* clock,
+          const QosClasses& classes = Classes()) {
     KubeApiConfig c;
     c.server = fake.url();
     c.source = "test";
@@ -541,6 +591,7 @@ struct Session {
     ro.dir = dir;
     ro.clock = clock;
     ro.server = fake.url();
+    ro.classes = classes;  // serve's classes: pods without a label are sorted by priority
     Result<std::unique_ptr<Recorder>> r = Recorder::Open(ro);
     EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message);
     if (!r.ok()) return;
@@ -688,7 +739,13 @@ TEST(RecordHistory, DropsGoneBookmarksAndRestartsRecordEachPodOnceAndReplayTheSa
     if (a.kind == Action::kCreate) {
       Json pod = PodObjectOf(spec, spec.name);
       pod["metadata"]["creationTimestamp"] = Time(a.t);
-      pod["metadata"]["labels"] = {{"tessera.io/class", spec.qos}};
+      // Half the pods say their class by label, the others by priority only (as pods of a
+      // PriorityClass do): the recorder sorts both as serve does.
+      if (a.pod % 2 == 0) {
+        pod["metadata"]["labels"] = {{"tessera.io/class", spec.qos}};
+      } else {
+        pod["spec"]["priority"] = options.qos.classes[options.qos.Find(spec.qos)].priority;
+      }
       fake.AddPod(pod);
     } else if (a.kind == Action::kBind) {
       Json pod = fake.GetPod("ml", spec.name);
@@ -791,9 +848,111 @@ TEST(RecordHistory, DropsGoneBookmarksAndRestartsRecordEachPodOnceAndReplayTheSa
         << "event " << i << ": original " << Describe(a) << ", replayed " << Describe(b);
   }
   for (size_t c = 0; c < original.classes.size(); ++c) {
+    EXPECT_EQ(original.classes[c].arrived, replayed.classes[c].arrived) << c;
     EXPECT_EQ(original.classes[c].wait_p99_s, replayed.classes[c].wait_p99_s) << c;
     EXPECT_EQ(original.classes[c].finished, replayed.classes[c].finished) << c;
+    EXPECT_EQ(original.classes[c].gpu_hours, replayed.classes[c].gpu_hours) << c;
   }
+
+  // Planned from: the demand `tessera plan` sizes for (plan/demand.h: each class's offered
+  // load, arrival rate and durations, and the pods at the peak) is the history's.
+  const double end_s = timeline.pods.back().arrival_s;
+  const std::vector<ClassLoad> want_load = OfferedLoad(timeline, end_s);
+  const std::vector<ClassLoad> got_load = OfferedLoad(recorded, end_s);
+  ASSERT_EQ(got_load.size(), want_load.size());
+  for (size_t c = 0; c < want_load.size(); ++c) {
+    EXPECT_EQ(got_load[c].qos, want_load[c].qos) << c;
+    EXPECT_EQ(got_load[c].pods, want_load[c].pods) << want_load[c].qos;
+    EXPECT_DOUBLE_EQ(got_load[c].gpus, want_load[c].gpus) << want_load[c].qos;
+    EXPECT_DOUBLE_EQ(got_load[c].arrival_per_s, want_load[c].arrival_per_s) << want_load[c].qos;
+    EXPECT_DOUBLE_EQ(got_load[c].mean_duration_s, want_load[c].mean_duration_s) << want_load[c].qos;
+  }
+  EXPECT_EQ(PodsAtPeak(recorded), PodsAtPeak(timeline));
+}
+
+// One class rule for every front door: over Kubernetes QoS class x spec.priority x class label,
+// the class a pod is in is the same in serve's /state and metrics, in record's output, and in
+// the replay of that output (the replay sorts a pod by its qos column).
+TEST(RecordClasses, ServeRecordAndReplayPutEveryPodInTheSameClass) {
+  FakeApiServer fake;
+  ASSERT_TRUE(fake.Start());
+  fake.AddNode(testing::NodeObject("n1", 8));
+  const std::vector<std::pair<std::string, Json>> qos_kinds = {
+      {"guaranteed", {{"limits", {{"cpu", "1"}, {"memory", "1Gi"}, {"tessera.io/gpu", "1"}}}}},
+      {"burstable",
+       {{"requests", {{"cpu", "500m"}}}, {"limits", {{"cpu", "1"}, {"tessera.io/gpu", "1"}}}}},
+      {"besteffort", {{"limits", {{"tessera.io/gpu", "1"}}}}},
+  };
+  const std::vector<std::optional<int>> priorities = {std::nullopt, -5,   0,         500,
+                                                      950,          1000, 2000000000};
+  const std::vector<std::string> labels = {"", "LS", "Burstable", "Gold"};
+  std::vector<std::string> names;
+  for (const auto& [kind, resources] : qos_kinds) {
+    for (const std::optional<int>& priority : priorities) {
+      for (const std::string& label : labels) {
+        const std::string name = kind + "-" + (priority ? std::to_string(*priority) : "none") +
+                                 "-" + (label.empty() ? "nolabel" : label);
+        std::string dns;
+        for (char c : name)
+          dns += static_cast<char>(c == '-' || std::isdigit(c) ? c : std::tolower(c));
+        Json pod = testing::PodObject(dns, testing::Shape(1));
+        pod["spec"]["containers"][0]["resources"] = resources;
+        pod["spec"]["schedulerName"] = "tessera-scheduler";
+        if (priority) pod["spec"]["priority"] = *priority;
+        if (!label.empty()) pod["metadata"]["labels"] = {{"tessera.io/class", label}};
+        pod["metadata"]["creationTimestamp"] = Time(0);
+        fake.AddPod(pod);
+        names.push_back("ml/" + dns);
+      }
+    }
+  }
+  const QosClasses classes = DefaultQosClasses();  // serve's default and the replay's
+  testing::Live live(fake);
+  ASSERT_TRUE(live.Sync());
+  ASSERT_TRUE(WaitFor([&] { return live.State()["pending"].size() == names.size(); }));
+  std::map<std::string, std::string> serve_class;
+  const Json state = live.State();
+  for (const Json& p : state["pending"]) serve_class[p["pod"]] = p["class"];
+  ASSERT_EQ(serve_class.size(), names.size());
+
+  const std::string dir = TempDir("classes");
+  ManualClock clock(static_cast<double>(kBase + 10));
+  auto session = std::make_unique<Session>(fake, dir, &clock, classes);
+  ASSERT_TRUE(session->recorder && session->Synced());
+  ASSERT_TRUE(WaitFor([&] { return session->recorder->counts().pods == int(names.size()); }));
+  session->cache->Stop();
+  ASSERT_TRUE(session->recorder->Finish(kBase + 20).ok());
+  session.reset();
+  Result<std::string> text = ReadFile(dir + "/openb_pod_list.csv");
+  ASSERT_TRUE(text.ok());
+  Result<std::vector<PodSpec>> pods = ReadPodCsv(*text, "openb_pod_list.csv");
+  ASSERT_TRUE(pods.ok()) << pods.error().message;
+  ASSERT_EQ(pods->size(), names.size());
+
+  std::map<std::string, int> per_class;
+  for (const PodSpec& p : *pods) {
+    ASSERT_TRUE(serve_class.count(p.name)) << p.name;
+    EXPECT_EQ(p.qos, serve_class[p.name]) << p.name << ": record vs serve's /state";
+    const int replay_class = classes.Find(p.qos);
+    EXPECT_EQ(classes.classes[static_cast<size_t>(replay_class)].name, serve_class[p.name])
+        << p.name << ": the replay's class vs serve's";
+    ++per_class[p.qos];
+  }
+  // Every class appears, and the metrics count the same pods per class.
+  const std::string metrics = live.extender->MetricsText();
+  for (const QosClass& c : classes.classes) {
+    EXPECT_GT(per_class[c.name], 0) << c.name;
+    const std::string series = "tessera_pending_gpu_pods{class=\"" + c.name + "\"} ";
+    const size_t at = metrics.find(series);
+    ASSERT_NE(at, std::string::npos) << series;
+    EXPECT_EQ(std::stod(metrics.substr(at + series.size())), per_class[c.name]) << c.name;
+  }
+  // A few by hand: a Guaranteed pod without priority is BE; the label wins; a label that
+  // names no class falls back to the priority.
+  EXPECT_EQ(serve_class["ml/guaranteed-none-nolabel"], "BE");
+  EXPECT_EQ(serve_class["ml/besteffort-0-ls"], "LS");
+  EXPECT_EQ(serve_class["ml/burstable-950-gold"], "Guaranteed");
+  EXPECT_EQ(serve_class["ml/guaranteed-2000000000-burstable"], "Burstable");
 }
 
 // --- Failures are said, and never presented as a whole recording ---------------------------
