@@ -7,6 +7,12 @@
 # pods on the same node, and each class's p99 wait within 10 % or 1 s. Where they differ, the
 # report lists the pods (docs/experiments/2026-12-07-real-cluster.md explains why they can).
 #
+# The same run is recorded (`tessera record`, read-only, beside it) and the recording fed back
+# to the tools an operator uses next: its node list must be the cluster's, its pods must have
+# the timeline's per-class demand (tests/tools/cluster_driver.cc demand: each class's pods and
+# GPU-hours, the arrivals), and `tessera replay` and `tessera plan` must run on it as they do on
+# the timeline — the record -> plan -> replay round trip.
+#
 # Environment: TIMELINE_PODS (2000), TIMELINE_RATE (pods a second, 5), TIMELINE_RUN_S (the
 # range of run times, "20-80"; "40-140" keeps the cluster near full, where kube-scheduler's
 # queue and back-off part the runs), TIMELINE_MIN_SAME_NODE_PCT (99), KEEP_CLUSTER=1 keeps the
@@ -67,6 +73,13 @@ cluster_up -- --workload "$scratch/pods.csv"
 "$TESSERA_CLUSTER_DRIVER" nodes --nodes "$scratch/nodes.csv" | k create -f - >/dev/null
 k create priorityclass tessera-ls --value 1000 >/dev/null
 k create priorityclass tessera-be --value 0 >/dev/null
+# The recorder, as an operator runs it: every namespace, the default classes (the pods carry no
+# class label; their priorities, 1000 and 0, make them LS and BE as serve sorts them).
+"$TESSERA" record --kubeconfig "$KUBECONFIG" --out "$scratch/rec" --flush-seconds 5 \
+  2>"$scratch/record.err" &
+record_pid=$!
+for _ in $(seq 300); do grep -q "in sync" "$scratch/record.err" && break; sleep 0.1; done
+grep -q "in sync" "$scratch/record.err" || fail "tessera record: not in sync: $(tail -3 "$scratch/record.err")"
 start=$SECONDS
 "$TESSERA_CLUSTER_DRIVER" timeline --kubeconfig "$KUBECONFIG" --pods "$scratch/pods.csv" \
   --namespace default --priority-class LS=tessera-ls --priority-class BE=tessera-be \
@@ -85,5 +98,55 @@ else
 fi
 head -8 "$scratch/compare.out"
 grep -A 25 "^pods on another node" "$scratch/compare.out" | head -26
+
+# The round trip: the recording ends cleanly, holds the cluster's nodes and the timeline's
+# demand, and replays and plans.
+kill -TERM "$record_pid"
+wait "$record_pid"
+code=$?
+rec="$scratch/rec"
+if [ $code -eq 0 ] && grep -q '"state": "complete"' "$rec/record.json"; then
+  ok "tessera record: clean end on SIGTERM, $(($(wc -l <"$rec/openb_pod_list.csv") - 1)) pods recorded"
+else
+  fail "tessera record: exit $code, $(cat "$rec/record.json" 2>&1): $(tail -3 "$scratch/record.err")"
+fi
+if diff <(tail -n +2 "$scratch/nodes.csv" | sort) <(tail -n +2 "$rec/openb_node_list.csv" | cut -d, -f1-5 | sort) \
+  >"$scratch/nodes.diff"; then
+  ok "recorded node list = the cluster's 100 nodes (CPU, memory, GPUs, model)"
+else
+  fail "recorded node list differs: $(head -5 "$scratch/nodes.diff")"
+fi
+if "$TESSERA_CLUSTER_DRIVER" demand --timeline "$scratch/pods.csv" --time-scale "$rate" \
+  --recorded "$rec/openb_pod_list.csv" >"$scratch/demand.out"; then
+  ok "$(tail -1 "$scratch/demand.out")"
+else
+  fail "$(tail -1 "$scratch/demand.out")"
+fi
+cat "$scratch/demand.out"
+if "$TESSERA" replay --nodes "$rec/openb_node_list.csv" --pods "$rec/openb_pod_list.csv" \
+  --policy tessera --headroom-mode none --seed 42 --out "$scratch/rec-replay" -q \
+  >"$scratch/rec-replay.out" 2>"$scratch/rec-replay.err" && ! grep -q "skipped" "$scratch/rec-replay.err"; then
+  ok "tessera replay of the recording: $(grep -c . "$scratch/rec-replay/classes.csv") lines in classes.csv, no pod skipped"
+else
+  fail "tessera replay of the recording: $(tail -3 "$scratch/rec-replay.err")"
+fi
+# The cluster's two node types as a catalog; the default SLO (LS p99 wait <= 1 s) on the
+# recorded LS pods.
+cat >"$scratch/catalog.yaml" <<'YAML'
+node_types:
+  - {name: v100x8, model: V100M32, gpus: 8, cpu_milli: 96000, memory_mib: 786432,
+     cost_per_hour: 20.0, min_count: 4, max_count: 60, step: 2, count_today: 60}
+  - {name: t4x4, model: T4, gpus: 4, cpu_milli: 64000, memory_mib: 262144,
+     cost_per_hour: 4.0, min_count: 0, max_count: 40, step: 8, count_today: 40}
+YAML
+if "$TESSERA" plan --catalog "$scratch/catalog.yaml" --pods "$rec/openb_pod_list.csv" \
+  --nodes "$rec/openb_node_list.csv" --policy tessera --seeds 1 --check-seeds 2 --threads 2 -q \
+  --out "$scratch/plan" >"$scratch/plan.out" 2>"$scratch/plan.err" &&
+  chosen=$(python3 -c 'import json,sys; c=json.load(open(sys.argv[1]))["chosen"]; print(c["mix"], c["gpus"], "GPUs")' \
+    "$scratch/plan/plan.json" 2>>"$scratch/plan.err"); then
+  ok "tessera plan from the recording (LS p99 wait <= 1 s): $chosen"
+else
+  fail "tessera plan from the recording: $(tail -3 "$scratch/plan.err")"
+fi
 if [ -n "${KEEP_CLUSTER:-}" ]; then echo "kept $scratch"; else rm -rf "$scratch"; fi
 finish

@@ -32,6 +32,18 @@
 //       the share of pods on the same node (and the same GPUs) in both, each class's wait
 //       percentiles side by side, and every pod that differs with the first difference in time.
 //
+//   tessera_cluster_driver demand --timeline PODS.csv [--time-scale K] --recorded REC.csv
+//       [--max-gpu-hours-pct 5] [--max-arrival-shift-s 2]
+//       the round trip of `tessera record`: the timeline a run played (at --time-scale, as the
+//       driver played it) and what `tessera record` wrote of that run (read at scale 1: it
+//       was recorded in real time), both read as `tessera replay` reads them. Per class: the
+//       pods (recorded pods by name, without namespace; a victim re-created under its name is
+//       one pod), the GPU-hours asked for (GPUs x duration; the recording's sum every
+//       incarnation) and the share of pods whose recorded arrival, counted from the first, is
+//       within --max-arrival-shift-s of the timeline's. Exit 1 when a class's pods differ, a
+//       class's GPU-hours differ by more than --max-gpu-hours-pct, a pod of either is missing
+//       from the other, or fewer than 99 % of the pods arrive within the shift.
+//
 //   tessera_cluster_driver quantiles --metrics FILE --name METRIC [--label K=V]...
 //       p50 and p99 of a Prometheus histogram in a /metrics text, over the series whose labels
 //       match, as PromQL's histogram_quantile computes them (linear within a bucket).
@@ -544,6 +556,109 @@ int RunTimeline(const std::vector<std::string>& args) {
   return 0;
 }
 
+// --- demand ----------------------------------------------------------------------------------
+
+tessera::Timeline ReadTimelineOrDie(const std::string& file, double time_scale) {
+  const std::string text = ReadOrDie(file);
+  auto pods = tessera::ReadPodCsv(text, file);
+  if (!pods.ok()) Die(2, pods.error().message);
+  return tessera::TimelineFromTrace(*pods, file, tessera::CsvDataLines(text), time_scale);
+}
+
+/// A recorded pod's name as the timeline had it: "default/tl-pod-0001~UID" -> "tl-pod-0001".
+std::string TimelineName(std::string name) {
+  if (const size_t slash = name.find('/'); slash != std::string::npos) name.erase(0, slash + 1);
+  if (const size_t tilde = name.find('~'); tilde != std::string::npos) name.erase(tilde);
+  return name;
+}
+
+int Demand(const std::vector<std::string>& args) {
+  const std::string timeline_file = Flag(args, "--timeline");
+  const std::string recorded_file = Flag(args, "--recorded");
+  if (timeline_file.empty() || recorded_file.empty()) {
+    Die(2, "demand: --timeline and --recorded are required");
+  }
+  const double time_scale = std::stod(Flag(args, "--time-scale", "1"));
+  const double max_pct = std::stod(Flag(args, "--max-gpu-hours-pct", "5"));
+  const double max_shift = std::stod(Flag(args, "--max-arrival-shift-s", "2"));
+  if (!(time_scale > 0)) Die(2, "demand: --time-scale must be > 0");
+  const tessera::Timeline want = ReadTimelineOrDie(timeline_file, time_scale);
+  const tessera::Timeline got = ReadTimelineOrDie(recorded_file, 1);
+  bool ok = true;
+  for (const auto* t : {&want, &got}) {
+    for (const tessera::SkippedPod& s : t->skipped) {
+      std::printf("skipped %s (%s): %s\n", s.name.c_str(), s.where.c_str(), s.reason.c_str());
+      ok = false;
+    }
+  }
+  struct ClassDemand {
+    std::set<std::string> pods;
+    int rows = 0;
+    double gpu_hours = 0;
+  };
+  std::map<std::string, ClassDemand> a, b;
+  std::map<std::string, double> arrival_a, arrival_b;  // by timeline name: the first arrival
+  std::map<std::string, std::string> class_a, class_b;
+  const auto add = [](const tessera::TimedPod& p, const std::string& name, ClassDemand& d,
+                      std::map<std::string, double>& arrival,
+                      std::map<std::string, std::string>& cls) {
+    d.pods.insert(name);
+    ++d.rows;
+    d.gpu_hours += static_cast<double>(p.spec.TotalGpuMilli()) / 1000.0 * p.duration_s / 3600.0;
+    auto [it, fresh] = arrival.emplace(name, p.arrival_s);
+    if (!fresh) it->second = std::min(it->second, p.arrival_s);
+    cls[name] = p.spec.qos;
+  };
+  for (const tessera::TimedPod& p : want.pods) {
+    add(p, p.spec.name, a[p.spec.qos], arrival_a, class_a);
+  }
+  for (const tessera::TimedPod& p : got.pods) {
+    add(p, TimelineName(p.spec.name), b[p.spec.qos], arrival_b, class_b);
+  }
+  std::set<std::string> classes;
+  for (const auto& [c, d] : a) classes.insert(c);
+  for (const auto& [c, d] : b) classes.insert(c);
+  std::printf(
+      "class,timeline_pods,recorded_pods,recorded_rows,timeline_gpu_hours,"
+      "recorded_gpu_hours,gpu_hours_diff_pct\n");
+  for (const std::string& c : classes) {
+    const ClassDemand& x = a[c];
+    const ClassDemand& y = b[c];
+    const double diff = x.gpu_hours > 0 ? 100.0 * (y.gpu_hours - x.gpu_hours) / x.gpu_hours
+                                        : (y.gpu_hours > 0 ? 100 : 0);
+    std::printf("%s,%zu,%zu,%d,%.3f,%.3f,%+.2f\n", c.c_str(), x.pods.size(), y.pods.size(), y.rows,
+                x.gpu_hours, y.gpu_hours, diff);
+    if (x.pods.size() != y.pods.size() || std::abs(diff) > max_pct) ok = false;
+  }
+  int missing = 0, extra = 0, other_class = 0, within = 0;
+  for (const auto& [name, t] : arrival_a) {
+    auto it = arrival_b.find(name);
+    if (it == arrival_b.end()) {
+      if (++missing <= 5) std::printf("not recorded: %s\n", name.c_str());
+      continue;
+    }
+    if (class_b[name] != class_a[name]) {
+      if (++other_class <= 5) {
+        std::printf("recorded in another class: %s (%s, recorded %s)\n", name.c_str(),
+                    class_a[name].c_str(), class_b[name].c_str());
+      }
+    }
+    within += std::abs(it->second - t) <= max_shift;
+  }
+  for (const auto& [name, t] : arrival_b) extra += arrival_a.count(name) == 0;
+  const double within_pct = arrival_a.empty() ? 100 : 100.0 * within / arrival_a.size();
+  std::printf(
+      "pods not recorded: %d; recorded pods not in the timeline: %d; in another class: "
+      "%d; arrivals within %.1f s: %.2f %%\n",
+      missing, extra, other_class, max_shift, within_pct);
+  ok = ok && missing == 0 && extra == 0 && other_class == 0 && within_pct >= 99;
+  std::printf(
+      "%s: the recorded history %s the timeline's per-class demand (GPU-hours within "
+      "%.1f %%)\n",
+      ok ? "OK" : "FAIL", ok ? "has" : "does not have", max_pct);
+  return ok ? 0 : 1;
+}
+
 // --- compare ---------------------------------------------------------------------------------
 
 struct Row {
@@ -741,11 +856,14 @@ int main(int argc, char** argv) {
   signal(SIGPIPE, SIG_IGN);
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty())
-    Die(2, "usage: tessera_cluster_driver nodes|timeline|compare ... (see the source's header)");
+    Die(2,
+        "usage: tessera_cluster_driver nodes|timeline|compare|demand|quantiles ... (see the "
+        "source's header)");
   const std::string cmd = args[0];
   if (cmd == "nodes") return Nodes(args);
   if (cmd == "timeline") return RunTimeline(args);
   if (cmd == "compare") return Compare(args);
+  if (cmd == "demand") return Demand(args);
   if (cmd == "quantiles") return Quantiles(args);
   Die(2, "unknown command '" + cmd + "'");
 }
