@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <iomanip>
+#include <set>
 #include <sstream>
 
 #include "util/rng.h"
@@ -283,11 +284,158 @@ Scenario GenerateScenario(uint64_t seed, int index, int gpus) {
   return s;
 }
 
+Scenario GenerateSloScenario(uint64_t seed, int index, int gpus) {
+  Draw d(seed ^ 0x510f4a11ULL, index);
+  Scenario s;
+  s.name = "slo-" + std::to_string(index);
+  s.seed = seed * 7919 + static_cast<uint64_t>(index);
+  s.pods = 1000;  // frag's pod count; the replay draws its pods from the arrivals
+  s.horizon_h = d.Chance(0.5) ? 24 : 48;
+
+  // The fleet: one to three pools of different node sizes.
+  struct PoolKind {
+    const char* model;
+    int gpus;
+    int64_t cpu_milli, memory_mib;
+  };
+  const std::vector<PoolKind> kinds = {{"A100", 8, 96000, 786432}, {"V100", 8, 64000, 524288},
+                                       {"A10", 4, 64000, 262144},  {"T4", 2, 32000, 131072},
+                                       {"T4", 1, 16000, 65536},    {"A10", 1, 16000, 65536}};
+  std::vector<PoolKind> chosen;
+  const int pools = d.Int(1, 3);
+  while (static_cast<int>(chosen.size()) < pools) {
+    const PoolKind& k = d.Pick(kinds);
+    bool dup = false;
+    for (const PoolKind& c : chosen) dup = dup || (c.model == k.model && c.gpus == k.gpus);
+    if (!dup) chosen.push_back(k);
+  }
+  std::vector<double> weights;
+  double wsum = 0;
+  for (size_t i = 0; i < chosen.size(); ++i) wsum += weights.emplace_back(d.U(0.3, 1.0));
+  int max_gpus = 0;
+  int64_t total_gpus = 0;
+  std::set<std::string> models;
+  for (size_t i = 0; i < chosen.size(); ++i) {
+    const PoolKind& k = chosen[i];
+    NodePool p;
+    p.name = std::string("p") + std::to_string(i) + "-" + k.model + "x" + std::to_string(k.gpus);
+    std::transform(p.name.begin(), p.name.end(), p.name.begin(),
+                   [](char c) { return static_cast<char>(std::tolower(c)); });
+    p.model = k.model;
+    p.gpus = k.gpus;
+    p.gpu_memory_mib = Model(k.model).gpu_memory_mib;
+    p.cpu_milli = k.cpu_milli;
+    p.memory_mib = k.memory_mib;
+    p.count = std::max(1, static_cast<int>(std::lround(gpus * weights[i] / wsum / k.gpus)));
+    max_gpus = std::max(max_gpus, k.gpus);
+    total_gpus += int64_t{p.count} * k.gpus;
+    models.insert(k.model);
+    s.nodes.push_back(p);
+  }
+
+  // The classes: two to four of the default ones, at least one with a wait SLO.
+  std::vector<std::string> qos = {"LS", "Guaranteed", "Burstable", "BE"};
+  std::vector<std::string> classes;
+  const int n_classes = d.Int(2, 4);
+  while (static_cast<int>(classes.size()) < n_classes) {
+    const std::string& q = d.Pick(qos);
+    if (std::find(classes.begin(), classes.end(), q) == classes.end()) classes.push_back(q);
+  }
+  if (classes.size() == 1 ||
+      std::all_of(classes.begin(), classes.end(), [](const std::string& q) { return q == "BE"; })) {
+    classes.push_back("LS");
+  }
+  std::sort(classes.begin(), classes.end(), [&](const std::string& a, const std::string& b) {
+    return std::find(qos.begin(), qos.end(), a) < std::find(qos.begin(), qos.end(), b);
+  });
+
+  const double load = d.U(0.4, 1.1) * static_cast<double>(total_gpus);  // GPUs busy on average
+  std::vector<double> load_weights;
+  double lsum = 0;
+  struct Kind {
+    PodClass c;
+    double gpus_per_pod = 0;
+  };
+  std::vector<Kind> pods;
+  for (const std::string& q : classes) {
+    const int kinds_of_class = d.Chance(0.4) ? 2 : 1;
+    for (int k = 0; k < kinds_of_class; ++k) {
+      PodClass c;
+      c.name = q + "-" + std::to_string(k);
+      std::transform(c.name.begin(), c.name.end(), c.name.begin(),
+                     [](char ch) { return static_cast<char>(std::tolower(ch)); });
+      c.qos = q;
+      const bool service = q == "LS" || q == "Guaranteed";
+      // GPU size: services mostly shares and single GPUs; jobs up to the largest node.
+      const int size = d.Int(0, 9);
+      if (size <= (service ? 4 : 1)) {
+        c.gpu_count = 1;
+        c.gpu_milli = d.Pick(std::vector<int32_t>{250, 500, 500, 750});
+      } else if (size <= (service ? 8 : 5)) {
+        c.gpu_count = 1;
+        c.gpu_milli = 1000;
+      } else {
+        std::vector<int> sizes;
+        for (int g : {2, 4, 8}) {
+          if (g <= max_gpus) sizes.push_back(g);
+        }
+        c.gpu_count = sizes.empty() ? 1 : d.Pick(sizes);
+        c.gpu_milli = 1000;
+      }
+      c.cpu_milli = static_cast<int64_t>(d.U(1, 4) * 1000) * c.gpu_count;
+      c.memory_mib = int64_t{8192} * c.gpu_count;
+      // Sometimes limited to one model that has nodes big enough.
+      if (d.Chance(0.2)) {
+        std::vector<std::string> fit;
+        for (const NodePool& p : s.nodes) {
+          if (p.gpus >= c.gpu_count) fit.push_back(p.model);
+        }
+        if (!fit.empty()) c.gpu_spec = d.Pick(fit);
+      }
+      c.share = 1;
+      c.has_arrival = true;
+      c.duration.kind = DurationDist::Kind::kLognormal;
+      c.duration.sigma = d.U(0.3, 1.2);
+      // Minutes to a day: log-uniform, services shorter-lived per pod than jobs on average.
+      c.duration.mean_s = std::exp(d.U(std::log(300.0), std::log(service ? 6 * 3600.0 : 86400.0)));
+      if (d.Chance(0.5)) {
+        const double amp = d.U(0.3, 0.9);
+        const double peak = d.U(0, 24);
+        for (int h = 0; h < 24; ++h) {
+          c.arrival.profile.push_back(1 + amp * std::cos((h - peak) * 2 * M_PI / 24));
+        }
+      }
+      pods.push_back({c, c.gpu_count * c.gpu_milli / 1000.0});
+      lsum += load_weights.emplace_back(d.U(0.2, 1.0));
+    }
+  }
+  for (size_t i = 0; i < pods.size(); ++i) {
+    PodClass& c = pods[i].c;
+    const double class_load = load * load_weights[i] / lsum;  // GPUs busy on average
+    c.arrival.rate_per_h = class_load / pods[i].gpus_per_pod / (c.duration.mean_s / 3600.0);
+    if (c.qos == "LS" && d.Chance(0.3)) {
+      RateBurst b;
+      b.start_h = d.U(2, s.horizon_h - 6);
+      b.duration_h = d.U(1, 3);
+      b.rate_per_h = d.U(2, 4) * c.arrival.rate_per_h;
+      c.arrival.bursts.push_back(b);
+    }
+    s.classes.push_back(c);
+  }
+  std::ostringstream desc;
+  desc << "SLO family: " << total_gpus << " GPUs, offered load "
+       << std::lround(100 * load / static_cast<double>(total_gpus)) << " %";
+  s.description = desc.str();
+  return s;
+}
+
 std::string ScenarioYaml(const Scenario& s) {
   std::ostringstream o;
   o << std::setprecision(17);
   o << "name: " << s.name << "\ndescription: " << s.description << "\npods: " << s.pods
-    << "\nseed: " << s.seed << "\nnodes:\n";
+    << "\nseed: " << s.seed << "\n";
+  if (s.horizon_h > 0) o << "horizon_h: " << s.horizon_h << "\n";
+  o << "nodes:\n";
   for (const NodePool& p : s.nodes) {
     o << "  - {name: " << p.name << ", model: " << p.model << ", gpus: " << p.gpus
       << ", gpu_memory_mib: " << p.gpu_memory_mib << ", cpu_milli: " << p.cpu_milli
@@ -307,7 +455,32 @@ std::string ScenarioYaml(const Scenario& s) {
       }
       o << "]";
     }
-    o << ", qos: " << c.qos << ", share: " << c.share << "}\n";
+    o << ", qos: " << c.qos << ", share: " << c.share;
+    if (c.has_arrival) {
+      o << ",\n     arrival: {rate_per_h: " << c.arrival.rate_per_h;
+      if (!c.arrival.profile.empty()) {
+        o << ", profile: [";
+        for (size_t h = 0; h < c.arrival.profile.size(); ++h) {
+          o << (h ? ", " : "") << c.arrival.profile[h];
+        }
+        o << "]";
+      }
+      if (!c.arrival.bursts.empty()) {
+        o << ", bursts: [";
+        for (size_t b = 0; b < c.arrival.bursts.size(); ++b) {
+          const RateBurst& r = c.arrival.bursts[b];
+          o << (b ? ", " : "") << "{start_h: " << r.start_h << ", duration_h: " << r.duration_h
+            << ", rate_per_h: " << r.rate_per_h << "}";
+        }
+        o << "]";
+      }
+      static const char* kDist[] = {"fixed", "exponential", "lognormal"};
+      o << "},\n     duration: {dist: " << kDist[static_cast<int>(c.duration.kind)]
+        << ", mean_s: " << c.duration.mean_s;
+      if (c.duration.kind == DurationDist::Kind::kLognormal) o << ", sigma: " << c.duration.sigma;
+      o << "}";
+    }
+    o << "}\n";
   }
   return o.str();
 }

@@ -30,7 +30,17 @@ std::vector<std::string> ScenarioFamilies();
 /// `gpus` GPUs in all, give or take a node per pool.
 Scenario GenerateScenario(uint64_t seed, int index, int gpus = 512);
 
-/// The scenario as YAML that ParseScenario reads back to the same nodes and pods.
+/// Scenario `index` of the SLO family (bench/slo_family.cc, docs/experiments/
+/// 2026-12-07-slo-family.md) for generation seed `seed`: a replay timeline (horizon 24 or 48 h)
+/// on one to three node pools (8-, 4-, 2- and 1-GPU nodes, `gpus` GPUs in all, give or take a
+/// node per pool) with two to four of the default classes (LS, Guaranteed, Burstable, BE; at
+/// least one with a wait SLO), each class one or two pod kinds: GPU requests from a quarter GPU
+/// to 8 GPUs, sometimes limited to one model; lognormal durations from minutes to a day;
+/// Poisson arrivals, sometimes on a daily wave, LS sometimes with a burst of three to five
+/// times its rate. The offered load is 40 to 110 % of the cluster's GPUs. Deterministic.
+Scenario GenerateSloScenario(uint64_t seed, int index, int gpus = 128);
+
+/// The scenario as YAML that ParseScenario reads back to the same nodes, pods and timeline.
 std::string ScenarioYaml(const Scenario& scenario);
 
 }  // namespace tessera
