@@ -432,7 +432,12 @@ Scenario GenerateSloScenario(uint64_t seed, int index, int gpus) {
 std::string ScenarioYaml(const Scenario& s) {
   std::ostringstream o;
   o << std::setprecision(17);
-  o << "name: " << s.name << "\ndescription: " << s.description << "\npods: " << s.pods
+  std::string description;  // a double-quoted YAML scalar: the text may hold ": "
+  for (char c : s.description) {
+    if (c == '"' || c == '\\') description += '\\';
+    description += c;
+  }
+  o << "name: " << s.name << "\ndescription: \"" << description << "\"\npods: " << s.pods
     << "\nseed: " << s.seed << "\n";
   if (s.horizon_h > 0) o << "horizon_h: " << s.horizon_h << "\n";
   o << "nodes:\n";
