@@ -27,12 +27,20 @@ std::string Cell(std::string s, size_t width) {
   return s;
 }
 
+// A class's row: slo_wait_s is empty for a class without an SLO, slo_pct for one without an
+// SLO or without counted pods (none arrived, or all rejected): "no SLO" and "no pods" are not
+// 100 % attainment.
 std::string ClassColumns(const ClassStats& c) {
   std::string s = c.name;
   for (double v : {double(c.arrived), double(c.started), double(c.finished), double(c.running),
                    double(c.pending), double(c.rejected), c.wait_p50_s, c.wait_p95_s, c.wait_p99_s,
-                   c.wait_max_s, c.slo_wait_s, c.slo_pct, double(c.preempted), double(c.preemptors),
-                   c.gpu_hours, c.lost_gpu_hours, c.mean_alloc_gpus}) {
+                   c.wait_max_s}) {
+    s += "," + G(v);
+  }
+  s += "," + (c.slo_wait_s < 0 ? std::string() : G(c.slo_wait_s));
+  s += "," + (c.slo_wait_s < 0 || c.arrived - c.rejected <= 0 ? std::string() : G(c.slo_pct));
+  for (double v : {double(c.preempted), double(c.preemptors), c.gpu_hours, c.lost_gpu_hours,
+                   c.mean_alloc_gpus}) {
     s += "," + G(v);
   }
   return s;
