@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -62,6 +64,33 @@ ReplayResult FakeRun(const std::string& policy, double burstable_pct, int64_t he
     r.series.push_back(p);
   }
   return r;
+}
+
+// "No SLO" and "no pods" are not 100 % attainment: their slo_pct cells are empty.
+TEST(ReplayClassesCsv, SloPctIsEmptyWithoutAnSloOrWithoutPods) {
+  ReplayResult r = FakeRun("tessera", 97.5, 0);
+  r.classes[1].arrived = 0;  // Guaranteed: no pods (slo_pct stays at its 100 default)
+  const std::string csv = ReplayClassesCsv({r});
+  std::istringstream in(csv);
+  std::string line;
+  std::map<std::string, std::vector<std::string>> rows;
+  while (std::getline(in, line)) {
+    std::vector<std::string> cells;
+    std::stringstream ss(line);
+    std::string cell;
+    while (std::getline(ss, cell, ',')) cells.push_back(cell);
+    if (!line.empty() && line.back() == ',') cells.push_back("");
+    rows[cells[1]] = cells;
+  }
+  ASSERT_EQ(rows["class"][12], "slo_wait_s");
+  ASSERT_EQ(rows["class"][13], "slo_pct");
+  EXPECT_EQ(rows["LS"][12], "1");
+  EXPECT_EQ(rows["LS"][13], "99.5");
+  EXPECT_EQ(rows["Burstable"][13], "97.5");
+  EXPECT_EQ(rows["Guaranteed"][12], "10");
+  EXPECT_EQ(rows["Guaranteed"][13], "") << "no pods";
+  EXPECT_EQ(rows["BE"][12], "") << "no SLO";
+  EXPECT_EQ(rows["BE"][13], "") << "no SLO";
 }
 
 TEST(WorkloadStart, StartsWhereTheFirstPercentOfPodsHasArrived) {
