@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "k8s/api/json_util.h"
+#include "k8s/api/objects.h"
 
 namespace tessera::analyze {
 namespace {
@@ -209,7 +210,7 @@ Status AddItem(const Json& item, const std::string& path, const std::string& lis
     p.pod = std::move(*pod);
     TESSERA_ASSIGN_OR_RETURN(p.owners, ReadOwners(item, path));
     TESSERA_ASSIGN_OR_RETURN(p.restarts, ReadRestarts(item, path));
-    const std::string key = p.pod.namespace_name + "/" + p.pod.name;
+    const std::string key = k8s::ObjectKey(p.pod.namespace_name, p.pod.name);
     if (!pod_keys->insert(key).second) return Error{path + ": duplicate pod " + key};
     if (!p.pod.uid.empty() && !pod_keys->insert("uid:" + p.pod.uid).second) {
       return Error{path + ": duplicate pod UID " + p.pod.uid};

@@ -32,6 +32,12 @@ class SystemClock final : public Clock {
   }
 };
 
+/// `clock`, or the system clock when it is null (the default of every `clock` option).
+inline const Clock* ClockOrSystem(const Clock* clock) {
+  static const SystemClock system_clock;
+  return clock != nullptr ? clock : &system_clock;
+}
+
 /// A clock that never goes back (steady_clock): for durations.
 class MonotonicClock final : public Clock {
  public:

@@ -47,7 +47,7 @@ PodIdentity ReadPodIdentity(const nlohmann::json& obj) {
       id.phase = StringField(*status, "phase");
   }
   if (id.uid.empty() && !id.name.empty()) {
-    id.uid = id.namespace_name.empty() ? id.name : id.namespace_name + "/" + id.name;
+    id.uid = ObjectKey(id.namespace_name, id.name);
   }
   return id;
 }
@@ -363,8 +363,7 @@ ClusterCache::ClusterCache(KubeApi* api, ClusterEventSink* sink, ClusterCacheOpt
     sleeper = own_sleeper_.get();
   }
   options_.sleeper = sleeper;
-  static const SystemClock system_clock;
-  const Clock* clock = options_.clock != nullptr ? options_.clock : &system_clock;
+  const Clock* clock = ClockOrSystem(options_.clock);
   sync_ = {false, "initial lists of nodes and pods in progress"};
 
   prometheus::Family<prometheus::Counter>* lists = nullptr;

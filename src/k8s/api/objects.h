@@ -37,6 +37,17 @@ inline constexpr std::string_view kClassKey = "tessera.io/class";  ///< pod labe
 inline constexpr std::string_view kNvidiaProductLabel = "nvidia.com/gpu.product";  ///< GFD
 inline constexpr std::string_view kNvidiaMemoryLabel = "nvidia.com/gpu.memory";    ///< GFD, MiB
 
+/// The key of a namespaced object in the model, `/state` and the logs: "namespace/name", or the
+/// name alone when the namespace is empty.
+inline std::string ObjectKey(std::string_view ns, std::string_view name) {
+  std::string key;
+  if (!ns.empty()) {
+    key.reserve(ns.size() + 1 + name.size());
+    key.append(ns).push_back('/');
+  }
+  return key.append(name);
+}
+
 /// Resource amounts by resource name ("cpu", "memory", "nvidia.com/gpu"), exact.
 using ResourceList = std::map<std::string, Quantity>;
 

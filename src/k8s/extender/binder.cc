@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "k8s/api/json_util.h"
+#include "k8s/api/objects.h"
 #include "k8s/extender/extender.h"
 #include "k8s/extender/extender_internal.h"
 #include "k8s/extender/metrics.h"
@@ -17,7 +18,7 @@ namespace tessera::k8s {
 namespace {
 
 std::string PodKey(const ExtenderBindingArgs& args) {
-  return args.pod_namespace.empty() ? args.pod_name : args.pod_namespace + "/" + args.pod_name;
+  return ObjectKey(args.pod_namespace, args.pod_name);
 }
 
 }  // namespace

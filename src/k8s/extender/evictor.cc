@@ -9,6 +9,7 @@
 
 #include "k8s/api/json_util.h"
 #include "k8s/api/log.h"
+#include "k8s/api/objects.h"
 
 namespace tessera::k8s {
 namespace {
@@ -41,7 +42,7 @@ std::string TimeNow() {
 
 OrderedJson PodFields(const PodRef& p) {
   OrderedJson f;
-  f["pod"] = p.namespace_name + "/" + p.name;
+  f["pod"] = ObjectKey(p.namespace_name, p.name);
   f["uid"] = p.uid;
   return f;
 }
@@ -49,7 +50,7 @@ OrderedJson PodFields(const PodRef& p) {
 void LogFailure(std::string_view what, const PodRef& pod, const Eviction& e,
                 const std::string& error) {
   OrderedJson f = PodFields(pod);
-  f["preemptor"] = e.preemptor.namespace_name + "/" + e.preemptor.name;
+  f["preemptor"] = ObjectKey(e.preemptor.namespace_name, e.preemptor.name);
   f["node"] = e.node;
   f["error"] = error;
   LogJson("error", what, DumpJson(f));
@@ -173,7 +174,7 @@ void Evictor::CarryOut(const Eviction& e) {
   OrderedJson f = PodFields(e.preemptor);
   f["node"] = e.node;
   OrderedJson victims = OrderedJson::array();
-  for (const PodRef& v : e.victims) victims.push_back(v.namespace_name + "/" + v.name);
+  for (const PodRef& v : e.victims) victims.push_back(ObjectKey(v.namespace_name, v.name));
   f["victims"] = victims;
   LogJson("info", "preempted", DumpJson(f));
 }

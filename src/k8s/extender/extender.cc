@@ -169,15 +169,10 @@ const std::string& CachedFitExplanation(FitReason reason) {
 /// The UID a pod is remembered by; "namespace/name" when the object carries no UID.
 std::string PodUid(const Pod& pod) {
   if (!pod.uid.empty()) return pod.uid;
-  return pod.namespace_name.empty() ? pod.name : pod.namespace_name + "/" + pod.name;
+  return ObjectKey(pod.namespace_name, pod.name);
 }
 
 namespace {
-
-const Clock* ClockOf(const ExtenderOptions& options) {
-  static const SystemClock system_clock;
-  return options.clock != nullptr ? options.clock : &system_clock;
-}
 
 // The headroom protects the classes with use_headroom: from the lowest of their priorities.
 HeadroomOptions ProtectedHeadroom(HeadroomOptions h, const QosClasses& classes) {
@@ -193,7 +188,7 @@ Extender::Extender(const ExtenderOptions& options)
       metrics_(std::make_unique<Metrics>(options.classes)),
       queue_(options.classes, options.scheduler_names),
       headroom_(std::make_unique<Headroom>(ProtectedHeadroom(options.headroom, options.classes),
-                                           ClockOf(options))) {}
+                                           ClockOrSystem(options.clock))) {}
 
 bool Extender::HeldLocked(int cls) const {
   if (!headroom_->active() || !headroom_->keeps_some() || cls < 0) return false;

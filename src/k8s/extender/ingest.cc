@@ -9,6 +9,7 @@
 
 #include "k8s/api/json_util.h"
 #include "k8s/api/log.h"
+#include "k8s/api/objects.h"
 #include "k8s/extender/extender.h"
 #include "k8s/extender/extender_internal.h"
 #include "k8s/extender/metrics.h"
@@ -25,10 +26,6 @@ bool SameCapacity(const NodeSpec& a, const NodeSpec& b) {
   return a.name == b.name && a.cpu_milli == b.cpu_milli && a.memory_mib == b.memory_mib &&
          a.gpu_count == b.gpu_count && a.gpu_model == b.gpu_model &&
          a.gpu_memory_mib == b.gpu_memory_mib && same_topology;
-}
-
-std::string KeyOf(const std::string& ns, const std::string& name) {
-  return ns.empty() ? name : ns + "/" + name;
 }
 
 std::string GpuList(GpuSet gpus) {
@@ -74,7 +71,7 @@ PodRecord Extender::RecordOf(const Pod& pod, std::string* error) {
 
 PodRecord Extender::RecordOf(const Pod& pod, const Result<PodSpec>& spec, std::string* error) {
   PodRecord r;
-  r.key = KeyOf(pod.namespace_name, pod.name);
+  r.key = ObjectKey(pod.namespace_name, pod.name);
   r.node = pod.node_name;
   if (spec.ok()) {
     r.spec = *spec;
@@ -139,10 +136,7 @@ Result<std::unique_ptr<Extender>> Extender::Create(const ExtenderOptions& option
   return ext;
 }
 
-double Extender::Now() const {
-  static const SystemClock system_clock;
-  return (options_.clock != nullptr ? options_.clock : &system_clock)->NowSeconds();
-}
+double Extender::Now() const { return ClockOrSystem(options_.clock)->NowSeconds(); }
 
 std::string Extender::GateLocked() const {
   if (!api_mode_) return "";
@@ -467,7 +461,7 @@ Status Extender::UpsertPod(const Pod& pod) {
   own_nominations_.erase(uid);
   PlaceNodes(pods_.Observe(uid, std::move(record)));
   if (!error.empty()) {
-    return Error{"pod " + KeyOf(pod.namespace_name, pod.name) + " on node " + pod.node_name +
+    return Error{"pod " + ObjectKey(pod.namespace_name, pod.name) + " on node " + pod.node_name +
                  ": counted as whole GPUs: " + error};
   }
   return {};
@@ -487,7 +481,7 @@ void Extender::UndecodablePod(const PodIdentity& pod, const std::string& error) 
   }
   WaitEndedLocked(pod.uid);
   PodRecord record;
-  record.key = KeyOf(pod.namespace_name, pod.name);
+  record.key = ObjectKey(pod.namespace_name, pod.name);
   record.node = pod.node_name;
   record.opaque = error;
   record.meta = PodMeta{pod.namespace_name, pod.name, 0, {}, {}, false};
@@ -567,7 +561,7 @@ void Extender::MergeNodeReadLocked(const std::string& node, const ListPage& page
       const PodRecord* known = pods_.Find(id.uid);
       if (known != nullptr && known->phase == PodPhase::kBound) continue;
       PodRecord record;
-      record.key = KeyOf(id.namespace_name, id.name);
+      record.key = ObjectKey(id.namespace_name, id.name);
       record.node = node;
       record.opaque = pod.error().message;
       record.resource_version = NumericVersion(id.resource_version);

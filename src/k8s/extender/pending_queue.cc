@@ -31,7 +31,7 @@ void PendingQueue::Pending(const std::string& uid, const Pod& pod, bool gpu, boo
   }
   if (it == pods_.end()) {
     Entry e;
-    e.key = pod.namespace_name.empty() ? pod.name : pod.namespace_name + "/" + pod.name;
+    e.key = ObjectKey(pod.namespace_name, pod.name);
     const std::optional<double> created = Rfc3339Seconds(pod.creation_timestamp);
     // A creation time in the future (clock skew) counts from now: waits are never negative.
     e.created_s = created.has_value() ? std::min(*created, now_s) : now_s;

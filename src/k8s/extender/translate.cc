@@ -185,7 +185,7 @@ Result<std::optional<int64_t>> NodeQuantity(const std::map<std::string, std::str
 
 Result<PodSpec> PodToSpec(const Pod& pod) {
   PodSpec s;
-  s.name = pod.namespace_name.empty() ? pod.name : pod.namespace_name + "/" + pod.name;
+  s.name = ObjectKey(pod.namespace_name, pod.name);
   const std::string where = PathKey(pod.json_path, "spec");
   if (const Quantity* cpu = Find(pod.requests, kResourceCpu)) {
     Result<int64_t> v = ToMilli(*cpu);
@@ -402,7 +402,7 @@ uint8_t NodeGpuFamilies(const Node& node) {
 
 PodSpec FailClosedSpec(const Pod& pod) {
   PodSpec s;
-  s.name = pod.namespace_name.empty() ? pod.name : pod.namespace_name + "/" + pod.name;
+  s.name = ObjectKey(pod.namespace_name, pod.name);
   if (const Quantity* cpu = Find(pod.requests, kResourceCpu)) {
     Result<int64_t> v = ToMilli(*cpu);
     s.cpu_milli = v.ok() ? std::clamp<int64_t>(*v, 0, kMaxCpuMilli) : 0;

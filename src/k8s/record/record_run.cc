@@ -33,8 +33,7 @@ std::string Summary(const RecordCounts& c) {
 }  // namespace
 
 int RunRecord(KubeApi* api, const RecordRunOptions& options, std::ostream& err) {
-  static const SystemClock system_clock;
-  const Clock* clock = options.clock != nullptr ? options.clock : &system_clock;
+  const Clock* clock = ClockOrSystem(options.clock);
   const std::string me = "tessera record: ";
   // Before anything is written: the API server answers, and lets us read both resources.
   for (const char* path : {"/api/v1/nodes", "/api/v1/pods"}) {
