@@ -244,9 +244,7 @@ Result<std::unique_ptr<Loaded>> Load(const PlanCliOptions& o) {
     }
     spec.slos.push_back(std::move(slo).value());
   }
-  for (ReplayPolicy& p : spec.policies) {
-    if (p.name == "tessera") p.headroom.min_priority = HeadroomProtectedPriority(spec.replay.qos);
-  }
+  ProtectHeadroomClasses(spec.replay.qos, &spec.policies);
   // The demand history and the models it names.
   std::set<std::string> models;
   for (const std::string& m : kTableModels) {

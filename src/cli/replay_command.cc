@@ -281,9 +281,7 @@ int RunReplayCommand(const ReplayCliOptions& o) {
   for (size_t i = 0; i < base.qos.classes.size(); ++i) {
     if (base.qos.classes[i].priority > base.qos.classes[top].priority) top = static_cast<int>(i);
   }
-  for (ReplayPolicy& p : *policies) {
-    if (p.name == "tessera") p.headroom.min_priority = HeadroomProtectedPriority(base.qos);
-  }
+  ProtectHeadroomClasses(base.qos, &*policies);
   base.seed = o.seed;
   base.samples = o.samples;
   base.horizon_s = o.horizon_s >= 0 ? o.horizon_s : in->horizon_s;

@@ -50,6 +50,14 @@ Result<ReplayPolicy> ReplayPolicyByName(const std::string& name) {
   return p;
 }
 
+void ProtectHeadroomClasses(const QosClasses& classes, std::vector<ReplayPolicy>* policies) {
+  for (ReplayPolicy& p : *policies) {
+    if (p.headroom.mode != HeadroomOptions::Mode::kNone) {
+      p.headroom.min_priority = HeadroomProtectedPriority(classes);
+    }
+  }
+}
+
 Result<std::vector<std::pair<std::string, int64_t>>> ParseHeadroomModels(
     const std::vector<std::string>& values) {
   std::vector<std::pair<std::string, int64_t>> out;

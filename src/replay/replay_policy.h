@@ -32,6 +32,11 @@ ReplayPolicy TesseraReplayPolicy();
 /// preemption. Errors name the unknown policy and list the known ones.
 Result<ReplayPolicy> ReplayPolicyByName(const std::string& name);
 
+/// Points the headroom of each policy that keeps one at the classes that may use it: from
+/// HeadroomProtectedPriority(classes), the rule `tessera serve` applies to its config. What
+/// `tessera replay` and `tessera plan` do to the policies they run once the classes are known.
+void ProtectHeadroomClasses(const QosClasses& classes, std::vector<ReplayPolicy>* policies);
+
 /// The values of `--headroom-model MODEL=GPUS` (repeatable) as HeadroomOptions::model_gpus, in
 /// order: MODEL a GPU model name (non-empty, given once), GPUS an unsigned integer 0..1e7.
 /// Errors quote the value: "--headroom-model: expected MODEL=GPUS (e.g. A10=4), got 'A10'".
