@@ -14,14 +14,28 @@ std::unique_ptr<Policy> MakeDefaultTesseraPolicy(const PolicyContext& context) {
   return MakeTesseraPolicy(context, TesseraParams{});
 }
 
-const std::vector<std::pair<std::string, Factory>>& Registry() {
-  static const std::vector<std::pair<std::string, Factory>> registry = {
-      {"tessera", &MakeDefaultTesseraPolicy}, {"fgd", &MakeFgdPolicy},
-      {"bestfit", &MakeBestFitPolicy},        {"packing", &MakePackingPolicy},
-      {"clustering", &MakeClusteringPolicy},  {"dotprod", &MakeDotProdPolicy},
-      {"random", &MakeRandomPolicy},          {"k8s-default", &MakeK8sDefaultPolicy},
-      {"mem-bestfit", &MakeMemBestFitPolicy}, {"hami-binpack", &MakeHamiBinpackPolicy},
-      {"hami-spread", &MakeHamiSpreadPolicy}, {"hami-topology", &MakeHamiTopologyPolicy},
+struct Entry {
+  std::string name;
+  Factory factory;
+  /// In `--policy all` (DefaultPolicyNames); the GPU-memory and topology comparison policies
+  /// (docs/GPU_MEMORY.md, docs/TOPOLOGY.md) are run by name only.
+  bool in_all;
+};
+
+const std::vector<Entry>& Registry() {
+  static const std::vector<Entry> registry = {
+      {"tessera", &MakeDefaultTesseraPolicy, true},
+      {"fgd", &MakeFgdPolicy, true},
+      {"bestfit", &MakeBestFitPolicy, true},
+      {"packing", &MakePackingPolicy, true},
+      {"clustering", &MakeClusteringPolicy, true},
+      {"dotprod", &MakeDotProdPolicy, true},
+      {"random", &MakeRandomPolicy, true},
+      {"k8s-default", &MakeK8sDefaultPolicy, true},
+      {"mem-bestfit", &MakeMemBestFitPolicy, false},
+      {"hami-binpack", &MakeHamiBinpackPolicy, false},
+      {"hami-spread", &MakeHamiSpreadPolicy, false},
+      {"hami-topology", &MakeHamiTopologyPolicy, false},
   };
   return registry;
 }
@@ -29,8 +43,8 @@ const std::vector<std::pair<std::string, Factory>>& Registry() {
 }  // namespace
 
 std::unique_ptr<Policy> MakePolicy(std::string_view name, const PolicyContext& context) {
-  for (const auto& [n, factory] : Registry()) {
-    if (n == name) return factory(context);
+  for (const Entry& e : Registry()) {
+    if (e.name == name) return e.factory(context);
   }
   return nullptr;
 }
@@ -38,7 +52,7 @@ std::unique_ptr<Policy> MakePolicy(std::string_view name, const PolicyContext& c
 const std::vector<std::string>& PolicyNames() {
   static const std::vector<std::string> names = [] {
     std::vector<std::string> v;
-    for (const auto& entry : Registry()) v.push_back(entry.first);
+    for (const Entry& e : Registry()) v.push_back(e.name);
     return v;
   }();
   return names;
@@ -47,12 +61,8 @@ const std::vector<std::string>& PolicyNames() {
 const std::vector<std::string>& DefaultPolicyNames() {
   static const std::vector<std::string> names = [] {
     std::vector<std::string> v;
-    // Not the comparison policies: mem-bestfit, hami-binpack, hami-spread (GPU memory,
-    // docs/GPU_MEMORY.md) and hami-topology (docs/TOPOLOGY.md).
-    for (const std::string& n : PolicyNames()) {
-      if (n != "mem-bestfit" && n != "hami-binpack" && n != "hami-spread" && n != "hami-topology") {
-        v.push_back(n);
-      }
+    for (const Entry& e : Registry()) {
+      if (e.in_all) v.push_back(e.name);
     }
     return v;
   }();
