@@ -5,6 +5,7 @@
 #include "frag/target_workload.h"
 #include "model/cluster.h"
 #include "policy/policy.h"
+#include "sched/engine.h"
 #include "util/check.h"
 
 namespace tessera {
@@ -95,16 +96,15 @@ ReplayResult RunReplayPolicy(const std::vector<NodeSpec>& nodes, const Timeline&
   std::vector<PodSpec> specs;
   specs.reserve(timeline.pods.size());
   for (const TimedPod& p : timeline.pods) specs.push_back(p.spec);
-  TargetWorkload workload = TargetWorkload::FromPods(specs);
-  workload.Resolve(Cluster(nodes));
-  PolicyContext context;
-  context.workload = &workload;
-  const std::unique_ptr<Policy> placement = MakePolicy(policy.placement, context);
-  TESSERA_CHECK(placement != nullptr);
+  // The placement policy with the timeline's pods as its target workload: the engine's
+  // recipe, as serve's and frag's.
+  Result<std::unique_ptr<Engine>> engine =
+      Engine::Create(nodes, specs, policy.placement, base.seed);
+  TESSERA_CHECK(engine.ok());
   base.preemption = policy.preemption;
   base.preempt_delay_s = policy.preempt_delay_s;
   base.headroom = policy.headroom;
-  ReplayResult r = RunReplay(nodes, timeline, *placement, &workload, base);
+  ReplayResult r = RunReplay(nodes, timeline, (*engine)->policy(), (*engine)->workload(), base);
   r.policy = policy.name;
   return r;
 }
