@@ -9,21 +9,7 @@
 # Optional: TESSERA_ARTIFACTS = folder to keep analyze-report.png in for people.
 set -euo pipefail
 
-readonly CHROMIUM=/usr/bin/chromium
-if [[ ! -x "$CHROMIUM" ]]; then
-  echo "SKIP: chromium not installed"
-  exit 0
-fi
-fail() {
-  echo "FAIL: $*" >&2
-  exit 1
-}
-[[ -x "${TESSERA:-}" ]] || fail "TESSERA is not set to the tessera binary"
-command -v convert >/dev/null || fail "ImageMagick 'convert' not found"
-command -v identify >/dev/null || fail "ImageMagick 'identify' not found"
-
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/tessera-analyze-report.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
+source "$(dirname "$0")/chromium.sh"
 out="$tmp/out"
 
 node() {  # node NAME
@@ -61,21 +47,11 @@ pod() {  # pod NAME NODE GPU-INDICES OWNER_KIND [GPUS [MILLI]]
   fail "tessera analyze exited non-zero"
 }
 [[ -s "$out/report.html" ]] || fail "no report.html"
-if grep -Eq 'https?://[^"]*\.(js|css)|<script' "$out/report.html"; then
-  fail "report.html is not self-contained (loads a script or stylesheet)"
-fi
+chromium_self_contained "$out/report.html"
 python3 -c 'import json,sys; w=json.load(open(sys.argv[1]))["warnings"]; assert w, w' \
   "$out/analyze.json" || fail "the snapshot gave no warning to show (analyze.json)"
 
-# shellcheck disable=SC2054  # the comma in --window-size=1280,1600 is meant
-flags=(--headless --no-sandbox --disable-gpu --disable-quic --no-first-run
-  --disable-background-networking --disable-component-update --disable-sync
-  --user-data-dir="$tmp/profile" --window-size=1280,1600)
-url="file://$out/report.html"
-timeout 120 "$CHROMIUM" "${flags[@]}" --dump-dom "$url" >"$tmp/dom.html" 2>"$tmp/dom.log" ||
-  fail "chromium --dump-dom failed: $(tail -n 5 "$tmp/dom.log")"
-timeout 120 "$CHROMIUM" "${flags[@]}" --screenshot="$tmp/analyze.png" "$url" >"$tmp/shot.log" 2>&1 ||
-  fail "chromium --screenshot failed: $(tail -n 5 "$tmp/shot.log")"
+chromium_render "$out/report.html" 1280x1600 "$tmp/dom.html" "$tmp/analyze.png"
 
 for what in '<main>' '<header class="card">' '<section class="card warnings" id="warnings">' \
   'default/c-6' '<section class="card" id="pending">' '<tr data-repack="plan">' \
@@ -86,16 +62,8 @@ done
 svgs=$(grep -o '<svg[ >]' "$tmp/dom.html" | wc -l)
 [[ $svgs -eq 1 ]] || fail "expected 1 GPU map, found $svgs"
 
-[[ -s "$tmp/analyze.png" ]] || fail "no screenshot"
-size=$(identify -format '%wx%h' "$tmp/analyze.png")
-[[ "$size" == "1280x1600" ]] || fail "screenshot is $size, expected 1280x1600"
-colours=$(convert "$tmp/analyze.png" -format %k info:)
-[[ $colours -gt 50 ]] || fail "screenshot has only $colours colours: a blank or broken page"
+chromium_check_screenshot "$tmp/analyze.png" 1280x1600 analyze-report.png
 # On the reports' grey background (#f6f8fa).
-corner=$(convert "$tmp/analyze.png" -format '%[pixel:p{2,2}]' info:)
+corner=$(chromium_corner "$tmp/analyze.png")
 [[ "$corner" == "srgb(246,248,250)" ]] || fail "not the reports' background: corner pixel $corner"
-if [[ -n "${TESSERA_ARTIFACTS:-}" ]]; then
-  mkdir -p "$TESSERA_ARTIFACTS"
-  cp "$tmp/analyze.png" "$TESSERA_ARTIFACTS/analyze-report.png"
-fi
-echo "OK: warnings, pending pods, pools, moves, GPU map; screenshot $size with $colours colours"
+echo "OK: warnings, pending pods, pools, moves, GPU map; screenshot 1280x1600 with $colours colours"

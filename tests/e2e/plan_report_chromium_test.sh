@@ -11,23 +11,10 @@
 # Optional: TESSERA_ARTIFACTS = folder to keep plan-report.png in for people.
 set -euo pipefail
 
-readonly CHROMIUM=/usr/bin/chromium
-if [[ ! -x "$CHROMIUM" ]]; then
-  echo "SKIP: chromium not installed"
-  exit 0
-fi
-fail() {
-  echo "FAIL: $*" >&2
-  exit 1
-}
-[[ -x "${TESSERA:-}" ]] || fail "TESSERA is not set to the tessera binary"
-command -v convert >/dev/null || fail "ImageMagick 'convert' not found"
-command -v identify >/dev/null || fail "ImageMagick 'identify' not found"
+source "$(dirname "$0")/chromium.sh"
 src=${TESSERA_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 data=$src/tests/plan/testdata
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/tessera-plan-report.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
 out="$tmp/out"
 
 "$TESSERA" plan --catalog "$data/one-gpu-catalog.yaml" --scenario "$data/two-classes.yaml" \
@@ -36,19 +23,9 @@ out="$tmp/out"
   fail "tessera plan exited non-zero"
 }
 [[ -s "$out/report.html" ]] || fail "no report.html"
-if grep -Eq 'https?://[^"]*\.(js|css)|<script' "$out/report.html"; then
-  fail "report.html is not self-contained (loads a script or stylesheet)"
-fi
+chromium_self_contained "$out/report.html"
 
-# shellcheck disable=SC2054  # the comma in --window-size=1280,2400 is meant
-flags=(--headless --no-sandbox --disable-gpu --disable-quic --no-first-run
-  --disable-background-networking --disable-component-update --disable-sync
-  --user-data-dir="$tmp/profile" --window-size=1280,2400)
-url="file://$out/report.html"
-timeout 120 "$CHROMIUM" "${flags[@]}" --dump-dom "$url" >"$tmp/dom.html" 2>"$tmp/dom.log" ||
-  fail "chromium --dump-dom failed: $(tail -n 5 "$tmp/dom.log")"
-timeout 120 "$CHROMIUM" "${flags[@]}" --screenshot="$tmp/plan.png" "$url" >"$tmp/shot.log" 2>&1 ||
-  fail "chromium --screenshot failed: $(tail -n 5 "$tmp/shot.log")"
+chromium_render "$out/report.html" 1280x2400 "$tmp/dom.html" "$tmp/plan.png"
 
 # The DOM as Chromium built it.
 for what in '<main>' '<header class="card">' '<section class="card warnings" id="warnings">' \
@@ -75,15 +52,7 @@ for tick in '>0</text>' '>1 s</text>' '>10 s</text>'; do
 done
 
 # The screenshot: the right size, a real picture, on the reports' grey background (#f6f8fa).
-[[ -s "$tmp/plan.png" ]] || fail "no screenshot"
-size=$(identify -format '%wx%h' "$tmp/plan.png")
-[[ "$size" == "1280x2400" ]] || fail "screenshot is $size, expected 1280x2400"
-colours=$(convert "$tmp/plan.png" -format %k info:)
-[[ $colours -gt 50 ]] || fail "screenshot has only $colours colours: a blank or broken page"
-corner=$(convert "$tmp/plan.png" -format '%[pixel:p{2,2}]' info:)
+chromium_check_screenshot "$tmp/plan.png" 1280x2400 plan-report.png
+corner=$(chromium_corner "$tmp/plan.png")
 [[ "$corner" == "srgb(246,248,250)" ]] || fail "not the reports' background: corner pixel $corner"
-if [[ -n "${TESSERA_ARTIFACTS:-}" ]]; then
-  mkdir -p "$TESSERA_ARTIFACTS"
-  cp "$tmp/plan.png" "$TESSERA_ARTIFACTS/plan-report.png"
-fi
-echo "OK: $svgs charts, 2 policies with a legend, the no-plan warning, screenshot $size with $colours colours"
+echo "OK: $svgs charts, 2 policies with a legend, the no-plan warning, screenshot 1280x2400 with $colours colours"

@@ -11,21 +11,8 @@
 # Optional: TESSERA_ARTIFACTS = folder to keep replay-report.png in for people.
 set -euo pipefail
 
-readonly CHROMIUM=/usr/bin/chromium
-if [[ ! -x "$CHROMIUM" ]]; then
-  echo "SKIP: chromium not installed"
-  exit 0
-fi
-fail() {
-  echo "FAIL: $*" >&2
-  exit 1
-}
-[[ -x "${TESSERA:-}" ]] || fail "TESSERA is not set to the tessera binary"
-command -v convert >/dev/null || fail "ImageMagick 'convert' not found"
-command -v identify >/dev/null || fail "ImageMagick 'identify' not found"
+source "$(dirname "$0")/chromium.sh"
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/tessera-replay-report.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
 out="$tmp/out"
 
 "$TESSERA" replay -q --scenario peak-sale --policy tessera,k8s-default,fgd --sweep-nodes 30,40 \
@@ -34,19 +21,9 @@ out="$tmp/out"
   fail "tessera replay exited non-zero"
 }
 [[ -s "$out/report.html" ]] || fail "no report.html"
-if grep -Eq 'https?://[^"]*\.(js|css)|<script' "$out/report.html"; then
-  fail "report.html is not self-contained (loads a script or stylesheet)"
-fi
+chromium_self_contained "$out/report.html"
 
-# shellcheck disable=SC2054  # the comma in --window-size=1280,5200 is meant
-flags=(--headless --no-sandbox --disable-gpu --disable-quic --no-first-run
-  --disable-background-networking --disable-component-update --disable-sync
-  --user-data-dir="$tmp/profile" --window-size=1280,5200)
-url="file://$out/report.html"
-timeout 120 "$CHROMIUM" "${flags[@]}" --dump-dom "$url" >"$tmp/dom.html" 2>"$tmp/dom.log" ||
-  fail "chromium --dump-dom failed: $(tail -n 5 "$tmp/dom.log")"
-timeout 120 "$CHROMIUM" "${flags[@]}" --screenshot="$tmp/replay.png" "$url" >"$tmp/shot.log" 2>&1 ||
-  fail "chromium --screenshot failed: $(tail -n 5 "$tmp/shot.log")"
+chromium_render "$out/report.html" 1280x5200 "$tmp/dom.html" "$tmp/replay.png"
 
 svgs=$(grep -o '<svg[ >]' "$tmp/dom.html" | wc -l)
 [[ $svgs -eq 8 ]] || fail "expected 8 charts (2 queues, headroom, allocation, fragmentation, frontier, 2 sweep), found $svgs"
@@ -72,13 +49,5 @@ pts=$(grep -o '<polyline class="series" data-policy="tessera"[^>]*points="[^"]*"
 [[ $pts -eq 2 ]] || fail "the tessera trade-off line has $pts points, expected 2"
 grep -q '<table' "$tmp/dom.html" || fail "the per-class table is missing"
 
-[[ -s "$tmp/replay.png" ]] || fail "no screenshot"
-size=$(identify -format '%wx%h' "$tmp/replay.png")
-[[ "$size" == "1280x5200" ]] || fail "screenshot is $size, expected 1280x5200"
-colours=$(convert "$tmp/replay.png" -format %k info:)
-[[ $colours -gt 50 ]] || fail "screenshot has only $colours colours: a blank or broken page"
-if [[ -n "${TESSERA_ARTIFACTS:-}" ]]; then
-  mkdir -p "$TESSERA_ARTIFACTS"
-  cp "$tmp/replay.png" "$TESSERA_ARTIFACTS/replay-report.png"
-fi
-echo "OK: $svgs charts, 3 policies, screenshot $size with $colours colours"
+chromium_check_screenshot "$tmp/replay.png" 1280x5200 replay-report.png
+echo "OK: $svgs charts, 3 policies, screenshot 1280x5200 with $colours colours"
