@@ -58,19 +58,10 @@
 #include "policy/tessera_policy.h"
 #include "scenario_family.h"
 #include "sim/inflation.h"
+#include "util/text.h"
 
 namespace tessera {
 namespace {
-
-std::vector<std::string> Split(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    if (!item.empty()) out.push_back(item);
-  }
-  return out;
-}
 
 struct Column {
   std::string name;
@@ -222,9 +213,9 @@ int Main(int argc, char** argv) {
     } else if (a == "--threads") {
       opt.threads = std::atoi(argv[++i]);
     } else if (a == "--policies") {
-      opt.policies = Split(argv[++i]);
+      opt.policies = SplitNonEmpty(argv[++i]);
     } else if (a == "--reference") {
-      opt.reference = Split(argv[++i]);
+      opt.reference = SplitNonEmpty(argv[++i]);
     } else if (a == "--variant") {
       opt.variants.push_back(argv[++i]);
     } else if (a == "--out") {
@@ -240,7 +231,8 @@ int Main(int argc, char** argv) {
     } else if (a == "--pilot-gpus") {
       opt.pilot_gpus = std::atoi(argv[++i]);
     } else if (a == "--only") {
-      for (const std::string& s : Split(argv[++i])) opt.only.push_back(std::atoi(s.c_str()));
+      for (const std::string& s : SplitNonEmpty(argv[++i]))
+        opt.only.push_back(std::atoi(s.c_str()));
     } else {
       return Usage(argv[0]);
     }

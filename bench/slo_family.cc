@@ -45,6 +45,7 @@
 #include "sched/classes.h"
 #include "trace/scenario.h"
 #include "util/file.h"
+#include "util/text.h"
 
 namespace {
 
@@ -142,16 +143,6 @@ Outcome Run(const Scenario& base, int seeds, const QosClasses& classes) {
   return o;
 }
 
-std::vector<std::string> Split(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    if (!item.empty()) out.push_back(item);
-  }
-  return out;
-}
-
 std::string Pct(double v) {
   if (v < 0) return "-";
   char buf[32];
@@ -225,7 +216,7 @@ int main(int argc, char** argv) {
     } else if (a == "--worst") {
       worst = std::stoi(value());
     } else if (a == "--only") {
-      for (const std::string& s : Split(value())) only.push_back(std::stoi(s));
+      for (const std::string& s : tessera::SplitNonEmpty(value())) only.push_back(std::stoi(s));
     } else if (a == "--scenario") {
       files.push_back(value());
     } else {
