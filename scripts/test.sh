@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The whole test suite (README "Tests"; CI runs exactly this, see .ci/run):
+# The whole test suite (docs/DEVELOPING.md, "The test command"; CI runs exactly this, see .ci/run):
 #   1. install what is missing (scripts/deps.sh --test: the build set and the test tools),
 #   2. Release build of everything, benchmarks included (they are only compiled here, so CI
 #      still proves they build), and every test: unit tests and all e2e scripts, then the
