@@ -83,6 +83,23 @@ std::vector<int> SloClasses(const PlanSpec& spec) {
   return out;
 }
 
+// The other classes the table shows: those without an SLO that the demand has pods of, in
+// class order (their waits and GPU-hours, so that an SLO bought by starving them shows).
+std::vector<int> OtherClasses(const PlanInfo& info, const PlanSpec& spec) {
+  const std::vector<int> slo = SloClasses(spec);
+  std::vector<int> out;
+  for (size_t c = 0; c < spec.replay.qos.classes.size(); ++c) {
+    if (std::find(slo.begin(), slo.end(), static_cast<int>(c)) != slo.end()) continue;
+    for (const ClassLoad& l : info.load) {
+      if (l.qos == spec.replay.qos.classes[c].name && l.pods > 0) {
+        out.push_back(static_cast<int>(c));
+        break;
+      }
+    }
+  }
+  return out;
+}
+
 // The SLO column: "meets", "MISSES: <the first SLO missed>" or "no plan".
 std::string Verdict(const PlanRow& row) {
   if (!row.eval) return "no plan";
@@ -236,6 +253,7 @@ std::string PlanCsv(const PlanSpec& spec, const PlanResult& plan) {
 
 std::string PlanTable(const PlanInfo& info, const PlanSpec& spec, const PlanResult& plan) {
   const std::vector<int> cls = SloClasses(spec);
+  const std::vector<int> other = OtherClasses(info, spec);
   std::vector<std::vector<std::string>> rows;
   std::vector<std::string> head = {"", "row", "policy", "node mix", "GPUs", "cost/h"};
   for (int c : cls) {
@@ -243,13 +261,18 @@ std::string PlanTable(const PlanInfo& info, const PlanSpec& spec, const PlanResu
     head.push_back(n + " p50/p95/p99 wait");
     head.push_back(n + " in SLO");
   }
+  for (int c : other) {
+    const std::string& n = spec.replay.qos.classes[static_cast<size_t>(c)].name;
+    head.push_back(n + " p50/p99 wait");
+    head.push_back(n + " GPU-h");
+  }
   for (const char* h : {"alloc", "stranded", "headroom p95", "SLOs"}) head.push_back(h);
   rows.push_back(head);
   for (const PlanRow& r : plan.rows) {
     std::vector<std::string> row = {r.chosen ? "*" : "", r.kind == "plan" ? "plan" : r.label,
                                     r.policy};
     if (!r.eval) {  // a policy without a plan
-      row.resize(row.size() + 3 + 2 * cls.size() + 3, "-");
+      row.resize(row.size() + 3 + 2 * cls.size() + 2 * other.size() + 3, "-");
       row.push_back(Verdict(r));
       rows.push_back(row);
       continue;
@@ -263,6 +286,11 @@ std::string PlanTable(const PlanInfo& info, const PlanSpec& spec, const PlanResu
       row.push_back(FormatSeconds(o.p50_s) + " / " + FormatSeconds(o.p95_s) + " / " +
                     FormatSeconds(o.p99_s));
       row.push_back(Fixed(o.slo_pct, 2) + " %");
+    }
+    for (int c : other) {
+      const ClassOutcome& o = e.classes[static_cast<size_t>(c)];
+      row.push_back(FormatSeconds(o.p50_s) + " / " + FormatSeconds(o.p99_s));
+      row.push_back(Fixed(o.gpu_hours, 0));
     }
     row.push_back(Fixed(e.alloc_pct, 1) + " %");
     row.push_back(Fixed(e.stranded_gpus, 1));
@@ -283,7 +311,8 @@ std::string PlanTable(const PlanInfo& info, const PlanSpec& spec, const PlanResu
   out += "\n" + AlignedTable(rows);
   out += "* chosen: the cheapest mix meeting every SLO on seeds";
   for (uint64_t s : spec.seeds) out += " " + std::to_string(s);
-  out += " (waits: the worst seed; in SLO: the least share within the class's wait bound)\n";
+  out += " (waits: the worst seed; in SLO: the least share within the class's wait bound;";
+  out += " GPU-h of a class without an SLO: the least over the seeds)\n";
   out += "GPUs needed for the same SLOs:";
   for (size_t p = 0; p < spec.policies.size(); ++p) {
     out += " " + spec.policies[p].name + " " +
@@ -398,6 +427,7 @@ std::string PlanHtml(const PlanInfo& info, const PlanSpec& spec, const PlanResul
 
   // The table: the verdict next to the mix, so that it is in view however wide the rest is.
   const std::vector<int> cls = SloClasses(spec);
+  const std::vector<int> other = OtherClasses(info, spec);
   h += "<section class=\"card\" id=\"table\">\n<h2>Plans, checks and baselines</h2>\n<div "
        "class=\"table-wrap\"><table class=\"summary plan\">\n<thead><tr><th></th><th "
        "class=\"policy\">row</th><th>policy</th><th>node mix</th><th>GPUs</th><th>cost/h</th>"
@@ -405,6 +435,11 @@ std::string PlanHtml(const PlanInfo& info, const PlanSpec& spec, const PlanResul
   for (int c : cls) {
     const std::string& n = spec.replay.qos.classes[static_cast<size_t>(c)].name;
     h += "<th>" + HtmlEscape(n) + " p50 / p95 / p99 wait</th><th>" + HtmlEscape(n) + " in SLO</th>";
+  }
+  for (int c : other) {
+    const std::string& n = spec.replay.qos.classes[static_cast<size_t>(c)].name;
+    h += "<th>" + HtmlEscape(n) + " p50 / p99 wait (no SLO)</th><th>" + HtmlEscape(n) +
+         " GPU-h served</th>";
   }
   h += "<th>alloc</th><th>stranded GPUs</th><th>headroom p95</th></tr></thead>\n<tbody>\n";
   for (const PlanRow& r : plan.rows) {
@@ -417,7 +452,7 @@ std::string PlanHtml(const PlanInfo& info, const PlanSpec& spec, const PlanResul
     if (!r.eval) {  // the reason is in the cell's title and in the warnings above
       h += "<td>-</td><td>-</td><td>-</td><td class=\"verdict none\" title=\"" +
            HtmlEscape(r.no_plan) + "\">no plan</td>";
-      for (size_t i = 0; i < cls.size(); ++i) h += "<td>-</td><td>-</td>";
+      for (size_t i = 0; i < cls.size() + other.size(); ++i) h += "<td>-</td><td>-</td>";
       h += "<td>-</td><td>-</td><td>-</td></tr>\n";
       continue;
     }
@@ -430,12 +465,19 @@ std::string PlanHtml(const PlanInfo& info, const PlanSpec& spec, const PlanResul
       h += "<td>" + FormatSeconds(o.p50_s) + " / " + FormatSeconds(o.p95_s) + " / " +
            FormatSeconds(o.p99_s) + "</td><td>" + Fixed(o.slo_pct, 2) + " %</td>";
     }
+    for (int c : other) {
+      const ClassOutcome& o = e.classes[static_cast<size_t>(c)];
+      h += "<td>" + FormatSeconds(o.p50_s) + " / " + FormatSeconds(o.p99_s) + "</td><td>" +
+           Fixed(o.gpu_hours, 0) + "</td>";
+    }
     h += "<td>" + Fixed(e.alloc_pct, 1) + " %</td><td>" + Fixed(e.stranded_gpus, 1) + "</td><td>" +
          Fixed(e.headroom_p95, 0) + "</td></tr>\n";
   }
   h += "</tbody></table></div>\n<p class=\"note\">&#9733; the chosen plan: the cheapest mix "
        "meeting every SLO on every seed it was chosen on. Waits: the worst seed's; in SLO: the "
        "least share, over the seeds, of the class's pods whose wait was within its bound; "
+       "classes without an SLO: their waits (the worst seed's) and GPU-hours served (the least "
+       "over the seeds); "
        "alloc: time-average GPU allocation; stranded: idle GPUs stranded by fragmentation; "
        "headroom p95: idle GPUs the policy kept for the protected classes.</p>\n</section>\n";
 

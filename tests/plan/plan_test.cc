@@ -404,6 +404,10 @@ TEST(PlanSearch, APolicyWithoutAPlanIsReportedAsSuchInEveryOutput) {
       << none->no_plan;
   PlanInfo info;
   info.demand = "two-classes.yaml";
+  ClassLoad be;
+  be.qos = "BE";
+  be.pods = 50;
+  info.load = {be};
   // plan.json: the row without a result, with why; tessera needs no GPU count.
   const nlohmann::json j = nlohmann::json::parse(PlanJson(info, spec, *plan));
   bool found = false;
@@ -426,6 +430,9 @@ TEST(PlanSearch, APolicyWithoutAPlanIsReportedAsSuchInEveryOutput) {
   // The terminal table and report.html.
   const std::string table = PlanTable(info, spec, *plan);
   EXPECT_NE(table.find("no plan\n"), std::string::npos) << table;
+  // BE has pods and no SLO: its waits and GPU-hours are in the table too.
+  EXPECT_NE(table.find("BE p50/p99 wait"), std::string::npos) << table;
+  EXPECT_NE(table.find("BE GPU-h"), std::string::npos) << table;
   EXPECT_NE(table.find("warning: tessera: no plan: no mix up to the catalog's maximum"),
             std::string::npos)
       << table;
@@ -435,6 +442,8 @@ TEST(PlanSearch, APolicyWithoutAPlanIsReportedAsSuchInEveryOutput) {
             std::string::npos)
       << html;
   EXPECT_NE(html.find("<section class=\"card warnings\" id=\"warnings\">"), std::string::npos);
+  EXPECT_NE(html.find("<th>BE p50 / p99 wait (no SLO)</th><th>BE GPU-h served</th>"),
+            std::string::npos);
   EXPECT_NE(html.find("tessera none within the catalog"), std::string::npos);
 }
 
