@@ -114,7 +114,7 @@ const Input& OverloadedTwoClass(int hours) {
 }
 
 // args: horizon in hours. `s_per_sim_h`: CPU seconds per simulated hour, which a replay linear
-// in its events keeps flat as the horizon grows (issue 40: 200 h within 3x of 50 h).
+// in its events keeps flat as the horizon grows (200 h within 3x of 50 h).
 void BM_ReplayOverloaded(benchmark::State& state, const char* policy_name) {
   const int hours = static_cast<int>(state.range(0));
   const Input& in = OverloadedTwoClass(hours);
