@@ -61,6 +61,7 @@ enum class EventKind : uint8_t {
   kArrival = 2,
   kPreemptCheck = 3,
   kHeadroomTick = 4,  // a forecast bucket boundary: the headroom may shrink
+  kYield = 5,         // a held pod of a class with an SLO is at risk: the headroom yields
 };
 
 struct Event {
@@ -144,9 +145,15 @@ class Replay {
     return tessera::IdleGpus(cluster_.state(node), cluster_.spec(node).gpu_count);
   }
 
-  // The idle GPUs a held pod's placement on `node` is judged by (sched/headroom.h).
-  HeadroomIdle IdleFor(int node) const {
-    return HeadroomIdleOf(cluster_, node, idle_gpus_, idle_by_model_);
+  // The idle GPUs a held pod's placement on `node` is judged by (sched/headroom.h); with `p`,
+  // also whether that pod is at risk of missing its class's SLO (waited since its arrival: a
+  // re-created victim counts from its first).
+  HeadroomIdle IdleFor(int node, const Pod* p = nullptr) const {
+    HeadroomIdle h = HeadroomIdleOf(cluster_, node, idle_gpus_, idle_by_model_);
+    if (p != nullptr) {
+      h.at_risk = headroom_.AtRisk(options_.qos.classes[p->cls].slo_wait_s, now_ - p->arrival);
+    }
+    return h;
   }
 
   // The node's idle GPUs went from `before` to `after`: the running counts follow.
@@ -284,6 +291,10 @@ class Replay {
         if (placer_ != nullptr) placer_->Created(e.pod);
         Enqueue(e.pod);
         scheduler_.Observe(p.req);  // counted once per pod, as the extender counts a UID
+        if (const double slo = options_.qos.classes[p.cls].slo_wait_s;
+            Held(p) && slo >= 0 && headroom_.options().yield_after >= 0) {
+          Push(p.arrival + headroom_.options().yield_after * slo, EventKind::kYield, e.pod);
+        }
         TryPod(e.pod);
         break;
       }
@@ -302,6 +313,12 @@ class Replay {
         if (p.state == State::kPending) TryPod(e.pod);
         break;
       case EventKind::kHeadroomTick:
+        break;
+      case EventKind::kYield:  // held back so far: it may take more of the idle GPUs now
+        if (p.state == State::kPending) {
+          if (blocked_[p.key] == kNoHeadroom) blocked_[p.key] = kFree;
+          TryPod(e.pod);
+        }
         break;
     }
     if (dirty_) Pass();
@@ -349,7 +366,7 @@ class Replay {
   // there. Returns whether it may go there; *why tells what it would break where it may not.
   bool KeepsHeadroom(const Pod& p, Decision* d, Headroom::Shortfall* why = nullptr) const {
     if (!Held(p)) return true;
-    return PlaceHeld(headroom_, IdleFor(d->node), cluster_.state(d->node),
+    return PlaceHeld(headroom_, IdleFor(d->node, &p), cluster_.state(d->node),
                      cluster_.spec(d->node).gpu_count, p.req, &d->gpus, why);
   }
 
@@ -362,7 +379,8 @@ class Replay {
     candidates_.clear();
     for (int n = 0; n < cluster_.size(); ++n) {
       if (cluster_.Check(n, req) == FitReason::kFits &&
-          HeldMayUse(headroom_, IdleFor(n), cluster_.state(n), cluster_.spec(n).gpu_count, req)) {
+          HeldMayUse(headroom_, IdleFor(n, &p), cluster_.state(n), cluster_.spec(n).gpu_count,
+                     req)) {
         candidates_.push_back(n);
       }
     }
@@ -615,7 +633,7 @@ class Replay {
     CountIdle(node, idle_before, idle_after);
     // A victim's GPUs go to its preemptor: no refill (serve knows a victim by its
     // DisruptionTarget condition).
-    if (!victim) headroom_.NoteRelease(idle_after - idle_before);
+    if (!victim) headroom_.NoteRelease(idle_after - idle_before, p.priority);
     auto& list = on_node_[node];
     list.erase(std::find(list.begin(), list.end(), id));
     class_alloc_milli_[p.cls] -= p.req.TotalGpuMilli();

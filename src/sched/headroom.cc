@@ -87,8 +87,11 @@ bool Headroom::Update(bool* shrank) {
   return true;
 }
 
-void Headroom::NoteRelease(int gpus) {
+void Headroom::NoteRelease(int gpus, int priority) {
   if (options_.mode != HeadroomOptions::Mode::kBacklog || gpus <= 0) return;
+  if (priority >= options_.min_priority) {
+    held_milli_ = std::max(0.0, held_milli_ - static_cast<double>(gpus) * kMilliPerGpu);
+  }
   releases_.emplace_back(now(), static_cast<double>(gpus) * kMilliPerGpu);
   released_milli_ += releases_.back().second;
 }
@@ -110,9 +113,11 @@ bool Headroom::NoteDemand(int priority, int64_t gpu_milli) {
     if (gpu_milli > 0) {
       arrivals_.emplace_back(t, static_cast<double>(gpu_milli));
       arrived_milli_ += static_cast<double>(gpu_milli);
+      held_milli_ += static_cast<double>(gpu_milli);
     }
     backlog_ = std::max(0.0, backlog_ - rate * (t - backlog_t_)) + static_cast<double>(gpu_milli);
     backlog_ = std::min(backlog_, std::max(0.0, arrived_milli_));
+    backlog_ = std::min(backlog_, held_milli_);
     if (capacity_gpus_ != INT64_MAX) {
       backlog_ = std::min(backlog_, static_cast<double>(capacity_gpus_) * kMilliPerGpu);
     }
@@ -126,6 +131,11 @@ bool Headroom::NoteDemand(int priority, int64_t gpu_milli) {
   if (demand_.empty() || demand_.back().first != bucket) demand_.emplace_back(bucket, 0.0);
   demand_.back().second += static_cast<double>(gpu_milli);
   return false;
+}
+
+int64_t Headroom::at_risk_target() const {
+  return static_cast<int64_t>(
+      std::ceil(options_.yield_keep * static_cast<double>(target_) - 1e-9));
 }
 
 int64_t CountIdleGpus(const Cluster& cluster, std::vector<int64_t>* by_model) {

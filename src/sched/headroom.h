@@ -42,6 +42,13 @@ struct HeadroomOptions {
   /// headroom preempts lower-priority pods instead of waiting, so that protecting the top
   /// class does not cost another class its SLO: it takes their GPUs, not the idle ones.
   bool slo_classes_preempt = true;
+  /// The headroom yields to a class with an SLO at risk of missing it: a held pod of a class
+  /// with a wait SLO that has waited yield_after × its SLO may take the idle GPUs down to
+  /// ceil(yield_keep · H) instead of H. H is sized with a margin (factor) for the protected
+  /// classes' bursts; the at-risk pod takes from that margin, not from what they need.
+  /// yield_after < 0: never. docs/REPLAY.md, "Headroom" (how the values were chosen).
+  double yield_after = 0.25;
+  double yield_keep = 0.2;
   int64_t gpus = 0;  ///< kStatic: H; kForecast, kBacklog: the floor of H
   /// kForecast: H = ceil(factor · q-quantile of the protected GPUs requested per bucket_s,
   /// over the buckets of the last window_s seconds), recomputed at each bucket boundary.
@@ -55,7 +62,11 @@ struct HeadroomOptions {
   /// starts low); its backlog B is the GPUs a burst takes from the headroom before departures
   /// have refilled it. B never exceeds the protected demand of the last window_s seconds
   /// (demand older than the window counts as refilled, as the drain rate forgets departures
-  /// older than it), so that it decays once protected pods stop taking idle GPUs.
+  /// older than it), so that it decays once protected pods stop taking idle GPUs; nor the idle
+  /// GPUs protected pods took and still hold (what a protected pod's own departure made idle
+  /// again is refilled). The second bound keeps B from growing when only protected pods depart
+  /// (the classes held back do not, so the drain equals the feed and B would be a random walk
+  /// that never returns: docs/REPLAY.md, "Headroom").
   /// H = ceil(factor · the highest B of the last window_s seconds), growing at the arrival that
   /// raised B, shrinking at bucket_s boundaries as peaks age out.
 
@@ -72,6 +83,9 @@ struct HeadroomIdle {
   int64_t cluster = 0;     ///< idle GPUs in the cluster
   int model = -1;          ///< the node's model id (Cluster::model_id; -1: no GPUs)
   int64_t model_idle = 0;  ///< idle GPUs of that model in the cluster
+  /// The pod is of a class with a wait SLO and at risk of missing it (Headroom::AtRisk): it is
+  /// judged by Headroom::at_risk_target() instead of H.
+  bool at_risk = false;
 };
 
 /// The headroom H of one run, fed with protected demand and releases as they happen.
@@ -88,6 +102,14 @@ class Headroom {
   bool active() const { return options_.mode != HeadroomOptions::Mode::kNone; }
   /// H, in whole GPUs (0 when inactive).
   int64_t target() const { return target_; }
+  /// What a held pod at risk of missing its class's SLO must leave idle: ceil(yield_keep · H).
+  int64_t at_risk_target() const;
+  /// Whether a held pod of a class with wait SLO `slo_wait_s` (< 0: none) that has waited
+  /// `waited_s` is at risk of missing it: waited_s >= yield_after · slo_wait_s.
+  bool AtRisk(double slo_wait_s, double waited_s) const {
+    return options_.yield_after >= 0 && slo_wait_s >= 0 &&
+           waited_s >= options_.yield_after * slo_wait_s;
+  }
   /// The floor of the GPU model with id `model` (as resolved by SetCluster), in whole GPUs:
   /// 0 for a model without one, for -1, and when inactive.
   int64_t model_target(int model) const {
@@ -107,7 +129,9 @@ class Headroom {
   /// `idle` would break (a pod that takes no idle GPU breaks nothing).
   Shortfall Short(const HeadroomIdle& idle, int consumed) const {
     if (consumed == 0) return Shortfall::kNone;
-    if (idle.cluster - consumed < target_) return Shortfall::kCluster;
+    if (idle.cluster - consumed < (idle.at_risk ? at_risk_target() : target_)) {
+      return Shortfall::kCluster;
+    }
     if (idle.model_idle - consumed < model_target(idle.model)) return Shortfall::kModel;
     return Shortfall::kNone;
   }
@@ -116,9 +140,10 @@ class Headroom {
   /// forecast (kForecast) or the backlog (kBacklog, which may raise H at once). Returns
   /// whether H shrank.
   bool NoteDemand(int priority, int64_t gpu_milli);
-  /// `gpus` whole GPUs became idle now by a departure (kBacklog's drain rate). Not for a
+  /// `gpus` whole GPUs became idle now by the departure of a pod of `priority` (kBacklog's
+  /// drain rate; a protected pod's also lowers what protected pods hold). Not for a
   /// preemption victim: its GPUs go to its preemptor, they refill nothing.
-  void NoteRelease(int gpus);
+  void NoteRelease(int gpus, int priority);
   /// The clock moved: at a bucket boundary H is recomputed (forecast quantiles, backlog peaks
   /// that aged out). Returns whether it was recomputed; *shrank tells whether H went down.
   bool Update(bool* shrank);
@@ -145,6 +170,7 @@ class Headroom {
   double backlog_ = 0, backlog_t_ = 0;              // kBacklog: B and when it was last updated
   std::deque<std::pair<double, double>> arrivals_;  // kBacklog: (time, milli-GPU demanded)
   double arrived_milli_ = 0;                        // their sum over the last window_s
+  double held_milli_ = 0;                           // kBacklog: idle GPUs protected pods hold
   std::deque<std::pair<double, double>> peaks_;     // (time, B), B decreasing: a sliding max
 };
 

@@ -279,8 +279,38 @@ TEST_F(ReplayTest, HeadroomDoesNotHoldBackNonPreemptibleClasses) {
   EXPECT_DOUBLE_EQ(StartOf(r, 0), -1);
   EXPECT_DOUBLE_EQ(StartOf(r, 1), 1);
   o.headroom.hold_non_preemptible = true;
+  o.headroom.yield_after = -1;  // HeadroomYieldsToAPodAtRiskOfItsSlo
   r = Run({Node("n0", 2)}, pods, o);
   EXPECT_DOUBLE_EQ(StartOf(r, 1), -1);
+}
+
+TEST_F(ReplayTest, HeadroomYieldsToAPodAtRiskOfItsSlo) {
+  // Eight GPUs, static headroom 5, no preemption: three BE pods take three GPUs at once, then
+  // five Burstable pods (SLO 60 s) arrive at t=10. Held, they wait until they have waited a
+  // quarter of their SLO (t=25); at risk, they may take the idle GPUs down to ceil(0.2 · 5) =
+  // 1: four start, the fifth waits (it would take the last idle GPU).
+  ReplayOptions o;
+  o.horizon_s = 100;
+  o.preemption = false;
+  o.headroom.mode = HeadroomOptions::Mode::kStatic;
+  o.headroom.gpus = 5;
+  std::vector<TimedPod> pods;
+  for (int i = 0; i < 3; ++i) pods.push_back(Pod("be" + std::to_string(i), "BE", 0, 500));
+  for (int i = 0; i < 5; ++i) pods.push_back(Pod("b" + std::to_string(i), "Burstable", 10, 500));
+  ReplayResult r = Run({Node("n0", 8)}, pods, o);
+  EXPECT_DOUBLE_EQ(StartOf(r, 2), 0);
+  int started = 0;
+  for (int i = 3; i < 8; ++i) {
+    if (StartOf(r, i) >= 0) {
+      EXPECT_DOUBLE_EQ(StartOf(r, i), 25) << i;
+      ++started;
+    }
+  }
+  EXPECT_EQ(started, 4);
+  // Without the yield they wait for the horizon.
+  o.headroom.yield_after = -1;
+  r = Run({Node("n0", 8)}, pods, o);
+  for (int i = 3; i < 8; ++i) EXPECT_DOUBLE_EQ(StartOf(r, i), -1) << i;
 }
 
 TEST_F(ReplayTest, HeadroomAllowsSharingPodsOnUsedGpus) {

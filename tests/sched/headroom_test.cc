@@ -1,12 +1,15 @@
 // The headroom's floors per GPU model (sched/headroom.h): resolved against a cluster's models
 // and capped at each model's GPUs, checked besides the cluster-wide H by HeldMayUse and
 // PlaceHeld (what the pod would break is told); and the values of the replay's
-// --headroom-model (replay/replay_policy.h).
+// --headroom-model (replay/replay_policy.h). H cannot run away: the backlog never exceeds what
+// protected pods hold, and every adaptive mode comes back to its floor once protected demand
+// stops; a pod at risk of missing its class's SLO is judged by the smaller at-risk target.
 
 #include "sched/headroom.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -199,6 +202,88 @@ TEST(ModelHeadroom, ReplayFlagValuesParsed) {
       ParseHeadroomModels({"A10=4", "A10=2"});
   ASSERT_FALSE(twice.ok());
   EXPECT_EQ(twice.error().message, "--headroom-model: GPU model 'A10' given twice");
+}
+
+// Protected pods alone come and go (one GPU every 10 s, each for 60 s, on a 1,000-GPU
+// cluster): the classes held back never depart, so the drain is exactly the feed. The backlog
+// stays within the GPUs protected pods hold (6 at a time), instead of growing over the first
+// window while the drain rate fills in (to about 180 GPUs before that bound).
+TEST(BacklogHeadroom, NeverMoreThanProtectedPodsHoldWhenOnlyTheyDepart) {
+  HeadroomOptions h;
+  h.mode = HeadroomOptions::Mode::kBacklog;
+  h.window_s = 3600;
+  h.bucket_s = 60;
+  h.factor = 1;
+  VirtualClock clock;
+  Headroom headroom(h, &clock);
+  std::vector<NodeSpec> nodes(125, Node("n", "A10", 8));
+  headroom.SetCluster(Cluster(nodes));
+  int64_t most = 0;
+  for (int i = 0; i < 3 * 360; ++i) {  // three hours
+    clock.AdvanceTo(10.0 * i);
+    bool shrank = false;
+    headroom.Update(&shrank);
+    if (i >= 6) headroom.NoteRelease(1, 1000);  // the pod that started a minute ago
+    headroom.NoteDemand(1000, 1000);
+    most = std::max(most, headroom.target());
+  }
+  EXPECT_LE(most, 7);
+  EXPECT_GE(most, 1);
+}
+
+// Every adaptive mode comes back to its floor once protected demand stops: an hour of
+// protected pods, then none (their departures refill the headroom); after the window (and a
+// bucket) H is the floor again.
+TEST(BacklogHeadroom, EveryAdaptiveModeShrinksBackWhenProtectedDemandStops) {
+  for (const HeadroomOptions::Mode mode :
+       {HeadroomOptions::Mode::kForecast, HeadroomOptions::Mode::kBacklog}) {
+    HeadroomOptions h;
+    h.mode = mode;
+    h.window_s = 1800;
+    h.bucket_s = 60;
+    h.gpus = 2;  // the floor
+    VirtualClock clock;
+    Headroom headroom(h, &clock);
+    headroom.SetCluster(Cluster(std::vector<NodeSpec>(16, Node("n", "A10", 8))));
+    int64_t busy = 0;
+    for (int i = 0; i < 360; ++i) {  // an hour: four GPUs a minute, each pod for 5 minutes
+      clock.AdvanceTo(10.0 * i);
+      bool shrank = false;
+      headroom.Update(&shrank);
+      if (i >= 30) headroom.NoteRelease(1, 1000);
+      headroom.NoteDemand(1000, 1000);
+      busy = std::max(busy, headroom.target());
+    }
+    EXPECT_GT(busy, h.gpus) << static_cast<int>(mode);
+    for (int i = 0; i < 30; ++i) {  // the last five minutes' pods leave
+      clock.AdvanceTo(3600 + 10.0 * i);
+      headroom.NoteRelease(1, 1000);
+    }
+    clock.AdvanceTo(3600 + h.window_s + 2 * h.bucket_s);
+    bool shrank = false;
+    headroom.Update(&shrank);
+    EXPECT_TRUE(shrank) << static_cast<int>(mode);
+    EXPECT_EQ(headroom.target(), h.gpus) << static_cast<int>(mode);
+  }
+}
+
+// A held pod of a class with an SLO that has waited a quarter of it (the default yield_after)
+// is at risk: it is judged by ceil(yield_keep · H) = ceil(0.2 · 5) = 1 idle GPU, not by H.
+TEST(HeadroomYield, PodAtRiskMayTakeTheMarginButNotWhatIsKept) {
+  ManualClock clock;
+  Headroom headroom(Static(5, {}), &clock);
+  EXPECT_EQ(headroom.at_risk_target(), 1);
+  EXPECT_FALSE(headroom.AtRisk(60, 14.9));
+  EXPECT_TRUE(headroom.AtRisk(60, 15));
+  EXPECT_FALSE(headroom.AtRisk(-1, 1e9));  // no SLO, never at risk
+  HeadroomIdle idle{5, -1, 5};
+  EXPECT_EQ(headroom.Short(idle, 1), Headroom::Shortfall::kCluster);
+  idle.at_risk = true;
+  EXPECT_EQ(headroom.Short(idle, 4), Headroom::Shortfall::kNone);
+  EXPECT_EQ(headroom.Short(idle, 5), Headroom::Shortfall::kCluster);
+  HeadroomOptions never = Static(5, {});
+  never.yield_after = -1;
+  EXPECT_FALSE(Headroom(never, &clock).AtRisk(60, 1e9));
 }
 
 }  // namespace

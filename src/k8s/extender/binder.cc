@@ -63,7 +63,8 @@ std::string Extender::AssumeLocked(const std::string& uid, int node, GpuSet* gpu
   if (HeldLocked(cls) && name != r->meta.nominated_node) {
     std::vector<int64_t> by_model;
     const int64_t idle = IdleGpusLocked(&by_model);
-    const HeadroomIdle node_idle = HeadroomIdleOf(*cluster_, node, idle, by_model);
+    HeadroomIdle node_idle = HeadroomIdleOf(*cluster_, node, idle, by_model);
+    node_idle.at_risk = AtRiskLocked(uid, cls);
     const int model = node_idle.model;
     Headroom::Shortfall why = Headroom::Shortfall::kNone;
     if (!PlaceHeld(*headroom_, node_idle, s, cluster_->spec(node).gpu_count, request, gpus, &why)) {

@@ -196,6 +196,14 @@ bool Extender::HeldLocked(int cls) const {
   return !c.use_headroom && (c.preemptible || headroom_->options().hold_non_preemptible);
 }
 
+bool Extender::AtRiskLocked(const std::string& uid, int cls) const {
+  if (cls < 0) return false;
+  const auto it = queue_.pods().find(uid);
+  if (it == queue_.pods().end()) return false;
+  return headroom_->AtRisk(options_.classes.classes[static_cast<size_t>(cls)].slo_wait_s,
+                           Now() - it->second.created_s);
+}
+
 int64_t Extender::IdleGpusLocked(std::vector<int64_t>* by_model) const {
   return CountIdleGpus(*cluster_, by_model);
 }
@@ -213,10 +221,12 @@ void Extender::UpdateHeadroomLocked() {
   headroom_->Update(&shrank);
 }
 
-void Extender::NoteIdleChangeLocked(int64_t idle_before) {
+void Extender::NoteIdleChangeLocked(int64_t idle_before, int priority) {
   if (headroom_->options().mode != HeadroomOptions::Mode::kBacklog || cluster_ == nullptr) return;
   const int64_t idle_after = IdleGpusLocked();
-  if (idle_after > idle_before) headroom_->NoteRelease(static_cast<int>(idle_after - idle_before));
+  if (idle_after > idle_before) {
+    headroom_->NoteRelease(static_cast<int>(idle_after - idle_before), priority);
+  }
 }
 
 int Extender::ClassOfRecord(const PodRecord& r) const {
@@ -419,6 +429,7 @@ std::string Extender::FilterCandidatesLocked(const Pod& pod, const Result<PodSpe
   UpdateHeadroomLocked();
   const bool held = headroom_->active() && HeldLocked(ClassOfPod(options_.classes, pod));
   const int64_t idle = held ? IdleGpusLocked(&idle_by_model_) : 0;
+  const bool at_risk = held && AtRiskLocked(PodUid(pod), ClassOfPod(options_.classes, pod));
   // (model id, detail code) of each model whose headroom floor refused a node: its text in
   // `details`, counted as kReasonHeadroom.
   std::vector<std::pair<int, int>> model_reasons;
@@ -496,7 +507,8 @@ std::string Extender::FilterCandidatesLocked(const Pod& pod, const Result<PodSpe
         // The headroom depends on the node's state and model too (a group has one of each):
         // once per group as well.
         Headroom::Shortfall why = Headroom::Shortfall::kNone;
-        const HeadroomIdle node_idle = HeadroomIdleOf(*cluster_, node, idle, idle_by_model_);
+        HeadroomIdle node_idle = HeadroomIdleOf(*cluster_, node, idle, idle_by_model_);
+        node_idle.at_risk = at_risk;
         const int model = node_idle.model;
         memo.keeps_headroom = !held || memo.reason != kReasonFit ||
                               HeldMayUse(*headroom_, node_idle, cluster_->state(node),

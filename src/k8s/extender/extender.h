@@ -397,13 +397,18 @@ class Extender final : public ClusterEventSink {
   /// The whole idle GPUs of the cluster, and, unless `by_model` is null, in *by_model those of
   /// each GPU model by id.
   int64_t IdleGpusLocked(std::vector<int64_t>* by_model = nullptr) const;
+  /// Whether queued pod `uid` of class `cls` has waited long enough for its class's SLO to be
+  /// at risk (Headroom::AtRisk; its wait counts from metadata.creationTimestamp): the headroom
+  /// yields to it. False for a pod not in the GPU queue.
+  bool AtRiskLocked(const std::string& uid, int cls) const;
   /// The reason of a held pod refused for the floor of GPU model `model` (an id), naming it,
   /// with the floor and the model's `idle` GPUs.
   std::string ModelHeadroomTextLocked(int model, int64_t idle) const;
   /// Moves the headroom to the clock's now (forecast buckets, backlog peaks that aged out).
   void UpdateHeadroomLocked();
-  /// Feeds a release: the idle GPUs before and after a change of the model (kBacklog).
-  void NoteIdleChangeLocked(int64_t idle_before);
+  /// Feeds a release by a pod of `priority`: the idle GPUs before and after a change of the
+  /// model (kBacklog).
+  void NoteIdleChangeLocked(int64_t idle_before, int priority);
   /// Forgets pod `uid` (deleted or ended) and places its node again; a release it makes feeds
   /// the headroom's drain rate.
   void RemovePodLocked(const std::string& uid);

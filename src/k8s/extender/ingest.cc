@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <climits>
 #include <numeric>
 #include <utility>
 
@@ -503,10 +504,16 @@ void Extender::RemovePodLocked(const std::string& uid) {
                        cluster_ != nullptr &&
                        (known == nullptr || (!known->meta.victim && evicting_.count(uid) == 0));
   const int64_t idle_before = backlog ? IdleGpusLocked() : 0;
+  // The departed pod's priority: a protected pod's departure lowers what protected pods hold.
+  int priority = INT_MIN;
+  if (known != nullptr) {
+    const int cls = ClassOfRecord(*known);
+    if (cls >= 0) priority = options_.classes.classes[static_cast<size_t>(cls)].priority;
+  }
   evicting_.erase(uid);
   own_nominations_.erase(uid);
   PlaceNodes(pods_.Remove(uid));
-  if (backlog) NoteIdleChangeLocked(idle_before);
+  if (backlog) NoteIdleChangeLocked(idle_before, priority);
 }
 
 void Extender::BeginPodList() {

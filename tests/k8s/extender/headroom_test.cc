@@ -144,6 +144,28 @@ TEST(ServeHeadroom, LsUsesTheHeadroomAndABeShareOnAUsedGpuIsAdmitted) {
   EXPECT_EQ(c.Place(PodOf("ls2", "LS", 2), "n2"), "");
 }
 
+// The headroom yields to a pod at risk of its class's SLO, as in the replay
+// (ReplayTest.HeadroomYieldsToAPodAtRiskOfItsSlo): a Burstable pod (SLO 60 s) is held while
+// it is fresh; once it has waited 15 s (a quarter of its SLO, since it was first seen) it may
+// take the idle GPUs down to ceil(0.2 · 5) = 1, not below. A BE pod (no SLO) never may.
+TEST(ServeHeadroom, YieldsToAPodAtRiskOfItsSloDownToTheKeptPart) {
+  Cluster c(Static(5));                                 // 8 idle GPUs, 5 kept
+  EXPECT_EQ(c.Place(PodOf("be1", "BE", 3), "n1"), "");  // leaves 5
+  EXPECT_TRUE(c.Filter(PodOf("b1", "Burstable", 3)).node_names.empty());
+  EXPECT_TRUE(c.Filter(PodOf("b2", "Burstable", 2)).node_names.empty());
+  EXPECT_TRUE(c.Filter(PodOf("be2", "BE", 1)).node_names.empty());
+  c.clock.Advance(14);
+  EXPECT_TRUE(c.Filter(PodOf("b1", "Burstable", 3)).node_names.empty());
+  c.clock.Advance(1);
+  EXPECT_EQ(c.Filter(PodOf("b1", "Burstable", 3)).node_names, std::vector<std::string>{"n2"});
+  EXPECT_TRUE(c.Filter(PodOf("be2", "BE", 1)).node_names.empty());
+  EXPECT_EQ(c.Place(PodOf("b1", "Burstable", 3), "n2"), "");
+  EXPECT_EQ(c.State()["headroom"]["idle_gpus"], 2);
+  // b2 is at risk too, but two GPUs would leave none of the kept one; one GPU would not.
+  EXPECT_TRUE(c.Filter(PodOf("b2", "Burstable", 2)).node_names.empty());
+  EXPECT_EQ(c.Filter(PodOf("b2", "Burstable", 1)).node_names.size(), 2u);
+}
+
 TEST(ServeHeadroom, BacklogGrowsWithAnLsBurstAndShrinksAfterIt) {
   HeadroomOptions h;
   h.mode = HeadroomOptions::Mode::kBacklog;
