@@ -134,8 +134,7 @@ bool Headroom::NoteDemand(int priority, int64_t gpu_milli) {
 }
 
 int64_t Headroom::at_risk_target() const {
-  return static_cast<int64_t>(
-      std::ceil(options_.yield_keep * static_cast<double>(target_) - 1e-9));
+  return static_cast<int64_t>(std::ceil(options_.yield_keep * static_cast<double>(target_) - 1e-9));
 }
 
 int64_t CountIdleGpus(const Cluster& cluster, std::vector<int64_t>* by_model) {
