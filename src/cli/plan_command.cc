@@ -86,7 +86,8 @@ Json OptionsJson(const PlanCliOptions& o) {
               {"seeds", o.seeds},
               {"check_seeds", o.check_seeds},
               {"quota_gpus", o.quota_gpus},
-              {"target_util", o.target_util}};
+              {"target_util", o.target_util},
+              {"served_floor", o.served_floor}};
 }
 
 void OptionsFromJson(const Json& j, PlanCliOptions* o) {
@@ -104,6 +105,7 @@ void OptionsFromJson(const Json& j, PlanCliOptions* o) {
   o->check_seeds = j.at("check_seeds").get<std::string>();
   o->quota_gpus = j.at("quota_gpus").get<int64_t>();
   o->target_util = j.at("target_util").get<double>();
+  o->served_floor = j.at("served_floor").get<double>();
 }
 
 // Everything a plan needs, read and checked.
@@ -195,7 +197,8 @@ Result<std::unique_ptr<Loaded>> Load(const PlanCliOptions& o) {
   for (const auto& [name, value] : {std::pair<const char*, double>{"--time-scale", o.time_scale},
                                     {"--growth", o.growth},
                                     {"--peak-window", o.peak_window_h},
-                                    {"--target-util", o.target_util}}) {
+                                    {"--target-util", o.target_util},
+                                    {"--served-floor", o.served_floor}}) {
     if (!std::isfinite(value)) return Error{std::string(name) + " must be a finite number"};
   }
   if (o.growth <= 0) return Error{"--growth must be positive"};
@@ -204,6 +207,12 @@ Result<std::unique_ptr<Loaded>> Load(const PlanCliOptions& o) {
     Result<ReplayPolicy> p = ReplayPolicyByName(name);
     if (!p) return Error{"--policy: " + p.error().message};
     spec.policies.push_back(std::move(p).value());
+  }
+  spec.served_floor = o.served_floor;
+  if (o.served_floor > 0) {
+    Result<ReplayPolicy> k8s = ReplayPolicyByName("k8s-default");
+    if (!k8s) return k8s.error();
+    spec.floor_policy = std::move(k8s).value();
   }
   TESSERA_ASSIGN_OR_RETURN(spec.seeds, ParseSeeds(o.seeds, "--seeds"));
   if (!o.check_seeds.empty()) {
@@ -511,6 +520,12 @@ void AddPlanCommand(CLI::App& app, PlanCliOptions& o, int& exit_code) {
   cmd->add_option("--target-util", o.target_util,
                   "The 'p95 GPUs / target utilization' baseline's utilization")
       ->check(CLI::Range(0.01, 1.0))
+      ->capture_default_str();
+  cmd->add_option("--served-floor", o.served_floor,
+                  "A class with pods and no --slo must be served at least this share of the "
+                  "GPU-hours k8s-default serves it on the same mix and seed, else the mix misses "
+                  "(0: no floor)")
+      ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
   cmd->add_option("--threads", o.threads, "Threads (0: one per core)")->check(CLI::Range(0, 1024));
   cmd->add_option("--shard", o.shard,

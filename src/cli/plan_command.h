@@ -26,8 +26,9 @@ struct PlanCliOptions {
   std::string check_seeds = "101,102";
   int64_t quota_gpus = 0;
   double target_util = 0.8;
-  int threads = 0;    ///< 0: the hardware's
-  std::string shard;  ///< "K/N"; empty: every unit
+  double served_floor = 0.9;  ///< PlanSpec::served_floor (against k8s-default)
+  int threads = 0;            ///< 0: the hardware's
+  std::string shard;          ///< "K/N"; empty: every unit
   std::string out_dir = "results/plan";
   bool progress = false;
   bool quiet = false;

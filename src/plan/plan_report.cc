@@ -15,6 +15,16 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
+// "classes without an SLO: >= 90 % of the GPU-hours k8s-default serves them", or "" without a
+// served floor.
+std::string ServedFloorText(const PlanSpec& spec) {
+  if (!spec.floor_policy || spec.served_floor <= 0) return "";
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "classes without an SLO: >= %g %% of the GPU-hours %s serves them",
+                spec.served_floor * 100, spec.floor_policy->name.c_str());
+  return buf;
+}
+
 Json EvalJson(const NodeCatalog& catalog, const Evaluation& e) {
   Json classes = Json::array();
   for (const ClassOutcome& c : e.classes) {
@@ -161,6 +171,7 @@ std::string PlanJson(const PlanInfo& info, const PlanSpec& spec, const PlanResul
   in["check_seeds"] = spec.check_seeds;
   in["quota_gpus"] = spec.quota_gpus;
   in["target_util"] = spec.target_util;
+  in["served_floor"] = spec.floor_policy ? spec.served_floor : 0.0;
   j["inputs"] = in;
   Json load = Json::array();
   for (const ClassLoad& l : info.load) {
@@ -308,6 +319,7 @@ std::string PlanTable(const PlanInfo& info, const PlanSpec& spec, const PlanResu
   }
   out += "; SLOs:";
   for (const ClassSlo& s : spec.slos) out += " '" + s.text + "'";
+  if (const std::string floor = ServedFloorText(spec); !floor.empty()) out += "; " + floor;
   out += "\n" + AlignedTable(rows);
   out += "* chosen: the cheapest mix meeting every SLO on seeds";
   for (uint64_t s : spec.seeds) out += " " + std::to_string(s);
@@ -389,6 +401,9 @@ std::string PlanHtml(const PlanInfo& info, const PlanSpec& spec, const PlanResul
   std::string slos;
   for (const ClassSlo& s : spec.slos)
     slos += (slos.empty() ? "" : " ") + ("<code>" + HtmlEscape(s.text) + "</code>");
+  if (const std::string floor = ServedFloorText(spec); !floor.empty()) {
+    slos += "; " + HtmlEscape(floor);
+  }
   meta("SLOs", slos);
   std::string types;
   for (const NodeType& t : spec.catalog.types) {

@@ -85,6 +85,20 @@ const Timeline& DemandDraws::Get(uint64_t seed, double factor) const {
   return *it->second;
 }
 
+std::vector<double> DemandDraws::Served(const std::vector<int>& counts, uint64_t seed,
+                                        double factor,
+                                        const std::function<std::vector<double>()>& compute) const {
+  const auto key = std::make_tuple(counts, seed, factor);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = served_.find(key);
+    if (it != served_.end()) return it->second;
+  }
+  std::vector<double> v = compute();  // outside the lock: a replay
+  std::lock_guard<std::mutex> lock(mu_);
+  return served_.emplace(key, std::move(v)).first->second;
+}
+
 std::vector<SearchUnit> Units(const PlanSpec& spec) {
   std::vector<SearchUnit> units;
   for (size_t p = 0; p < spec.policies.size(); ++p) {
@@ -116,6 +130,16 @@ Evaluation Evaluate(const PlanSpec& spec, const DemandDraws& demand, int policy,
   const Cluster one_of_each(MixNodes(spec.catalog, std::vector<int>(spec.catalog.types.size(), 1)));
   std::vector<double> headroom;
   double alloc = 0, stranded = 0;
+  // The classes the served floor applies to: those without an SLO, unless this is the floor's
+  // own policy.
+  std::vector<bool> has_slo(qos.size(), false);
+  for (const ClassSlo& slo : spec.slos) {
+    const int c = spec.ClassIndex(slo.qos_class);
+    if (c >= 0) has_slo[static_cast<size_t>(c)] = true;
+  }
+  const bool floored = spec.served_floor > 0 && spec.floor_policy &&
+                       spec.floor_policy->name != spec.policies[policy].name &&
+                       std::find(has_slo.begin(), has_slo.end(), false) != has_slo.end();
   for (uint64_t seed : seeds) {
     ReplayOptions options = spec.replay;
     options.seed = seed;
@@ -183,6 +207,29 @@ Evaluation Evaluate(const PlanSpec& spec, const DemandDraws& demand, int policy,
           std::snprintf(buf, sizeof buf, "%s GPU-hours %.1f < %.1f (seed %llu)",
                         slo.qos_class.c_str(), s.gpu_hours, slo.min_gpu_hours,
                         static_cast<unsigned long long>(seed));
+          e.missed = buf;
+          break;
+        }
+      }
+    }
+    if (e.missed.empty() && floored) {
+      // The served floor: what the reference policy serves each class without an SLO on this
+      // mix and seed.
+      const std::vector<double> ref = demand.Served(counts, seed, factor, [&] {
+        const ReplayResult b =
+            RunReplayPolicy(nodes, demand.Get(seed, factor), *spec.floor_policy, options);
+        std::vector<double> served;
+        for (const ClassStats& s : b.classes) served.push_back(s.gpu_hours);
+        return served;
+      });
+      for (size_t c = 0; c < qos.size() && c < r.classes.size() && c < ref.size(); ++c) {
+        if (has_slo[c] || ref[c] <= 0) continue;
+        if (r.classes[c].gpu_hours < spec.served_floor * ref[c]) {
+          char buf[200];
+          std::snprintf(
+              buf, sizeof buf, "%s GPU-hours %.1f < %g %% of the %.1f %s serves (seed %llu)",
+              qos[c].name.c_str(), r.classes[c].gpu_hours, spec.served_floor * 100, ref[c],
+              spec.floor_policy->name.c_str(), static_cast<unsigned long long>(seed));
           e.missed = buf;
           break;
         }

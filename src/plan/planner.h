@@ -29,6 +29,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "plan/catalog.h"
@@ -42,7 +43,8 @@
 namespace tessera {
 
 /// Draws of the demand, by seed and growth factor (relative to the plan's demand), made once
-/// and kept. Thread-safe.
+/// and kept, and what the served floor's reference policy serves each class on a mix of them
+/// (also computed once: every policy's search asks for the same mixes). Thread-safe.
 class DemandDraws {
  public:
   /// `draw(seed, factor)` must be thread-safe and deterministic.
@@ -51,12 +53,18 @@ class DemandDraws {
   DemandDraws(const DemandDraws&) = delete;
   DemandDraws& operator=(const DemandDraws&) = delete;
   const Timeline& Get(uint64_t seed, double factor) const;
+  /// The GPU-hours per class that `compute()` (deterministic) gives for the mix `counts` on
+  /// draw (seed, factor): computed at the first call for that key, then kept.
+  std::vector<double> Served(const std::vector<int>& counts, uint64_t seed, double factor,
+                             const std::function<std::vector<double>()>& compute) const;
 
  private:
   std::function<Timeline(uint64_t, double)> draw_;
   mutable std::mutex mu_;
   mutable std::map<std::pair<uint64_t, double>, std::unique_ptr<Timeline>>
       cache_;  // GUARDED_BY(mu_)
+  mutable std::map<std::tuple<std::vector<int>, uint64_t, double>, std::vector<double>>
+      served_;  // GUARDED_BY(mu_)
 };
 
 /// What to plan.
@@ -70,8 +78,14 @@ struct PlanSpec {
   std::vector<double> sensitivity = {1.1, 1.25};  ///< demand factors of the sensitivity rows
   int64_t quota_gpus = 0;                         ///< the static-quota baseline (0: none)
   double target_util = 0.8;                       ///< the "p95 / target utilization" baseline
-  double lower_bound_gpus = 0;  ///< mixes with fewer GPUs are closed without a replay
-  double first_guess_gpus = 0;  ///< Erlang C: the GPUs probed first
+  /// The served floor: a class with pods and no SLO in `slos` must be served at least this
+  /// share of the GPU-hours `floor_policy` serves it on the same mix and seed, else the mix
+  /// misses, so that no mix meets the SLOs by starving a class without one (0: no floor).
+  /// Not checked on `floor_policy`'s own replays.
+  double served_floor = 0.9;
+  std::optional<ReplayPolicy> floor_policy;  ///< k8s-default; none: no floor
+  double lower_bound_gpus = 0;               ///< mixes with fewer GPUs are closed without a replay
+  double first_guess_gpus = 0;               ///< Erlang C: the GPUs probed first
 
   /// The index of QoS class `name` in replay.qos.classes; -1 when there is none.
   int ClassIndex(const std::string& name) const;
@@ -93,7 +107,9 @@ struct Evaluation {
   bool meets = false;
   bool replayed = true;  ///< false: closed without a replay (baselines are always replayed)
   int seeds_run = 0;
-  std::string missed;  ///< the first SLO missed: "LS p99 wait 30 s > 1 s (seed 2)"
+  /// The first SLO missed: "LS p99 wait 30 s > 1 s (seed 2)", or the served floor: "BE
+  /// GPU-hours 4.0 < 90 % of the 233.0 k8s-default serves (seed 1)".
+  std::string missed;
   std::vector<ClassOutcome> classes;
   double alloc_pct = 0;      ///< mean over seeds of the time-average GPU allocation
   double stranded_gpus = 0;  ///< mean over seeds and samples: idle GPUs stranded (FGD's F)

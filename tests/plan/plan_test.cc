@@ -447,6 +447,87 @@ TEST(PlanSearch, APolicyWithoutAPlanIsReportedAsSuchInEveryOutput) {
   EXPECT_NE(html.find("tessera none within the catalog"), std::string::npos);
 }
 
+// One-GPU nodes, LS and BE at the same rate (bench/slo/ls-be-one-gpu.yaml): tessera met LS's
+// SLO on 44 GPUs by keeping them all for LS, serving BE 4 GPU-hours where k8s-default served
+// 233 on the same mix, and the plan named it the cheapest. With the served floor, a mix that
+// starves the class without an SLO misses, and the plan chosen serves it.
+TEST(PlanSearch, NoMixMeetsTheSloByStarvingAClassWithoutOne) {
+  const std::string file = std::string(TESSERA_SOURCE_DIR) + "/bench/slo/ls-be-one-gpu.yaml";
+  Result<Scenario> scenario = ParseScenario(ReadFile(file).value(), file);
+  ASSERT_TRUE(scenario.ok()) << scenario.error().message;
+  PlanSpec spec;
+  spec.catalog = ParseNodeCatalog(
+                     "node_types:\n"
+                     "  - {name: g1, model: A100, gpus: 1, cpu_milli: 16000, memory_mib: 65536,"
+                     " cost_per_hour: 1, min_count: 30, max_count: 100, step: 2}\n",
+                     "c.yaml", kModels)
+                     .value();
+  spec.slos = {ParseSlo("LS: p99 wait <= 60s").value()};
+  spec.replay.qos.classes[0].slo_wait_s = 60;
+  spec.policies = {TesseraReplayPolicy(), ReplayPolicyByName("fgd").value(),
+                   ReplayPolicyByName("k8s-default").value()};
+  ProtectHeadroomClasses(spec.replay.qos, &spec.policies);
+  spec.seeds = {1, 2};
+  spec.check_seeds = {101};
+  spec.replay.horizon_s = scenario->horizon_h * 3600;
+  spec.floor_policy = ReplayPolicyByName("k8s-default").value();
+  DemandDraws demand([&](uint64_t seed, double factor) {
+    Scenario s = *scenario;
+    s.seed = seed;
+    for (PodClass& c : s.classes) c.arrival.rate_per_h *= factor;
+    return ScenarioTimeline(s, 1.0);
+  });
+  const int be = spec.ClassIndex("BE");
+  ASSERT_GE(be, 0);
+  auto plan_with_floor = [&](double floor) {
+    spec.served_floor = floor;
+    std::vector<int> all;
+    for (size_t i = 0; i < Units(spec).size(); ++i) all.push_back(static_cast<int>(i));
+    return FinishPlan(spec, demand, RunUnits(spec, demand, all, 2, nullptr), 2);
+  };
+  // What k8s-default serves BE on a mix, the least over the plan's seeds.
+  auto k8s_be = [&](const std::vector<int>& counts) {
+    return Evaluate(spec, demand, 2, counts, spec.seeds, 1.0, true)
+        .classes[static_cast<size_t>(be)]
+        .gpu_hours;
+  };
+  // Without the floor: tessera's plan is the cheapest and starves BE (what the floor is for).
+  Result<PlanResult> unfloored = plan_with_floor(0);
+  ASSERT_TRUE(unfloored.ok()) << unfloored.error().message;
+  ASSERT_TRUE(unfloored->rows[0].eval.has_value());
+  const Evaluation& starving = *unfloored->rows[0].eval;
+  EXPECT_EQ(unfloored->chosen_policy, 0);
+  EXPECT_LT(starving.classes[static_cast<size_t>(be)].gpu_hours, 0.5 * k8s_be(starving.counts))
+      << MixName(spec.catalog, starving.counts);
+  // That mix now misses, saying why, and every policy's plan serves BE.
+  spec.served_floor = 0.9;
+  const Evaluation again = Evaluate(spec, demand, 0, starving.counts, spec.seeds, 1.0, false);
+  EXPECT_FALSE(again.meets);
+  EXPECT_EQ(again.missed.rfind("BE GPU-hours ", 0), 0u) << again.missed;
+  EXPECT_NE(again.missed.find("< 90 % of the "), std::string::npos) << again.missed;
+  EXPECT_NE(again.missed.find(" k8s-default serves (seed 1)"), std::string::npos) << again.missed;
+  Result<PlanResult> floored = plan_with_floor(0.9);
+  ASSERT_TRUE(floored.ok()) << floored.error().message;
+  int plans = 0;
+  for (const PlanRow& r : floored->rows) {
+    if (r.kind != "plan" || !r.eval) continue;
+    ++plans;
+    const double served = r.eval->classes[static_cast<size_t>(be)].gpu_hours;
+    EXPECT_GE(served, 0.9 * k8s_be(r.eval->counts))
+        << r.policy << " on " << MixName(spec.catalog, r.eval->counts);
+    EXPECT_GT(served, 100) << r.policy;
+  }
+  EXPECT_EQ(plans, 3);
+  // The table says what the floor is.
+  PlanInfo info;
+  info.demand = file;
+  const std::string table = PlanTable(info, spec, *floored);
+  EXPECT_NE(table.find("; classes without an SLO: >= 90 % of the GPU-hours k8s-default serves "
+                       "them\n"),
+            std::string::npos)
+      << table.substr(0, 400);
+}
+
 // `tessera plan` with no arguments plans the embedded peak-sale scenario on the embedded
 // catalog of that name, which is tests/plan/testdata/peak-sale-one-type.yaml.
 TEST(PlanCatalog, TheEmbeddedExampleIsTheTestdataCatalog) {
