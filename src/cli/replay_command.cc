@@ -89,6 +89,8 @@ Result<std::vector<ReplayPolicy>> ParsePolicies(const ReplayCliOptions& o) {
       if (o.headroom_window_s > 0) h.window_s = o.headroom_window_s;
       if (o.headroom_quantile >= 0) h.quantile = o.headroom_quantile;
       if (o.headroom_factor >= 0) h.factor = o.headroom_factor;
+      if (o.headroom_yield_after >= -1) h.yield_after = o.headroom_yield_after;
+      if (o.headroom_yield_keep >= 0) h.yield_keep = o.headroom_yield_keep;
       Result<std::vector<std::pair<std::string, int64_t>>> models =
           ParseHeadroomModels(o.headroom_models);
       if (!models) return models.error();
@@ -215,6 +217,17 @@ void AddReplayCommand(CLI::App& app, ReplayCliOptions& o, int& exit_code) {
                   "tessera: multiplies the backlog or the forecast")
       ->check(CLI::Range(0.0, 1000.0))
       ->default_str(number(d.headroom.factor));
+  cmd->add_option("--headroom-yield-after", o.headroom_yield_after,
+                  "tessera: a held pod of a class with a wait SLO that has waited this share of "
+                  "its SLO is at risk and may take the headroom down to --headroom-yield-keep "
+                  "of it (-1: never)")
+      ->check(CLI::Range(-1.0, 1000.0))
+      ->default_str(number(d.headroom.yield_after));
+  cmd->add_option("--headroom-yield-keep", o.headroom_yield_keep,
+                  "tessera: the share of the headroom a pod at risk of its SLO must still leave "
+                  "idle (0..1)")
+      ->check(CLI::Range(0.0, 1.0))
+      ->default_str(number(d.headroom.yield_keep));
   cmd->add_option("--preempt-delay-s", o.preempt_delay_s,
                   "tessera: an LS pod preempts only after waiting this long (virtual seconds)")
       ->check(CLI::Range(0.0, 1e9))

@@ -35,6 +35,8 @@ struct ReplayCliOptions {
   double headroom_window_s = -1;
   double headroom_quantile = -1;
   double headroom_factor = -1;
+  double headroom_yield_after = -2;  ///< < -1: the default; -1: never yield
+  double headroom_yield_keep = -1;   ///< < 0: the default
   double preempt_delay_s = -1;
   std::vector<std::string> headroom_models;  ///< --headroom-model MODEL=GPUS, repeatable
   std::string tessera_placement;             ///< empty = its default

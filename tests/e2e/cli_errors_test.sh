@@ -51,7 +51,8 @@ fi
 "$TESSERA" replay --help >"$tmp/replay-help.txt"
 for want in "--headroom-mode TEXT:{backlog,forecast,static,none}=backlog" "--headroom-gpus FLOAT" \
   "--headroom-window-s FLOAT" "=5400" "--headroom-bucket-s FLOAT" "=60" "--headroom-factor FLOAT" \
-  "=2.5" "--headroom-quantile FLOAT" "=0.99" "--preempt-delay-s FLOAT" "--tessera-placement TEXT=tessera" \
+  "=2.5" "--headroom-quantile FLOAT" "=0.99" "--headroom-yield-after FLOAT" "=0.25" \
+  "--headroom-yield-keep FLOAT" "=0.2" "--preempt-delay-s FLOAT" "--tessera-placement TEXT=tessera" \
   "Embedded scenarios with a timeline: peak-sale"; do
   grep -qF -- "$want" "$tmp/replay-help.txt" || fail "replay --help lacks '$want'"
 done

@@ -181,7 +181,8 @@ Status ReadHeadroomModels(const std::string& file, const YAML::Node& v,
   return {};
 }
 
-/// headroom: {mode, gpus, windowSeconds, bucketSeconds, quantile, factor, models}.
+/// headroom: {mode, gpus, windowSeconds, bucketSeconds, quantile, factor, yieldAfter, yieldKeep,
+/// models}.
 Status ReadHeadroom(const std::string& file, const YAML::Node& v, HeadroomOptions* out) {
   if (!v.IsMap()) return At(file, v, "headroom", "expected a mapping, got " + Describe(v));
   HeadroomOptions h = *out;
@@ -220,13 +221,17 @@ Status ReadHeadroom(const std::string& file, const YAML::Node& v, HeadroomOption
       TESSERA_RETURN_IF_ERROR(ReadNumber(file, x, key, 0, 1, &h.quantile));
     } else if (sub == "factor") {
       TESSERA_RETURN_IF_ERROR(ReadNumber(file, x, key, 0, 1000, &h.factor));
+    } else if (sub == "yieldAfter") {
+      TESSERA_RETURN_IF_ERROR(ReadNumber(file, x, key, -1, 1000, &h.yield_after));
+    } else if (sub == "yieldKeep") {
+      TESSERA_RETURN_IF_ERROR(ReadNumber(file, x, key, 0, 1, &h.yield_keep));
     } else if (sub == "models") {
       TESSERA_RETURN_IF_ERROR(ReadHeadroomModels(file, x, &h.model_gpus));
       models_at = x.Mark();
     } else {
       return At(file, kv.first, key,
                 "unknown key (known: mode, gpus, windowSeconds, bucketSeconds, quantile, "
-                "factor, models)");
+                "factor, yieldAfter, yieldKeep, models)");
     }
   }
   // Mode none keeps nothing, floors included: a floor given with it would silently not hold.

@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include "replay/replay_policy.h"
+
 namespace tessera::k8s {
 namespace {
 
@@ -217,7 +219,7 @@ TEST(ServeConfig, ReadsHeadroom) {
   EXPECT_EQ(c.headroom.mode, HeadroomOptions::Mode::kNone);
   Status s = ParseServeConfig(
       "headroom:\n  mode: backlog\n  gpus: 2\n  windowSeconds: 1800\n  bucketSeconds: 30\n"
-      "  quantile: 0.95\n  factor: 1.5\n",
+      "  quantile: 0.95\n  factor: 1.5\n  yieldAfter: 0.5\n  yieldKeep: 0.1\n",
       "tessera.yaml", &c);
   ASSERT_TRUE(s.ok()) << s.error().message;
   EXPECT_EQ(c.headroom.mode, HeadroomOptions::Mode::kBacklog);
@@ -226,12 +228,24 @@ TEST(ServeConfig, ReadsHeadroom) {
   EXPECT_EQ(c.headroom.bucket_s, 30);
   EXPECT_EQ(c.headroom.quantile, 0.95);
   EXPECT_EQ(c.headroom.factor, 1.5);
+  EXPECT_EQ(c.headroom.yield_after, 0.5);
+  EXPECT_EQ(c.headroom.yield_keep, 0.1);
+  // The yield's defaults are the replay's (docs/REPLAY.md, "Headroom"); -1: never yield.
+  ServeConfig d;
+  ASSERT_TRUE(ParseServeConfig("headroom: {mode: backlog}\n", "tessera.yaml", &d).ok());
+  EXPECT_EQ(d.headroom.yield_after, TesseraReplayPolicy().headroom.yield_after);
+  EXPECT_EQ(d.headroom.yield_keep, TesseraReplayPolicy().headroom.yield_keep);
+  ASSERT_TRUE(
+      ParseServeConfig("headroom: {mode: backlog, yieldAfter: -1}\n", "tessera.yaml", &d).ok());
+  EXPECT_EQ(d.headroom.yield_after, -1);
+  EXPECT_EQ(ParseError("headroom:\n  yieldKeep: 2\n"),
+            "tessera.yaml:2: headroom.yieldKeep: expected 0..1, got 2");
   EXPECT_EQ(ParseError("headroom:\n  mode: dynamic\n"),
             "tessera.yaml:2: headroom.mode: expected none, static, forecast or backlog, got "
             "\"dynamic\"");
   EXPECT_EQ(ParseError("headroom:\n  gpu: 4\n"),
             "tessera.yaml:2: headroom.gpu: unknown key (known: mode, gpus, windowSeconds, "
-            "bucketSeconds, quantile, factor, models)");
+            "bucketSeconds, quantile, factor, yieldAfter, yieldKeep, models)");
   EXPECT_EQ(ParseError("headroom:\n  gpus: -1\n"),
             "tessera.yaml:2: headroom.gpus: expected an unsigned integer, got \"-1\"");
   EXPECT_EQ(ParseError("headroom:\n  quantile: 2\n"),
