@@ -61,10 +61,10 @@ awk -v n="$pods" -v lo="$run_min" -v hi="$run_max" 'BEGIN {
   }
 }' >"$scratch/pods.csv"
 
-# The replay first (it takes a second): tessera placement, no headroom (deploy/'s tessera.yaml
-# keeps none), seed 42 (its tie order), the trace's pods as the target workload.
+# The replay first (it takes a second): the tessera policy with its headroom (deploy/'s
+# tessera.yaml keeps the same), seed 42 (its tie order), the trace's pods as the target workload.
 "$TESSERA" replay --nodes "$scratch/nodes.csv" --pods "$scratch/pods.csv" --policy tessera \
-  --headroom-mode none --seed 42 --time-scale "$rate" --horizon-s $((pods / rate + 900)) \
+  --seed 42 --time-scale "$rate" --horizon-s $((pods / rate + 900)) \
   --out "$scratch/replay" -q >"$scratch/replay.out"
 tail -4 "$scratch/replay.out"
 
@@ -124,7 +124,7 @@ else
 fi
 cat "$scratch/demand.out"
 if "$TESSERA" replay --nodes "$rec/openb_node_list.csv" --pods "$rec/openb_pod_list.csv" \
-  --policy tessera --headroom-mode none --seed 42 --out "$scratch/rec-replay" -q \
+  --policy tessera --seed 42 --out "$scratch/rec-replay" -q \
   >"$scratch/rec-replay.out" 2>"$scratch/rec-replay.err" && ! grep -q "skipped" "$scratch/rec-replay.err"; then
   ok "tessera replay of the recording: $(grep -c . "$scratch/rec-replay/classes.csv") lines in classes.csv, no pod skipped"
 else

@@ -24,8 +24,10 @@
 #include "k8s/extender/extender.h"
 #include "k8s/extender/extender_protocol.h"
 #include "k8s/extender/translate.h"
+#include "k8s/serve/serve_config.h"
 #include "k8s/serve/http_server.h"
 #include "policy/policy.h"
+#include "replay/replay_policy.h"
 #include "util/file.h"
 
 namespace tessera {
@@ -207,6 +209,32 @@ TEST(DeployManifests, ExtenderIsALoopbackSidecarOfTwoLeaderElectedSchedulers) {
   EXPECT_TRUE(config["kubernetes"]["inCluster"].as<bool>(false));
   EXPECT_TRUE(config["kubernetes"]["readNodeBeforeBind"].as<bool>(false));
   EXPECT_GT(config["bindRequiresFilterSeconds"].as<int>(0), 0);
+}
+
+// The shipped extender keeps idle GPUs for LS, sized as `tessera replay --policy tessera` sizes
+// them (so that what a replay predicts is what the deployed extender does): the same mode,
+// window, factor, bucket and yield, and LS (the classes with useHeadroom) protected.
+TEST(DeployManifests, TheShippedExtenderKeepsTheReplaysHeadroom) {
+  const Manifests m = Load();
+  const std::string text =
+      Get(m, "ConfigMap", "tessera", "tessera-config")["data"]["tessera.yaml"].as<std::string>("");
+  k8s::ServeConfig config;
+  const Status st = k8s::ParseServeConfig(text, "tessera.yaml", &config);
+  ASSERT_TRUE(st.ok()) << st.error().message;
+  const HeadroomOptions& h = config.headroom;
+  const HeadroomOptions want = TesseraReplayPolicy().headroom;
+  EXPECT_EQ(h.mode, HeadroomOptions::Mode::kBacklog);
+  EXPECT_EQ(h.mode, want.mode);
+  EXPECT_EQ(h.gpus, want.gpus);
+  EXPECT_EQ(h.window_s, want.window_s);
+  EXPECT_EQ(h.bucket_s, want.bucket_s);
+  EXPECT_EQ(h.factor, want.factor);
+  EXPECT_EQ(h.yield_after, want.yield_after);
+  EXPECT_EQ(h.yield_keep, want.yield_keep);
+  EXPECT_EQ(h.hold_non_preemptible, want.hold_non_preemptible);
+  EXPECT_EQ(h.slo_classes_preempt, want.slo_classes_preempt);
+  EXPECT_TRUE(h.model_gpus.empty());
+  EXPECT_EQ(HeadroomProtectedPriority(config.classes), want.min_priority);
 }
 
 // Whether `selector` (a map of labels) selects an object with `labels`.
