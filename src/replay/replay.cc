@@ -149,7 +149,7 @@ class Replay {
   // also whether that pod is at risk of missing its class's SLO (waited since its arrival: a
   // re-created victim counts from its first).
   HeadroomIdle IdleFor(int node, const Pod* p = nullptr) const {
-    HeadroomIdle h = HeadroomIdleOf(cluster_, node, idle_gpus_, idle_by_model_);
+    HeadroomIdle h = HeadroomIdleOf(headroom_, cluster_, node, idle_gpus_, idle_by_model_);
     if (p != nullptr) {
       h.at_risk = headroom_.AtRisk(options_.qos.classes[p->cls].slo_wait_s, now_ - p->arrival);
     }
@@ -427,10 +427,13 @@ class Replay {
         fits = d.ok();
         Headroom::Shortfall why = Headroom::Shortfall::kNone;
         if (d.ok() && !KeepsHeadroom(p, &d, &why)) {
-          // A whole-GPU pod short of H is short of it on every node; short of a model's floor,
-          // it may keep the headroom on a node of another model.
-          d = p.req.IsSharing() || why == Headroom::Shortfall::kModel ? BestKeepingNode(p)
-                                                                      : Decision{};
+          // A whole-GPU pod short of H is short of it on every node whose GPUs count toward
+          // H; short of a model's floor, or where some models do not count, it may keep the
+          // headroom on a node of another model.
+          d = p.req.IsSharing() || why == Headroom::Shortfall::kModel ||
+                      !headroom_.ProtectsEveryModel()
+                  ? BestKeepingNode(p)
+                  : Decision{};
           fits = !p.req.IsSharing();
         }
       }
@@ -598,7 +601,8 @@ class Replay {
     CountIdle(node, idle_before, idle_after);
     // Protected demand is what protected pods take from the idle GPUs (a share on a used GPU
     // takes none).
-    if (headroom_.NoteDemand(p.priority, int64_t{idle_before - idle_after} * kMilliPerGpu)) {
+    if (headroom_.NoteDemand(p.priority, int64_t{idle_before - idle_after} * kMilliPerGpu,
+                             p.req.models)) {
       UnblockHeadroom();
     }
     if (options_.qos.classes[p.cls].preemptible) {

@@ -25,6 +25,30 @@ void Headroom::SetCluster(const Cluster& cluster) {
     const int m = cluster.model_id(n);
     if (m >= 0) gpus[static_cast<size_t>(m)] += cluster.spec(n).gpu_count;
   }
+  // The times protected demand last could use each model, and the set that counts, carried
+  // over by name (a model new to the cluster counts until the next bucket boundary says
+  // otherwise, as models the cluster lacked did).
+  std::vector<double> last(models.size(), -1e300);
+  ModelMask counted = protected_models_ == kAnyModel ? kAnyModel
+                      : models.size() >= static_cast<size_t>(kMaxGpuModels)
+                          ? 0
+                          : kAnyModel << models.size();
+  for (size_t i = 0; i < models.size(); ++i) {
+    const auto it = std::find(model_names_.begin(), model_names_.end(), models[i]);
+    const auto old = static_cast<size_t>(it - model_names_.begin());
+    if (it == model_names_.end()) {
+      if (i < static_cast<size_t>(kMaxGpuModels)) counted |= ModelMask{1} << i;
+      continue;
+    }
+    if (old < model_last_.size()) last[i] = model_last_[old];
+    if (i < static_cast<size_t>(kMaxGpuModels) && old < static_cast<size_t>(kMaxGpuModels) &&
+        (protected_models_ >> old & 1) != 0) {
+      counted |= ModelMask{1} << i;
+    }
+  }
+  model_names_ = models;
+  model_last_ = std::move(last);
+  protected_models_ = counted;
   model_targets_.assign(models.size(), 0);
   some_model_target_ = false;
   if (!active()) return;
@@ -35,6 +59,24 @@ void Headroom::SetCluster(const Cluster& cluster) {
     model_targets_[id] = std::clamp<int64_t>(floor, 0, gpus[id]);
     some_model_target_ = some_model_target_ || model_targets_[id] > 0;
   }
+}
+
+bool Headroom::UpdateModels(double t) {
+  const ModelMask old = protected_models_;
+  ModelMask m = kAnyModel;
+  if (active() && protected_last_ > t - options_.window_s) {
+    m = 0;
+    for (size_t i = 0; i < model_last_.size() && i < static_cast<size_t>(kMaxGpuModels); ++i) {
+      if (model_last_[i] > t - options_.window_s) m |= ModelMask{1} << i;
+    }
+    // Models the cluster does not have yet stay protected: a node of a new model counts until
+    // the next update says otherwise.
+    if (model_last_.size() < static_cast<size_t>(kMaxGpuModels)) {
+      m |= kAnyModel << model_last_.size();
+    }
+  }
+  protected_models_ = m;
+  return old != m;
 }
 
 bool Headroom::Holds(int priority, bool preemptible) const {
@@ -60,17 +102,26 @@ int64_t Headroom::BacklogTarget(double t) {
 bool Headroom::Update(bool* shrank) {
   *shrank = false;
   const HeadroomOptions& h = options_;
-  if (h.mode != HeadroomOptions::Mode::kForecast && h.mode != HeadroomOptions::Mode::kBacklog) {
-    return false;
-  }
+  if (!active()) return false;
   const int64_t bucket = static_cast<int64_t>(std::floor(now() / h.bucket_s));
   if (bucket == bucket_) return false;
   bucket_ = bucket;
+  // Peaks and protected models age out as of the bucket's boundary, so that H is the same
+  // whether the clock is read at the boundary (the replay's ticks) or later (serve reads it per
+  // request). A change of the models that count may let held pods go where they could not (a
+  // model that stops counting frees its nodes; one that starts counting adds its idle GPUs),
+  // as a shrink does.
+  const double boundary = static_cast<double>(bucket) * h.bucket_s;
+  const bool models_changed = UpdateModels(boundary);
+  const bool restricted = protected_models_ != kAnyModel;
+  if (h.mode == HeadroomOptions::Mode::kStatic) {
+    *shrank = models_changed;
+    next_tick_ = restricted ? (bucket + 1) * h.bucket_s : -1;
+    return true;
+  }
   if (h.mode == HeadroomOptions::Mode::kBacklog) {
-    // Peaks age out as of the bucket's boundary, so that H is the same whether the clock is
-    // read at the boundary (the replay's ticks) or later (serve reads it per request).
-    *shrank = Set(BacklogTarget(static_cast<double>(bucket) * h.bucket_s));
-    next_tick_ = peaks_.empty() ? -1 : (bucket + 1) * h.bucket_s;
+    *shrank = Set(BacklogTarget(boundary)) || models_changed;
+    next_tick_ = peaks_.empty() && !restricted ? -1 : (bucket + 1) * h.bucket_s;
     return true;
   }
   const int64_t width = std::max<int64_t>(1, static_cast<int64_t>(h.window_s / h.bucket_s));
@@ -81,9 +132,10 @@ bool Headroom::Update(bool* shrank) {
   }
   std::sort(per_bucket.begin(), per_bucket.end());
   const double q = Percentile(per_bucket, h.quantile * 100.0);
-  *shrank =
-      Set(std::max<int64_t>(h.gpus, static_cast<int64_t>(std::ceil(h.factor * q / kMilliPerGpu))));
-  next_tick_ = demand_.empty() ? -1 : (bucket + 1) * h.bucket_s;
+  *shrank = Set(std::max<int64_t>(h.gpus,
+                                  static_cast<int64_t>(std::ceil(h.factor * q / kMilliPerGpu)))) ||
+            models_changed;
+  next_tick_ = demand_.empty() && !restricted ? -1 : (bucket + 1) * h.bucket_s;
   return true;
 }
 
@@ -96,10 +148,18 @@ void Headroom::NoteRelease(int gpus, int priority) {
   released_milli_ += releases_.back().second;
 }
 
-bool Headroom::NoteDemand(int priority, int64_t gpu_milli) {
+bool Headroom::NoteDemand(int priority, int64_t gpu_milli, ModelMask models) {
   const HeadroomOptions& h = options_;
-  if (priority < h.min_priority) return false;
+  if (!active() || priority < h.min_priority) return false;
   const double t = now();
+  // Its models count toward H from now on. They join the set here and leave it only at a
+  // bucket boundary (Update), so that the set never shrinks between two ticks.
+  protected_last_ = t;
+  for (size_t i = 0; i < model_last_.size() && i < static_cast<size_t>(kMaxGpuModels); ++i) {
+    if ((models >> i & 1) != 0) model_last_[i] = t;
+  }
+  const bool models_changed = (protected_models_ | models) != protected_models_;
+  protected_models_ |= models;
   if (h.mode == HeadroomOptions::Mode::kBacklog) {
     while (!releases_.empty() && releases_.front().first <= t - h.window_s) {
       released_milli_ -= releases_.front().second;
@@ -124,13 +184,13 @@ bool Headroom::NoteDemand(int priority, int64_t gpu_milli) {
     backlog_t_ = t;
     while (!peaks_.empty() && peaks_.back().second <= backlog_) peaks_.pop_back();
     peaks_.emplace_back(t, backlog_);
-    return Set(BacklogTarget(t));
+    return Set(BacklogTarget(t)) || models_changed;
   }
-  if (h.mode != HeadroomOptions::Mode::kForecast) return false;
+  if (h.mode != HeadroomOptions::Mode::kForecast) return models_changed;
   const int64_t bucket = static_cast<int64_t>(std::floor(t / h.bucket_s));
   if (demand_.empty() || demand_.back().first != bucket) demand_.emplace_back(bucket, 0.0);
   demand_.back().second += static_cast<double>(gpu_milli);
-  return false;
+  return models_changed;
 }
 
 int64_t Headroom::at_risk_target() const {
@@ -150,11 +210,22 @@ int64_t CountIdleGpus(const Cluster& cluster, std::vector<int64_t>* by_model) {
   return idle;
 }
 
-HeadroomIdle HeadroomIdleOf(const Cluster& cluster, int node, int64_t idle,
-                            const std::vector<int64_t>& by_model) {
+HeadroomIdle HeadroomIdleOf(const Headroom& headroom, const Cluster& cluster, int node,
+                            int64_t idle, const std::vector<int64_t>& by_model) {
   const int m = cluster.model_id(node);
   const bool known = m >= 0 && static_cast<size_t>(m) < by_model.size();
-  return {idle, m, known ? by_model[static_cast<size_t>(m)] : 0};
+  HeadroomIdle h{idle, m, known ? by_model[static_cast<size_t>(m)] : 0};
+  h.counts = headroom.Protects(m);
+  bool every = true;
+  for (size_t i = 0; i < by_model.size() && every; ++i)
+    every = headroom.Protects(static_cast<int>(i));
+  if (!every) {
+    h.cluster = 0;
+    for (size_t i = 0; i < by_model.size(); ++i) {
+      if (headroom.Protects(static_cast<int>(i))) h.cluster += by_model[i];
+    }
+  }
+  return h;
 }
 
 bool HeldMayUse(const Headroom& headroom, const HeadroomIdle& idle, const NodeState& state,

@@ -70,6 +70,12 @@ struct HeadroomOptions {
   /// H = ceil(factor · the highest B of the last window_s seconds), growing at the arrival that
   /// raised B, shrinking at bucket_s boundaries as peaks age out.
 
+  /// In every mode but kNone, H counts the idle GPUs of the models some protected pod of the
+  /// last window_s seconds may use (all models when none arrived): a protected class limited to
+  /// T4 nodes keeps idle T4 GPUs, not A10 ones, and a held pod on a node of a model no such
+  /// pod may use is not held there. The set is recomputed at bucket_s boundaries, as the
+  /// backlog's peaks age out.
+
   /// Per GPU model floors, in every mode but kNone and in addition to H: (model name as in
   /// NodeSpec::gpu_model, whole GPUs). A held pod on a node of model m must leave at least
   /// floor(m) idle GPUs of model m. A floor never exceeds its model's GPUs; a name the cluster
@@ -83,6 +89,9 @@ struct HeadroomIdle {
   int64_t cluster = 0;     ///< idle GPUs in the cluster
   int model = -1;          ///< the node's model id (Cluster::model_id; -1: no GPUs)
   int64_t model_idle = 0;  ///< idle GPUs of that model in the cluster
+  /// Whether the node's GPUs count toward H (Headroom::Protects): where they do not, a held
+  /// pod breaks no H there (only its model's floor) and `cluster` counts no GPU of the model.
+  bool counts = true;
   /// The pod is of a class with a wait SLO and at risk of missing it (Headroom::AtRisk): it is
   /// judged by Headroom::at_risk_target() instead of H.
   bool at_risk = false;
@@ -129,23 +138,32 @@ class Headroom {
   /// `idle` would break (a pod that takes no idle GPU breaks nothing).
   Shortfall Short(const HeadroomIdle& idle, int consumed) const {
     if (consumed == 0) return Shortfall::kNone;
-    if (idle.cluster - consumed < (idle.at_risk ? at_risk_target() : target_)) {
+    if (idle.counts && idle.cluster - consumed < (idle.at_risk ? at_risk_target() : target_)) {
       return Shortfall::kCluster;
     }
     if (idle.model_idle - consumed < model_target(idle.model)) return Shortfall::kModel;
     return Shortfall::kNone;
   }
 
-  /// A pod of `priority` asking `gpu_milli` in all arrived now: protected demand feeds the
-  /// forecast (kForecast) or the backlog (kBacklog, which may raise H at once). Returns
-  /// whether H shrank.
-  bool NoteDemand(int priority, int64_t gpu_milli);
+  /// A pod of `priority` that may use the GPU models `models` (ids of the cluster of
+  /// SetCluster) took `gpu_milli` idle GPU now: protected demand feeds the forecast (kForecast)
+  /// or the backlog (kBacklog, which may raise H at once), and its models count toward H.
+  /// Returns whether held pods may go where they could not (H shrank, or the models that
+  /// count changed).
+  bool NoteDemand(int priority, int64_t gpu_milli, ModelMask models = kAnyModel);
+  /// Whether the idle GPUs of every model count toward H now.
+  bool ProtectsEveryModel() const { return protected_models_ == kAnyModel; }
+  /// Whether idle GPUs of model id `model` count toward H now (true when inactive and for -1).
+  bool Protects(int model) const {
+    return model < 0 || model >= kMaxGpuModels || (protected_models_ >> model & 1) != 0;
+  }
   /// `gpus` whole GPUs became idle now by the departure of a pod of `priority` (kBacklog's
   /// drain rate; a protected pod's also lowers what protected pods hold). Not for a
   /// preemption victim: its GPUs go to its preemptor, they refill nothing.
   void NoteRelease(int gpus, int priority);
   /// The clock moved: at a bucket boundary H is recomputed (forecast quantiles, backlog peaks
-  /// that aged out). Returns whether it was recomputed; *shrank tells whether H went down.
+  /// that aged out) and so are the protected models. Returns whether it was recomputed; *shrank
+  /// tells whether held pods may take more now (H went down, or a model stopped counting).
   bool Update(bool* shrank);
   /// After an Update that recomputed: the next bucket boundary when there is data that may
   /// age out, else a negative value.
@@ -153,6 +171,7 @@ class Headroom {
 
  private:
   bool Set(int64_t gpus);           // true if H shrank
+  bool UpdateModels(double t);      // protected_models_ as of t; true if it changed
   int64_t BacklogTarget(double t);  // peaks older than t - window_s have aged out
   double now() const { return clock_->NowSeconds(); }
 
@@ -172,15 +191,22 @@ class Headroom {
   double arrived_milli_ = 0;                        // their sum over the last window_s
   double held_milli_ = 0;                           // kBacklog: idle GPUs protected pods hold
   std::deque<std::pair<double, double>> peaks_;     // (time, B), B decreasing: a sliding max
+  // The models protected demand may use: by model name (ids change with the cluster), the last
+  // time a protected pod that may use it arrived; the last protected arrival; the set as of
+  // the last update, by model id of the cluster of SetCluster.
+  std::vector<std::string> model_names_;
+  std::vector<double> model_last_;  // by model id
+  double protected_last_ = -1e300;
+  ModelMask protected_models_ = kAnyModel;
 };
 
 /// The idle GPUs of `cluster` now: their sum (the return value) and, unless `by_model` is null,
 /// in *by_model by model id (resized to its models).
 int64_t CountIdleGpus(const Cluster& cluster, std::vector<int64_t>* by_model);
 /// The idle counts a held pod's placement on `node` is judged by, from the cluster's `idle`
-/// GPUs and `by_model` (CountIdleGpus' by model id).
-HeadroomIdle HeadroomIdleOf(const Cluster& cluster, int node, int64_t idle,
-                            const std::vector<int64_t>& by_model);
+/// GPUs and `by_model` (CountIdleGpus' by model id): those of the models `headroom` protects.
+HeadroomIdle HeadroomIdleOf(const Headroom& headroom, const Cluster& cluster, int node,
+                            int64_t idle, const std::vector<int64_t>& by_model);
 
 /// The headroom rule of a held pod's placement, one for every front door (the replay's
 /// in-process placement, serve's filter and bind). `idle`: the cluster's idle GPUs now and

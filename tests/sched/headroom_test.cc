@@ -116,8 +116,8 @@ TEST(ModelHeadroom, HeldPodRefusedWhereItTakesTheA10FloorAdmittedOnV100) {
   const int64_t idle = CountIdleGpus(cluster, &by_model);
   const int a10 = ModelId(cluster, "A10");
   const int v100 = ModelId(cluster, "V100M16");
-  const HeadroomIdle on_a2 = HeadroomIdleOf(cluster, 1, idle, by_model);
-  const HeadroomIdle on_v1 = HeadroomIdleOf(cluster, 2, idle, by_model);
+  const HeadroomIdle on_a2 = HeadroomIdleOf(h, cluster, 1, idle, by_model);
+  const HeadroomIdle on_v1 = HeadroomIdleOf(h, cluster, 2, idle, by_model);
   EXPECT_EQ(on_a2.cluster, 8);
   EXPECT_EQ(on_a2.model, a10);
   EXPECT_EQ(on_a2.model_idle, 4);
@@ -161,7 +161,7 @@ TEST(ModelHeadroom, HeldShareGoesOnAUsedA10GpuInsteadOfTheFloor) {
   h.SetCluster(cluster);
   std::vector<int64_t> by_model;
   const int64_t idle = CountIdleGpus(cluster, &by_model);
-  const HeadroomIdle on_a2 = HeadroomIdleOf(cluster, 1, idle, by_model);
+  const HeadroomIdle on_a2 = HeadroomIdleOf(h, cluster, 1, idle, by_model);
   EXPECT_EQ(on_a2.model_idle, 3);
   const PodRequest share = Request(cluster, 1, 250);
   Headroom::Shortfall why = Headroom::Shortfall::kCluster;
@@ -174,6 +174,76 @@ TEST(ModelHeadroom, HeldShareGoesOnAUsedA10GpuInsteadOfTheFloor) {
   gpus = 0b0001;
   EXPECT_FALSE(PlaceHeld(h, on_a2, cluster.state(1), 4, Request(cluster, 1), &gpus, &why));
   EXPECT_EQ(why, Headroom::Shortfall::kModel);
+}
+
+// LS limited to V100 nodes: once a bucket boundary has seen only such protected pods, H counts
+// idle V100 GPUs alone, and a held pod on an A10 node (no protected pod could use it) is not
+// held there. A window after the last such pod every model counts again.
+TEST(ModelHeadroom, KeepsOnlyIdleGpusOfModelsProtectedPodsMayUse) {
+  Cluster cluster = ThreeNodes();
+  VirtualClock clock;
+  HeadroomOptions o = Static(4, {});
+  o.window_s = 600;
+  o.bucket_s = 60;
+  Headroom h(o, &clock);
+  h.SetCluster(cluster);
+  const int a10 = ModelId(cluster, "A10");
+  const int v100 = ModelId(cluster, "V100M16");
+  cluster.Allocate(2, Request(cluster, 1), 0b1);  // an LS pod on v1: 3 V100 idle, 11 in all
+  h.NoteDemand(1000, 1000, ModelMask{1} << v100);
+  h.NoteDemand(0, 1000);  // a held class's pod says nothing of the protected models
+  std::vector<int64_t> by_model;
+  const int64_t idle = CountIdleGpus(cluster, &by_model);
+  const PodRequest one = Request(cluster, 1);
+  // Until the next bucket boundary every model still counts: a held pod may take 11 - 4.
+  EXPECT_TRUE(h.Protects(a10));
+  HeadroomIdle on_a1 = HeadroomIdleOf(h, cluster, 0, idle, by_model);
+  EXPECT_TRUE(on_a1.counts);
+  EXPECT_EQ(on_a1.cluster, 11);
+  // At the boundary the A10s stop counting (a shrink for the held pods).
+  clock.AdvanceTo(60);
+  bool shrank = false;
+  EXPECT_TRUE(h.Update(&shrank));
+  EXPECT_TRUE(shrank);
+  EXPECT_GE(h.NextTick(), 0);
+  EXPECT_FALSE(h.Protects(a10));
+  EXPECT_TRUE(h.Protects(v100));
+  on_a1 = HeadroomIdleOf(h, cluster, 0, idle, by_model);
+  EXPECT_FALSE(on_a1.counts);
+  EXPECT_EQ(on_a1.cluster, 3);  // the idle V100s
+  const HeadroomIdle on_v1 = HeadroomIdleOf(h, cluster, 2, idle, by_model);
+  EXPECT_TRUE(on_v1.counts);
+  EXPECT_EQ(on_v1.cluster, 3);
+  Headroom::Shortfall why = Headroom::Shortfall::kCluster;
+  EXPECT_TRUE(HeldMayUse(h, on_a1, cluster.state(0), 4, Request(cluster, 4), &why));
+  EXPECT_EQ(why, Headroom::Shortfall::kNone);
+  EXPECT_FALSE(HeldMayUse(h, on_v1, cluster.state(2), 4, one, &why));  // 3 - 1 < 4
+  EXPECT_EQ(why, Headroom::Shortfall::kCluster);
+  // A new cluster model (serve rebuilds it when nodes change) keeps the set by model name,
+  // whatever the new ids; a model new to the cluster counts until the next boundary.
+  const Cluster reordered({Node("v1", "V100M16", 4), Node("a1", "A10", 4), Node("t1", "T4", 2)});
+  h.SetCluster(reordered);
+  EXPECT_TRUE(h.Protects(ModelId(reordered, "V100M16")));
+  EXPECT_FALSE(h.Protects(ModelId(reordered, "A10")));
+  EXPECT_TRUE(h.Protects(ModelId(reordered, "T4")));
+  clock.AdvanceTo(120);
+  EXPECT_TRUE(h.Update(&shrank));
+  EXPECT_FALSE(h.Protects(ModelId(reordered, "T4")));
+  EXPECT_TRUE(h.Protects(ModelId(reordered, "V100M16")));
+  h.SetCluster(cluster);
+  EXPECT_TRUE(h.Protects(v100));
+  EXPECT_FALSE(h.Protects(a10));
+  // A protected pod that may use any model brings the A10s back at once.
+  clock.AdvanceTo(130);
+  h.NoteDemand(1000, 0);
+  EXPECT_TRUE(h.Protects(a10));
+  // A window after the last protected pod, every model counts.
+  clock.AdvanceTo(800);
+  EXPECT_TRUE(h.Update(&shrank));
+  EXPECT_TRUE(h.Protects(a10));
+  EXPECT_TRUE(h.Protects(v100));
+  EXPECT_TRUE(HeadroomIdleOf(h, cluster, 0, idle, by_model).counts);
+  EXPECT_EQ(HeadroomIdleOf(h, cluster, 0, idle, by_model).cluster, 11);
 }
 
 TEST(ModelHeadroom, ReplayFlagValuesParsed) {

@@ -63,7 +63,7 @@ std::string Extender::AssumeLocked(const std::string& uid, int node, GpuSet* gpu
   if (HeldLocked(cls) && name != r->meta.nominated_node) {
     std::vector<int64_t> by_model;
     const int64_t idle = IdleGpusLocked(&by_model);
-    HeadroomIdle node_idle = HeadroomIdleOf(*cluster_, node, idle, by_model);
+    HeadroomIdle node_idle = HeadroomIdleOf(*headroom_, *cluster_, node, idle, by_model);
     node_idle.at_risk = AtRiskLocked(uid, cls);
     const int model = node_idle.model;
     Headroom::Shortfall why = Headroom::Shortfall::kNone;
@@ -80,7 +80,7 @@ std::string Extender::AssumeLocked(const std::string& uid, int node, GpuSet* gpu
   PlaceNode(name);
   if (cls >= 0) {
     headroom_->NoteDemand(options_.classes.classes[static_cast<size_t>(cls)].priority,
-                          int64_t{taken} * kMilliPerGpu);
+                          int64_t{taken} * kMilliPerGpu, request.models);
   }
   return "";
 }

@@ -507,7 +507,7 @@ std::string Extender::FilterCandidatesLocked(const Pod& pod, const Result<PodSpe
         // The headroom depends on the node's state and model too (a group has one of each):
         // once per group as well.
         Headroom::Shortfall why = Headroom::Shortfall::kNone;
-        HeadroomIdle node_idle = HeadroomIdleOf(*cluster_, node, idle, idle_by_model_);
+        HeadroomIdle node_idle = HeadroomIdleOf(*headroom_, *cluster_, node, idle, idle_by_model_);
         node_idle.at_risk = at_risk;
         const int model = node_idle.model;
         memo.keeps_headroom = !held || memo.reason != kReasonFit ||

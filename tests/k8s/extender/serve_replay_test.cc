@@ -495,6 +495,27 @@ TEST(ServeReplayHeadroom, SameEventsWithModelFloors) {
   EXPECT_GT(s.headroom_rejections, 0);  // the floors held pods back
 }
 
+// LS limited to A10 nodes: the headroom counts only idle A10 GPUs once a bucket boundary has
+// seen such LS pods alone, and a held pod on another model's node is not held there; the set
+// of models changes at bucket boundaries in both front doors alike.
+TEST(ServeReplayHeadroom, SameEventsWhenLsMayUseOneModel) {
+  Timeline timeline = MakeTimeline(160);
+  int limited = 0;
+  for (TimedPod& tp : timeline.pods) {
+    if (tp.spec.qos == "LS") {
+      tp.spec.gpu_spec = "A10";
+      ++limited;
+    }
+  }
+  ASSERT_GT(limited, 20);
+  HeadroomOptions h = TesseraReplayPolicy().headroom;
+  h.window_s = 600;
+  h.bucket_s = 60;
+  const Served s = ExpectSameEvents("tessera", h, MakeNodes(), timeline);
+  ExpectBusy(s, "tessera, LS on A10 only");
+  EXPECT_GT(s.headroom_rejections, 0);
+}
+
 // The comparison can fail: without kube-scheduler's marks the server checks a preemptor
 // against the headroom on the node its victims freed, and counts their departures as refills,
 // and the runs part.
