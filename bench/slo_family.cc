@@ -314,6 +314,9 @@ int main(int argc, char** argv) {
   std::printf("\n");
 
   if (!out.empty()) {
+    // worst/ holds this run's scenarios only: those of an earlier run (another build, other
+    // flags) would read as this one's.
+    std::filesystem::remove_all(out + "/worst");
     std::filesystem::create_directories(out + "/worst");
     std::ostringstream csv;
     csv << "scenario,description,gpus,passes,shortfall_pp,shortfall_class,be_ratio";
@@ -324,7 +327,9 @@ int main(int argc, char** argv) {
     }
     csv << "\n";
     for (const Outcome& o : outcomes) {
-      csv << o.name << "," << o.description << "," << o.gpus << "," << (o.pass ? 1 : 0) << ","
+      std::string description = o.description;  // an unquoted field: no comma in it
+      std::replace(description.begin(), description.end(), ',', ';');
+      csv << o.name << "," << description << "," << o.gpus << "," << (o.pass ? 1 : 0) << ","
           << Pct(o.shortfall_pp) << "," << o.shortfall_class << "," << Pct(o.be_ratio);
       for (size_t p = 0; p < kPolicies.size(); ++p) {
         for (size_t c = 0; c < classes.classes.size(); ++c) {
