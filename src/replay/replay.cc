@@ -145,14 +145,16 @@ class Replay {
     return tessera::IdleGpus(cluster_.state(node), cluster_.spec(node).gpu_count);
   }
 
-  // The idle GPUs a held pod's placement on `node` is judged by (sched/headroom.h); with `p`,
-  // also whether that pod is at risk of missing its class's SLO (waited since its arrival: a
+  // Whether held pod `p` is at risk of missing its class's SLO (waited since its arrival: a
   // re-created victim counts from its first).
-  HeadroomIdle IdleFor(int node, const Pod* p = nullptr) const {
+  bool AtRisk(const Pod& p) const {
+    return headroom_.AtRisk(options_.qos.classes[p.cls].slo_wait_s, now_ - p.arrival);
+  }
+
+  // The idle GPUs a held pod's placement on `node` is judged by (sched/headroom.h).
+  HeadroomIdle IdleFor(int node, bool at_risk) const {
     HeadroomIdle h = HeadroomIdleOf(headroom_, cluster_, node, idle_gpus_, idle_by_model_);
-    if (p != nullptr) {
-      h.at_risk = headroom_.AtRisk(options_.qos.classes[p->cls].slo_wait_s, now_ - p->arrival);
-    }
+    h.at_risk = at_risk;
     return h;
   }
 
@@ -366,7 +368,7 @@ class Replay {
   // there. Returns whether it may go there; *why tells what it would break where it may not.
   bool KeepsHeadroom(const Pod& p, Decision* d, Headroom::Shortfall* why = nullptr) const {
     if (!Held(p)) return true;
-    return PlaceHeld(headroom_, IdleFor(d->node, &p), cluster_.state(d->node),
+    return PlaceHeld(headroom_, IdleFor(d->node, AtRisk(p)), cluster_.state(d->node),
                      cluster_.spec(d->node).gpu_count, p.req, &d->gpus, why);
   }
 
@@ -377,9 +379,10 @@ class Replay {
   Decision BestKeepingNode(const Pod& p) {
     const PodRequest& req = p.req;
     candidates_.clear();
+    const bool at_risk = AtRisk(p);
     for (int n = 0; n < cluster_.size(); ++n) {
       if (cluster_.Check(n, req) == FitReason::kFits &&
-          HeldMayUse(headroom_, IdleFor(n, &p), cluster_.state(n), cluster_.spec(n).gpu_count,
+          HeldMayUse(headroom_, IdleFor(n, at_risk), cluster_.state(n), cluster_.spec(n).gpu_count,
                      req)) {
         candidates_.push_back(n);
       }

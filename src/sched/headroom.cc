@@ -11,6 +11,12 @@
 #include "util/percentile.h"
 
 namespace tessera {
+namespace {
+
+// The model ids >= n.
+ModelMask IdsFrom(size_t n) { return n >= static_cast<size_t>(kMaxGpuModels) ? 0 : kAnyModel << n; }
+
+}  // namespace
 
 Headroom::Headroom(const HeadroomOptions& options, const Clock* clock)
     : options_(options), clock_(clock) {
@@ -29,10 +35,7 @@ void Headroom::SetCluster(const Cluster& cluster) {
   // over by name (a model new to the cluster counts until the next bucket boundary says
   // otherwise, as models the cluster lacked did).
   std::vector<double> last(models.size(), -1e300);
-  ModelMask counted = protected_models_ == kAnyModel ? kAnyModel
-                      : models.size() >= static_cast<size_t>(kMaxGpuModels)
-                          ? 0
-                          : kAnyModel << models.size();
+  ModelMask counted = protected_models_ == kAnyModel ? kAnyModel : IdsFrom(models.size());
   for (size_t i = 0; i < models.size(); ++i) {
     const auto it = std::find(model_names_.begin(), model_names_.end(), models[i]);
     const auto old = static_cast<size_t>(it - model_names_.begin());
@@ -71,9 +74,7 @@ bool Headroom::UpdateModels(double t) {
     }
     // Models the cluster does not have yet stay protected: a node of a new model counts until
     // the next update says otherwise.
-    if (model_last_.size() < static_cast<size_t>(kMaxGpuModels)) {
-      m |= kAnyModel << model_last_.size();
-    }
+    m |= IdsFrom(model_last_.size());
   }
   protected_models_ = m;
   return old != m;
@@ -216,10 +217,7 @@ HeadroomIdle HeadroomIdleOf(const Headroom& headroom, const Cluster& cluster, in
   const bool known = m >= 0 && static_cast<size_t>(m) < by_model.size();
   HeadroomIdle h{idle, m, known ? by_model[static_cast<size_t>(m)] : 0};
   h.counts = headroom.Protects(m);
-  bool every = true;
-  for (size_t i = 0; i < by_model.size() && every; ++i)
-    every = headroom.Protects(static_cast<int>(i));
-  if (!every) {
+  if (!headroom.ProtectsEveryModel()) {
     h.cluster = 0;
     for (size_t i = 0; i < by_model.size(); ++i) {
       if (headroom.Protects(static_cast<int>(i))) h.cluster += by_model[i];

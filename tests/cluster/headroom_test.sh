@@ -8,20 +8,7 @@
 # Judged by the API server's objects and events.
 source "$(dirname "$0")/lib.sh"
 
-pod() {  # pod NAME PRIORITY-CLASS
-  cat <<EOF
----
-apiVersion: v1
-kind: Pod
-metadata: {name: $1}
-spec:
-  schedulerName: tessera-scheduler
-  priorityClassName: $2
-  terminationGracePeriodSeconds: 5
-  containers:
-    - {name: main, image: registry.k8s.io/pause:3.10, resources: {limits: {tessera.io/gpu: "1"}}}
-EOF
-}
+pod() { gpu_pod "$1" "$2" 1 5; }  # pod NAME PRIORITY-CLASS: one GPU, a 5 s grace period
 state_headroom() {  # the leader's /state headroom, for the log
   local i port_var
   i=$(bash "$cluster_here/cluster.sh" leader "$c" 2>/dev/null || echo 0)

@@ -92,6 +92,23 @@ count_bound() { k get pods -o 'jsonpath={range .items[*]}{.spec.nodeName}{"\n"}{
 bound_at_least() { [ "$(count_bound)" -ge "$1" ]; }
 is_bound() { [ -n "$(node_of "$1")" ]; }
 
+# gpu_pod NAME PRIORITY-CLASS GPUS [GRACE]: a pod of tessera-scheduler asking GPUS whole GPUs,
+# with that PriorityClass and grace period (3 s by default), as YAML for `k create -f -`.
+gpu_pod() {
+  cat <<EOF
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: $1}
+spec:
+  schedulerName: tessera-scheduler
+  priorityClassName: $2
+  terminationGracePeriodSeconds: ${4:-3}
+  containers:
+    - {name: main, image: registry.k8s.io/pause:3.10, resources: {limits: {tessera.io/gpu: "$3"}}}
+EOF
+}
+
 finish() {
   if [ "$fails" -eq 0 ]; then echo "PASSED"; else echo "FAILED: $fails check(s)"; exit 1; fi
 }

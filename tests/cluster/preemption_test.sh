@@ -18,20 +18,7 @@ k create priorityclass low --value 0 >/dev/null
 k create priorityclass mid --value 500 >/dev/null
 k create priorityclass high --value 1000 >/dev/null
 
-pod() {  # pod NAME PRIORITY-CLASS GPUS [GRACE]
-  cat <<EOF
----
-apiVersion: v1
-kind: Pod
-metadata: {name: $1}
-spec:
-  schedulerName: tessera-scheduler
-  priorityClassName: $2
-  terminationGracePeriodSeconds: ${4:-3}
-  containers:
-    - {name: main, image: registry.k8s.io/pause:3.10, resources: {limits: {tessera.io/gpu: "$3"}}}
-EOF
-}
+pod() { gpu_pod "$@"; }  # pod NAME PRIORITY-CLASS GPUS [GRACE]
 
 # Fill both nodes: on each, three low pods of one GPU and one mid pod of one GPU.
 {

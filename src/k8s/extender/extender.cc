@@ -427,9 +427,10 @@ std::string Extender::FilterCandidatesLocked(const Pod& pod, const Result<PodSpe
   SeeLocked(pod, *spec);
   const PodRequest request = cluster_->MakeRequest(*spec);
   UpdateHeadroomLocked();
-  const bool held = headroom_->active() && HeldLocked(ClassOfPod(options_.classes, pod));
+  const int cls = ClassOfPod(options_.classes, pod);
+  const bool held = headroom_->active() && HeldLocked(cls);
   const int64_t idle = held ? IdleGpusLocked(&idle_by_model_) : 0;
-  const bool at_risk = held && AtRiskLocked(PodUid(pod), ClassOfPod(options_.classes, pod));
+  const bool at_risk = held && AtRiskLocked(PodUid(pod), cls);
   // (model id, detail code) of each model whose headroom floor refused a node: its text in
   // `details`, counted as kReasonHeadroom.
   std::vector<std::pair<int, int>> model_reasons;
