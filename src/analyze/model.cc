@@ -6,7 +6,7 @@
 #include <set>
 #include <utility>
 
-#include "k8s/extender/translate.h"
+#include "k8s/translate/translate.h"
 #include "util/check.h"
 
 namespace tessera::analyze {

@@ -13,7 +13,7 @@
 
 #include "model/gpu_catalog.h"
 #include "model/resources.h"
-#include "trace/topology_text.h"
+#include "model/topology_text.h"
 #include "util/text.h"
 
 namespace tessera {

@@ -77,7 +77,7 @@ struct PodClass {
 /// arrival: {rate_per_h, profile: [24 numbers], bursts: [{start_h, duration_h, rate_per_h}]}
 /// duration: {dist: fixed|exponential|lognormal, mean_s, sigma}
 /// node topology: {nvlink: [[0,1,2,3],[4,5,6,7]], numa: [[...]], numa_cpu_milli: [..],
-///                 links: [[..]], kubelet_policy: restricted} (trace/topology_text.h), or the
+///                 links: [[..]], kubelet_policy: restricted} (model/topology_text.h), or the
 ///                 compact text "nvlink=0-3/4-7;numa=0-3/4-7"
 /// class topology: required|preferred[:nvlink|:numa]
 struct Scenario {

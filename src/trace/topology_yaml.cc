@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "model/resources.h"
-#include "trace/topology_text.h"
+#include "model/topology_text.h"
 #include "trace/yaml_marks.h"
 
 namespace tessera {

@@ -3,7 +3,7 @@
 // A node type's `topology:` block in YAML (the scenario's node pools, the planner's catalog):
 // a mapping {nvlink, numa, numa_cpu_milli, links, kubelet_policy} or the compact text of the
 // node-list CSV ("nvlink=0-3/4-7;numa=0-3/4-7"). One reader for both files, validated by
-// BuildTopology (trace/topology_text.h). Pure; thread-safe.
+// BuildTopology (model/topology_text.h). Pure; thread-safe.
 
 #include <yaml-cpp/yaml.h>
 

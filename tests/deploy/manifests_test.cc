@@ -23,7 +23,7 @@
 #include "k8s/api/objects.h"
 #include "k8s/extender/extender.h"
 #include "k8s/extender/extender_protocol.h"
-#include "k8s/extender/translate.h"
+#include "k8s/translate/translate.h"
 #include "k8s/serve/http_server.h"
 #include "k8s/serve/serve_config.h"
 #include "policy/policy.h"

@@ -20,7 +20,7 @@
 #include "k8s/extender/extender.h"
 #include "k8s/extender/extender_internal.h"
 #include "k8s/extender/extender_protocol.h"
-#include "k8s/extender/translate.h"
+#include "k8s/translate/translate.h"
 #include "k8s/fake_apiserver.h"
 #include "util/clock.h"
 

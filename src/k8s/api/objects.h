@@ -4,7 +4,7 @@
 // is boundary code for untrusted JSON: every error names the JSON path
 // ("Pod.spec.containers[1].resources.requests.memory: bad quantity \"12Zi\" ...") and nothing
 // throws. All functions are pure and thread-safe. The translation into the engine's PodSpec /
-// NodeSpec is in k8s/extender/translate.h.
+// NodeSpec is in k8s/translate/translate.h.
 
 #include <cstdint>
 #include <map>

@@ -18,10 +18,10 @@
 #include "k8s/api/objects.h"
 #include "k8s/extender/extender_internal.h"
 #include "k8s/extender/metrics.h"
-#include "k8s/extender/translate.h"
+#include "k8s/translate/translate.h"
 #include "model/fit.h"
 #include "model/topology.h"
-#include "trace/topology_text.h"
+#include "model/topology_text.h"
 
 namespace tessera::k8s {
 namespace {

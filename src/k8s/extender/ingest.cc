@@ -15,7 +15,7 @@
 #include "k8s/extender/extender_internal.h"
 #include "k8s/extender/metrics.h"
 #include "k8s/hami/annotations.h"
-#include "trace/topology_text.h"
+#include "model/topology_text.h"
 
 namespace tessera::k8s {
 namespace {

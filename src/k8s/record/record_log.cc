@@ -15,7 +15,7 @@
 #include "k8s/api/json_util.h"
 #include "model/gpu_catalog.h"
 #include "model/resources.h"
-#include "trace/topology_text.h"
+#include "model/topology_text.h"
 
 namespace tessera::k8s {
 namespace {

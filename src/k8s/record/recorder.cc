@@ -7,8 +7,8 @@
 #include <utility>
 
 #include "k8s/extender/pending_queue.h"
-#include "k8s/extender/translate.h"
-#include "trace/topology_text.h"
+#include "k8s/translate/translate.h"
+#include "model/topology_text.h"
 #include "util/file.h"
 
 namespace tessera::k8s {

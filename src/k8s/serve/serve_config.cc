@@ -9,7 +9,7 @@
 #include <set>
 
 #include "k8s/api/json_util.h"
-#include "trace/topology_text.h"
+#include "model/topology_text.h"
 
 namespace tessera::k8s {
 namespace {

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "k8s/extender/extender.h"
-#include "k8s/extender/node_topology.h"
+#include "k8s/translate/node_topology.h"
 #include "sched/classes.h"
 #include "sched/headroom.h"
 #include "util/result.h"

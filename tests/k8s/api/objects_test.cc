@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "k8s/extender/translate.h"
+#include "k8s/translate/translate.h"
 #include "k8s/hami/register.h"
 #include "k8s/testdata.h"
 

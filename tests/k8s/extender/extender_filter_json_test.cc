@@ -16,7 +16,7 @@
 #include "k8s/api/objects.h"
 #include "k8s/extender/extender.h"
 #include "k8s/extender/extender_protocol.h"
-#include "k8s/extender/translate.h"
+#include "k8s/translate/translate.h"
 
 namespace tessera::k8s {
 namespace {

@@ -13,7 +13,7 @@
 #include "k8s/api/quantity.h"
 #include "k8s/extender/extender.h"
 #include "k8s/extender/extender_protocol.h"
-#include "k8s/extender/translate.h"
+#include "k8s/translate/translate.h"
 #include "k8s/live.h"
 #include "model/cluster.h"
 

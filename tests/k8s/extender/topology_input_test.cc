@@ -13,12 +13,12 @@
 #include "k8s/api/objects.h"
 #include "k8s/extender/extender.h"
 #include "k8s/extender/extender_protocol.h"
-#include "k8s/extender/node_topology.h"
-#include "k8s/extender/translate.h"
+#include "k8s/translate/node_topology.h"
+#include "k8s/translate/translate.h"
 #include "k8s/hami/score.h"
 #include "k8s/live.h"
 #include "k8s/testdata.h"
-#include "trace/topology_text.h"
+#include "model/topology_text.h"
 
 namespace tessera::k8s {
 namespace {

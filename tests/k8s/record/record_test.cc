@@ -46,7 +46,7 @@
 #include "replay/timeline.h"
 #include "sched/engine.h"
 #include "trace/csv_reader.h"
-#include "trace/topology_text.h"
+#include "model/topology_text.h"
 #include "util/file.h"
 #include "util/rng.h"
 

@@ -2,7 +2,7 @@
 // node-list CSV, the pod intent, the kubelet policy names, the scenario YAML `topology:` of
 // node pools and classes, and the CSV columns gpu_topology / topology.
 
-#include "trace/topology_text.h"
+#include "model/topology_text.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "k8s/extender/translate.h"
+#include "k8s/translate/translate.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -10,11 +10,11 @@
 #include <vector>
 
 #include "k8s/api/json_util.h"
-#include "k8s/extender/node_topology.h"
+#include "k8s/translate/node_topology.h"
 #include "k8s/hami/register.h"
 #include "model/gpu_catalog.h"
 #include "model/resources.h"
-#include "trace/topology_text.h"
+#include "model/topology_text.h"
 
 namespace tessera::k8s {
 namespace {

@@ -1,4 +1,4 @@
-#include "trace/topology_text.h"
+#include "model/topology_text.h"
 
 #include <algorithm>
 #include <charconv>

@@ -1,4 +1,4 @@
-#include "k8s/extender/node_topology.h"
+#include "k8s/translate/node_topology.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -14,7 +14,7 @@
 #include "k8s/hami/register.h"
 #include "k8s/hami/score.h"
 #include "model/resources.h"
-#include "trace/topology_text.h"
+#include "model/topology_text.h"
 
 namespace tessera::k8s {
 namespace {
