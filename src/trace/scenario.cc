@@ -19,8 +19,8 @@
 
 #include "model/gpu_catalog.h"
 #include "model/resources.h"
-#include "trace/csv_reader.h"
 #include "model/topology_text.h"
+#include "trace/csv_reader.h"
 #include "trace/topology_yaml.h"
 #include "trace/yaml_marks.h"
 #include "util/rng.h"

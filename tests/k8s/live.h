@@ -20,8 +20,8 @@
 #include "k8s/extender/extender.h"
 #include "k8s/extender/extender_internal.h"
 #include "k8s/extender/extender_protocol.h"
-#include "k8s/translate/translate.h"
 #include "k8s/fake_apiserver.h"
+#include "k8s/translate/translate.h"
 #include "util/clock.h"
 
 namespace tessera::k8s::testing {

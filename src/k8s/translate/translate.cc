@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "k8s/api/json_util.h"
-#include "k8s/translate/node_topology.h"
 #include "k8s/hami/register.h"
+#include "k8s/translate/node_topology.h"
 #include "model/gpu_catalog.h"
 #include "model/resources.h"
 #include "model/topology_text.h"

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "k8s/translate/translate.h"
 #include "k8s/hami/register.h"
 #include "k8s/testdata.h"
+#include "k8s/translate/translate.h"
 
 namespace tessera::k8s {
 namespace {

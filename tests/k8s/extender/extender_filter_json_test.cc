@@ -225,7 +225,8 @@ TEST(ExtenderFilterJson, NoCandidatesOnAFreshThreadGetACompleteAnswer) {
       {{{"Pod", Pod("500", 1)}, {"Nodes", nullptr}, {"NodeNames", Json::array()}}, by_names},
       {{{"Pod", Pod("500", 1)}, {"Nodes", nullptr}, {"NodeNames", nullptr}}, by_names},
       {{{"Pod", Pod("500", 1)}}, by_names},
-      {{{"Pod", Pod("500", 1)}, {"Nodes", {{"metadata", Json::object()}, {"items", Json::array()}}}},
+      {{{"Pod", Pod("500", 1)},
+        {"Nodes", {{"metadata", Json::object()}, {"items", Json::array()}}}},
        by_nodes},
       {{{"Pod", Pod("500", 1)}, {"Nodes", Json::array()}}, by_nodes},
   };

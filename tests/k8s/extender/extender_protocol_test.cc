@@ -14,9 +14,9 @@
 #include "k8s/api/json_util.h"
 #include "k8s/api/objects.h"
 #include "k8s/api/quantity.h"
-#include "k8s/translate/translate.h"
 #include "k8s/hami/register.h"
 #include "k8s/testdata.h"
+#include "k8s/translate/translate.h"
 #include "util/rng.h"
 
 namespace tessera::k8s {

@@ -13,8 +13,8 @@
 #include "k8s/api/quantity.h"
 #include "k8s/extender/extender.h"
 #include "k8s/extender/extender_protocol.h"
-#include "k8s/translate/translate.h"
 #include "k8s/live.h"
+#include "k8s/translate/translate.h"
 #include "model/cluster.h"
 
 namespace tessera::k8s {

@@ -13,11 +13,11 @@
 #include "k8s/api/objects.h"
 #include "k8s/extender/extender.h"
 #include "k8s/extender/extender_protocol.h"
-#include "k8s/translate/node_topology.h"
-#include "k8s/translate/translate.h"
 #include "k8s/hami/score.h"
 #include "k8s/live.h"
 #include "k8s/testdata.h"
+#include "k8s/translate/node_topology.h"
+#include "k8s/translate/translate.h"
 #include "model/topology_text.h"
 
 namespace tessera::k8s {

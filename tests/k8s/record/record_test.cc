@@ -41,12 +41,12 @@
 #include "k8s/record/recorder.h"
 #include "k8s/serve/serve_config.h"
 #include "model/gpu_catalog.h"
+#include "model/topology_text.h"
 #include "plan/demand.h"
 #include "replay/replay.h"
 #include "replay/timeline.h"
 #include "sched/engine.h"
 #include "trace/csv_reader.h"
-#include "model/topology_text.h"
 #include "util/file.h"
 #include "util/rng.h"
 
