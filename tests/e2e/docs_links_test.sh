@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The docs stand alone: every relative link in README.md and docs/*.md names a file inside the
-# repository that exists (a clone has nothing beside it), and no doc or source comment sends
-# the reader to ../shared.
+# The docs stand alone: every relative link in README.md, docs/*.md and docs/experiments/*.md
+# names a file inside the repository that exists (a clone has nothing beside it), and no doc or
+# source comment sends the reader to ../shared.
 set -euo pipefail
 src=${TESSERA_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 cd "$src"
@@ -11,7 +11,7 @@ fail() {
   fails=$((fails + 1))
 }
 links=0
-for doc in README.md docs/*.md; do
+for doc in README.md docs/*.md docs/experiments/*.md; do
   dir=$(dirname "$doc")
   # Markdown links [text](target): the target up to ')' or a space, anchors dropped.
   while IFS= read -r target; do
