@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# How the `tessera` replay policy's setting was chosen (docs/REPLAY.md): every setting of the
+# How the `tessera` replay policy's setting was chosen (docs/experiments/2026-12-06-replay-settings.md): every setting of the
 # placement under the backlog headroom, its factor and its window, on the default trace at the
 # contention level (time scale 50, 84 nodes) for several node draws and on peak-sale, each
 # against k8s-default (priority + preemption) on the same nodes. Prints one markdown table: per

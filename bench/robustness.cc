@@ -1,7 +1,7 @@
 // tessera_robustness: every policy on a few hundred generated scenarios (bench/scenario_family.h)
 // — fleets and workloads no policy was tuned to — and each policy's gap to the best of the
 // published ones per scenario, in the inflation experiment (seeds 42.., mean over seeds).
-// Prints Markdown tables for docs/POLICIES.md ("Robustness"); with --out, writes
+// Prints Markdown tables for docs/experiments/2026-12-06-robustness.md; with --out, writes
 // robustness.csv (one row per scenario and column) and robustness.svg (each column's gaps,
 // sorted). Measures placement quality, not time.
 //
@@ -466,7 +466,7 @@ int Main(int argc, char** argv) {
     std::printf("\n");
   }
 
-  // The bar of docs/POLICIES.md for the column `tessera`.
+  // The bar of docs/experiments/2026-12-06-robustness.md for the column `tessera`.
   for (size_t c = 0; c < n_cols; ++c) {
     if (columns[c].name != "tessera") continue;
     int within = 0, over = 0, curve_ok = 0;

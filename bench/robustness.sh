@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# The robustness benchmark (docs/POLICIES.md, "Robustness"): every policy on 300 generated
+# The robustness benchmark (docs/experiments/2026-12-06-robustness.md): every policy on 300 generated
 # fleets and workloads (bench/scenario_family.h), seeds 42-51, each policy's gap to the best
 # published one per scenario; tables on stdout, robustness.csv and robustness.svg in OUT.
 # Builds the benchmark first (Release, in BUILD_DIR) if it is missing or out of date.
-# About 12 s on 2 cores with the offline bound (docs/POLICIES.md).
+# About 12 s on 2 cores with the offline bound (docs/experiments/2026-12-06-robustness.md).
 #
 # Usage: bench/robustness.sh [BUILD_DIR] [tessera_robustness options...]
 #   e.g. bench/robustness.sh build --variant demand_weight=0 --scenarios 60

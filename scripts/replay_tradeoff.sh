@@ -2,7 +2,7 @@
 # The replay experiment side by side: tessera against priority + preemption with
 # the published placement policies, at the stated contention levels, with the
 # latency-utilization trade-off (LS p99 wait and BE GPU-hours against cluster size).
-# Usage: scripts/replay_tradeoff.sh [BUILD_DIR] [OUT_DIR]     (see docs/REPLAY.md)
+# Usage: scripts/replay_tradeoff.sh [BUILD_DIR] [OUT_DIR]     (see docs/experiments/2026-12-06-replay-cluster-size.md)
 set -euo pipefail
 build=${1:-build}
 out=${2:-results}

@@ -28,7 +28,7 @@
 # Precompiled headers (-DTESSERA_PCH=ON, see CMakeLists.txt) are not used here: measured, they
 # save only about 7 % of compile CPU and, with g++ 12, need -Warray-bounds and
 # -Wstringop-overflow turned off (false reports inside libstdc++), which CI should keep checking
-# (docs/PERFORMANCE.md, "Build time").
+# (docs/experiments/2026-12-07-build-time.md).
 # Each section prints its elapsed time; a summary of all of them ends the output.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -95,7 +95,7 @@ section "ASan + UBSan build (clang 14): tessera, tessera_tests, the fuzz harness
 # the libraries cost ~700 s on this project's 2-core machine; the coverage adds ~50 s to the
 # sanitizer tests). g++ still builds everything above, at -O3, with -Werror.
 # -O1 -g1 instead of RelWithDebInfo's -O2 -g: much less compile CPU, for engine-heavy tests
-# about 45 % slower (docs/PERFORMANCE.md, "Build time"); -g1 keeps file:line in the reports, and
+# about 45 % slower (docs/experiments/2026-12-07-build-time.md); -g1 keeps file:line in the reports, and
 # -DNDEBUG stays, so the same code is checked with the same -fno-sanitize-recover=all.
 # A unity build (CMake batches of 8 source files): a third less compile time for src/; the test
 # files keep one object each (CMake leaves out sources with their own compile options). The

@@ -107,7 +107,7 @@ void AddServeCommand(CLI::App& app, ServeOptions& o, int& exit_code) {
       "  tessera serve --nodes nodes.json --pods pods.json --listen 127.0.0.1:8888\n"
       "  kubectl get nodes,pods,pdb -A -o json > snap.json; tessera serve --nodes snap.json\n"
       "\nThe first line on stdout is \"listening on HOST:PORT\"; logs are JSON lines on stderr.\n"
-      "See docs/EXTENDER.md and docs/DEPLOY.md.");
+      "See docs/EXTENDER.md, docs/EXTENDER_CONFIG.md and docs/DEPLOY.md.");
   cmd->add_option("--config", o.config_file,
                   "YAML configuration file (keys as in the list below); flags override it");
   cmd->add_flag("--in-cluster", c.in_cluster,

@@ -1,8 +1,7 @@
-// Fuzzes the configuration file of `tessera serve` (tessera.yaml, docs/EXTENDER.md,
-// "Configuration file"): ParseServeConfig, then an extender built with what it says (policy,
-// classes, headroom, topology pools) on the extender harnesses' cluster, which must answer a
-// filter and a prioritize well-formed. Oracles: an error names the file; accepted values are
-// within the documented ranges.
+// Fuzzes the configuration file of `tessera serve` (tessera.yaml, docs/EXTENDER_CONFIG.md):
+// ParseServeConfig, then an extender built with what it says (policy, classes, headroom, topology
+// pools) on the extender harnesses' cluster, which must answer a filter and a prioritize
+// well-formed. Oracles: an error names the file; accepted values are within the documented ranges.
 
 #include <cstddef>
 #include <cstdint>
@@ -26,8 +25,9 @@ void FuzzOne(std::string_view text) {
   FUZZ_CHECK(c.spin_us >= 0 && c.spin_us <= tessera::k8s::kMaxSpinMicroseconds,
              std::to_string(c.spin_us));
   FUZZ_CHECK(!c.classes.classes.empty(), Excerpt(text));
-  FUZZ_CHECK(c.classes.fallback >= 0 && c.classes.fallback < static_cast<int>(c.classes.classes.size()),
-             Excerpt(text));
+  FUZZ_CHECK(
+      c.classes.fallback >= 0 && c.classes.fallback < static_cast<int>(c.classes.classes.size()),
+      Excerpt(text));
   std::set<std::string> names;
   for (const auto& cls : c.classes.classes) FUZZ_CHECK(names.insert(cls.name).second, cls.name);
   // An extender as `tessera serve` builds it from the file (a policy name it does not know is

@@ -122,7 +122,7 @@ TEST(TesseraSlo, DefaultTraceAt50xOn84Nodes) {
 // The setting of docs/REPLAY.md that keeps BE at k8s-default's level: spreading under the
 // backlog headroom, factor 1.75, a 1-hour window. On the trace at the contention level (draw
 // 42) and on the notebooks scenario it meets every condition, BE's included (it misses the LS
-// p99 on other node draws of the trace: docs/REPLAY.md).
+// p99 on other node draws of the trace: docs/experiments/2026-12-06-replay-settings.md).
 ReplayPolicy BeKeepingSetting() {
   ReplayPolicy p = TesseraReplayPolicy();
   p.placement = "k8s-default";

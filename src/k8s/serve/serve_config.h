@@ -1,7 +1,6 @@
 #pragma once
 
-// The configuration file of `tessera serve` (tessera.yaml; schema in docs/EXTENDER.md,
-// "Configuration file").
+// The configuration file of `tessera serve` (tessera.yaml; schema in docs/EXTENDER_CONFIG.md).
 
 #include <cstdint>
 #include <string>

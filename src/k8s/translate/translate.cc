@@ -48,7 +48,7 @@ Result<int64_t> WholeIn(const Container& c, std::string_view name, const Quantit
   return *v;
 }
 
-// The GPU request rules (docs/EXTENDER.md, "GPU requests").
+// The GPU request rules (docs/EXTENDER.md, "What Tessera reads from a pod").
 //
 // tessera.io/*: tessera.io/gpu GPUs (1 when only a per-GPU resource is named), each
 // tessera.io/gpu-milli of compute (absent: the whole GPU) and tessera.io/gpu-memory of memory

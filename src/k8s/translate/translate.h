@@ -2,7 +2,7 @@
 
 // The translation of Kubernetes objects into the engine's terms: a Pod's GPU request as a
 // PodSpec, a Node's capacity as a NodeSpec, which device plugin's resources each speaks
-// (docs/EXTENDER.md, "Request resources"). Pure and thread-safe.
+// (docs/EXTENDER.md, "What Tessera reads from a pod"). Pure and thread-safe.
 
 #include <cstdint>
 #include <string>
