@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <nlohmann/json.hpp>
 #include <set>
 #include <utility>
 
@@ -11,8 +10,6 @@
 
 namespace tessera::analyze {
 namespace {
-
-using Json = nlohmann::json;
 
 bool Ended(const std::string& phase) { return phase == "Succeeded" || phase == "Failed"; }
 
@@ -81,27 +78,23 @@ Result<std::unique_ptr<Model>> BuildModel(const Snapshot& snapshot, const CostWe
   m->warnings = m->extender->warnings();
   m->budgets_not_read = snapshot.budgets_not_read;
   if (!m->budgets_not_read.empty()) m->warnings.push_back(m->budgets_not_read);
-  const Json state = Json::parse(m->extender->StateJson());
+  const k8s::Extender::ModelView view = m->extender->View();
   std::map<std::string, std::pair<int, GpuSet>> assigned;  // uid → (node, GPUs)
-  for (const Json& a : state.at("assignments")) {
-    const int node = m->NodeOf(a.at("node").get<std::string>());
-    GpuSet gpus = 0;
-    for (const Json& g : a.at("gpus")) gpus |= GpuSet{1} << g.get<int>();
-    assigned[a.at("uid").get<std::string>()] = {node, gpus};
+  for (const k8s::Extender::ModelView::Placed& a : view.placed) {
+    assigned[a.uid] = {m->NodeOf(view.nodes[static_cast<size_t>(a.node)].name), a.gpus};
   }
-  for (const Json& n : state.at("nodes")) {
-    const std::string blocked = n.at("blocked").get<std::string>();
-    const int node = m->NodeOf(n.at("name").get<std::string>());
-    if (!blocked.empty() && node >= 0) {
+  for (const k8s::Extender::ModelView::Node& n : view.nodes) {
+    const int node = m->NodeOf(n.name);
+    if (!n.blocked.empty() && node >= 0) {
       m->nodes[node].usable = false;
-      m->nodes[node].unusable = "blocked: " + blocked;
+      m->nodes[node].unusable = "blocked: " + n.blocked;
     }
   }
   std::map<std::string, std::string> unaccounted;  // uid → why
-  for (const Json& u : state.at("unaccounted")) {
-    unaccounted[u.at("uid").get<std::string>()] = u.at("why").get<std::string>();
-    m->warnings.push_back("pod " + u.at("pod").get<std::string>() + " on node " +
-                          u.at("node").get<std::string>() + ": " + u.at("why").get<std::string>());
+  for (const k8s::Extender::ModelView::Unaccounted& u : view.unaccounted) {
+    unaccounted[u.uid] = u.why;
+    m->warnings.push_back("pod " + u.pod + " on node " +
+                          view.nodes[static_cast<size_t>(u.node)].name + ": " + u.why);
   }
 
   std::vector<PodSpec> demand;  // M: bound and pending pods
@@ -111,7 +104,7 @@ Result<std::unique_ptr<Model>> BuildModel(const Snapshot& snapshot, const CostWe
     if (Ended(pod.phase)) continue;
     ModelPod p;
     p.snapshot_index = static_cast<int>(i);
-    p.key = pod.namespace_name + "/" + pod.name;
+    p.key = k8s::ObjectKey(pod.namespace_name, pod.name);
     p.namespace_name = pod.namespace_name;
     p.uid = pod.uid.empty() ? p.key : pod.uid;
     Result<PodSpec> spec = k8s::PodToSpec(pod);
@@ -174,7 +167,7 @@ Result<std::unique_ptr<Model>> BuildModel(const Snapshot& snapshot, const CostWe
   for (size_t b = 0; b < snapshot.pdbs.size(); ++b) {
     const SnapshotPdb& sp = snapshot.pdbs[b];
     ModelPdb pdb;
-    pdb.key = sp.pdb.namespace_name + "/" + sp.pdb.name;
+    pdb.key = k8s::ObjectKey(sp.pdb.namespace_name, sp.pdb.name);
     for (ModelPod& p : m->pods) {
       if (!p.placed) continue;
       const k8s::Pod& pod = snapshot.pods[p.snapshot_index].pod;

@@ -436,7 +436,7 @@ ClusterCache::ClusterCache(KubeApi* api, ClusterEventSink* sink, ClusterCacheOpt
     pdbs.key = [](const nlohmann::json& obj) {
       const std::string name = MetaString(obj, "name");
       const std::string ns = MetaString(obj, "namespace");
-      return name.empty() ? name : ns + "/" + name;
+      return name.empty() ? name : ObjectKey(ns, name);
     };
     const auto publish = [this] {
       std::vector<PodDisruptionBudget> all;
@@ -447,7 +447,7 @@ ClusterCache::ClusterCache(KubeApi* api, ClusterEventSink* sink, ClusterCacheOpt
     pdbs.upsert = [this, publish](const nlohmann::json& obj, const std::string& where) -> Status {
       Result<PodDisruptionBudget> pdb = DecodePodDisruptionBudget(obj, where);
       if (!pdb.ok()) return pdb.error();
-      budgets_[MetaString(obj, "namespace") + "/" + MetaString(obj, "name")] = std::move(*pdb);
+      budgets_[ObjectKey(MetaString(obj, "namespace"), MetaString(obj, "name"))] = std::move(*pdb);
       publish();
       return {};
     };

@@ -155,8 +155,8 @@ void Evictor::CarryOut(const Eviction& e) {
     event["action"] = "Preempting";
     event["reason"] = "Preempted";
     event["type"] = "Normal";
-    event["note"] = "Preempted by pod " + e.preemptor.uid + " (" + e.preemptor.namespace_name +
-                    "/" + e.preemptor.name + ") on node " + e.node;
+    event["note"] = "Preempted by pod " + e.preemptor.uid + " (" +
+                    ObjectKey(e.preemptor.namespace_name, e.preemptor.name) + ") on node " + e.node;
     event["regarding"] = {{"apiVersion", "v1"},
                           {"kind", "Pod"},
                           {"namespace", v.namespace_name},

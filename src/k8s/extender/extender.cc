@@ -306,7 +306,7 @@ Result<std::unique_ptr<Extender>> Extender::FromObjects(std::span<const JsonObje
       ext->UndecodablePod(id, pod.error().message);
       continue;
     }
-    path_of[uid] = path + " (" + pod->namespace_name + "/" + pod->name + ")";
+    path_of[uid] = path + " (" + ObjectKey(pod->namespace_name, pod->name) + ")";
     (void)ext->UpsertPod(*pod);  // what is not applied as given is listed below
     if (!pod->node_name.empty() && !names.count(pod->node_name) && !PodEnded(pod->phase)) {
       ext->warnings_.push_back(path_of[uid] + ": bound to unknown node " +
@@ -1312,8 +1312,33 @@ std::string Extender::MetricsText() const {
   return prometheus::TextSerializer().Serialize(CollectMetrics());
 }
 
+Extender::ModelView Extender::View() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return ViewLocked();
+}
+
+Extender::ModelView Extender::ViewLocked() const {
+  ModelView v;
+  v.nodes.reserve(static_cast<size_t>(cluster_->size()));
+  for (int n = 0; n < cluster_->size(); ++n) {
+    v.nodes.push_back({cluster_->spec(n).name, (node_flags_[n] & kCordoned) != 0, blocked_[n]});
+    for (const auto& [uid, why] : unaccounted_[n]) {
+      const PodRecord* r = pods_.Find(uid);
+      v.unaccounted.push_back({uid, r ? r->key : "", n, why});
+    }
+  }
+  v.placed.reserve(assignments_.size());
+  for (const auto& [uid, a] : assignments_) {
+    const PodRecord* r = pods_.Find(uid);
+    v.placed.push_back({uid, a.pod, a.node, a.gpus, a.request.IsCpuOnly() ? 0 : a.request.gpu_milli,
+                        r != nullptr && r->phase == PodPhase::kAssumed, a.source});
+  }
+  return v;
+}
+
 std::string Extender::StateJson() const {
   std::lock_guard<std::mutex> lock(mutex_);
+  const ModelView view = ViewLocked();
   nlohmann::ordered_json j;
   j["policy"] = options_.policy;
   j["mode"] = api_mode_ ? "api" : "files";
@@ -1323,16 +1348,16 @@ std::string Extender::StateJson() const {
   j["gpu_capacity_milli"] = cluster_->total_gpu_milli();
   j["gpu_allocated_milli"] = cluster_->allocated_gpu_milli();
   nlohmann::ordered_json nodes = nlohmann::ordered_json::array();
-  nlohmann::ordered_json unaccounted = nlohmann::ordered_json::array();
   for (int n = 0; n < cluster_->size(); ++n) {
     const NodeSpec& s = cluster_->spec(n);
     const NodeState& st = cluster_->state(n);
+    const ModelView::Node& vn = view.nodes[static_cast<size_t>(n)];
     nlohmann::ordered_json node;
-    node["name"] = s.name;
+    node["name"] = vn.name;
     node["gpu_model"] = s.gpu_model;
     node["gpu_count"] = s.gpu_count;
-    node["unschedulable"] = (node_flags_[n] & kCordoned) != 0;
-    node["blocked"] = blocked_[n];
+    node["unschedulable"] = vn.cordoned;
+    node["blocked"] = vn.blocked;
     node["cpu_left_milli"] = st.cpu_left;
     node["memory_left_mib"] = st.memory_left;
     nlohmann::ordered_json free = nlohmann::ordered_json::array();
@@ -1344,33 +1369,34 @@ std::string Extender::StateJson() const {
       node["topology"] = nullptr;
     }
     nodes.push_back(std::move(node));
-    for (const auto& [uid, why] : unaccounted_[n]) {
-      const PodRecord* r = pods_.Find(uid);
-      unaccounted.push_back(
-          {{"uid", uid}, {"pod", r ? r->key : ""}, {"node", s.name}, {"why", why}});
-    }
   }
   j["nodes"] = std::move(nodes);
   static constexpr std::array<const char*, 4> kSources = {"annotation", "tessera", "guess",
                                                           "estimate"};
   nlohmann::ordered_json assignments = nlohmann::ordered_json::array();
-  for (const auto& [uid, a] : assignments_) {
-    const PodRecord* r = pods_.Find(uid);
+  for (const ModelView::Placed& a : view.placed) {
     nlohmann::ordered_json e;
-    e["uid"] = uid;
+    e["uid"] = a.uid;
     e["pod"] = a.pod;
-    e["node"] = cluster_->spec(a.node).name;
+    e["node"] = view.nodes[static_cast<size_t>(a.node)].name;
     nlohmann::ordered_json gpus = nlohmann::ordered_json::array();
     for (int g = 0; g < kMaxGpusPerNode; ++g) {
       if (a.gpus & (GpuSet{1} << g)) gpus.push_back(g);
     }
     e["gpus"] = std::move(gpus);
-    e["gpu_milli"] = a.request.IsCpuOnly() ? 0 : a.request.gpu_milli;
-    e["state"] = r != nullptr && r->phase == PodPhase::kAssumed ? "assumed" : "confirmed";
+    e["gpu_milli"] = a.gpu_milli;
+    e["state"] = a.assumed ? "assumed" : "confirmed";
     e["gpus_from"] = kSources[static_cast<int>(a.source)];
     assignments.push_back(std::move(e));
   }
   j["assignments"] = std::move(assignments);
+  nlohmann::ordered_json unaccounted = nlohmann::ordered_json::array();
+  for (const ModelView::Unaccounted& u : view.unaccounted) {
+    unaccounted.push_back({{"uid", u.uid},
+                           {"pod", u.pod},
+                           {"node", view.nodes[static_cast<size_t>(u.node)].name},
+                           {"why", u.why}});
+  }
   j["unaccounted"] = std::move(unaccounted);
   const std::vector<int> depth = queue_.CountByClass();
   const QosClasses& qc = queue_.classes();

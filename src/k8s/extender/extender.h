@@ -274,6 +274,39 @@ class Extender final : public ClusterEventSink {
   /// for the known verbs.
   void RecordRequest(std::string_view verb, double seconds);
 
+  /// Where a placed pod's GPUs come from: its annotation, Tessera's own bind, a guess over the
+  /// free GPUs, or an estimate (the pod could not be read; it holds what it asks for).
+  enum class GpuSource : uint8_t { kAnnotation, kTessera, kGuess, kEstimate };
+  /// The cluster model as the extender holds it, typed (what `tessera analyze` reads; StateJson
+  /// writes the same): per node whether it is cordoned or blocked, every placed pod's node and
+  /// GPUs, and the pods the model could not account for as given.
+  struct ModelView {
+    struct Node {
+      std::string name;
+      bool cordoned = false;
+      std::string blocked;  ///< why no pod may be placed there; "" when it may
+    };
+    struct Placed {
+      std::string uid;
+      std::string pod;  ///< "namespace/name"
+      int node = -1;    ///< index into nodes
+      GpuSet gpus = 0;
+      int64_t gpu_milli = 0;  ///< per GPU; 0 for a CPU-only pod
+      bool assumed = false;   ///< bind accepted, not yet seen bound
+      GpuSource source = GpuSource::kGuess;
+    };
+    struct Unaccounted {
+      std::string uid;
+      std::string pod;  ///< "namespace/name", "" when unknown
+      int node = -1;
+      std::string why;
+    };
+    std::vector<Node> nodes;               ///< in the model's node order
+    std::vector<Placed> placed;            ///< by UID
+    std::vector<Unaccounted> unaccounted;  ///< by node, then UID
+  };
+  ModelView View() const;
+
   /// {"policy", "mode", "synced", "sync_reason", "gpu_capacity_milli", "gpu_allocated_milli",
   /// "nodes": [{"name", "gpu_model", "gpu_count", "unschedulable", "blocked" (reason or ""),
   /// "cpu_left_milli", "memory_left_mib", "gpu_free_milli": [...], "topology" (the compact
@@ -305,8 +338,6 @@ class Extender final : public ClusterEventSink {
   std::vector<int> pending_gpu_pods() const;
 
  private:
-  /// Where a placed pod's GPUs come from.
-  enum class GpuSource : uint8_t { kAnnotation, kTessera, kGuess, kEstimate };
   struct Assignment {
     std::string pod;  ///< "namespace/name"
     int node = -1;
@@ -417,6 +448,8 @@ class Extender final : public ClusterEventSink {
 
   /// Why the verbs refuse ("" when they may answer).
   std::string GateLocked() const;
+  /// View under the lock.
+  ModelView ViewLocked() const;
   /// Remembers a pod seen by Filter/Prioritize (PodStates::See) and, the first time, counts
   /// it for the policy's context (Scheduler::Observe).
   void SeeLocked(const Pod& pod, const PodSpec& spec);
@@ -511,7 +544,7 @@ class Extender final : public ClusterEventSink {
   PodStates pods_;                                 // GUARDED_BY(mutex_)
   std::map<std::string, Assignment> assignments_;  // GUARDED_BY(mutex_), placed pods by UID
   /// Pods counted without knowing all of them, (UID, why) by node index: "estimated ...",
-  /// "unreadable: ...", "not placed: ..." (StateJson's "unaccounted").
+  /// "unreadable: ...", "not placed: ..." (StateJson's and View's "unaccounted").
   std::vector<std::vector<std::pair<std::string, std::string>>> unaccounted_;  // GUARDED_BY
   /// The nodes Filter passed per pod UID, for Bind's check (filter_pass_seconds).
   FilterPasses filter_passes_;               // GUARDED_BY(mutex_)
