@@ -18,6 +18,7 @@
 #include "k8s/api/objects.h"
 #include "k8s/extender/extender_internal.h"
 #include "k8s/extender/metrics.h"
+#include "k8s/extender/status.h"
 #include "k8s/translate/translate.h"
 #include "model/fit.h"
 #include "model/topology.h"
@@ -1019,290 +1020,14 @@ std::string Extender::PrioritizeJsonOf(const Pod& pod, std::span<const std::stri
   return out;
 }
 
-Extender::Metrics::Metrics(const QosClasses& classes) {
-  auto& requests = prometheus::BuildCounter()
-                       .Name("tessera_requests_total")
-                       .Help("Extender HTTP requests, by verb.")
-                       .Register(registry);
-  auto& durations = prometheus::BuildHistogram()
-                        .Name("tessera_request_duration_seconds")
-                        .Help(
-                            "Time to answer an extender request, by verb (bind includes its "
-                            "API calls).")
-                        .Register(registry);
-  const prometheus::Histogram::BucketBoundaries buckets(kRequestDurationBuckets.begin(),
-                                                        kRequestDurationBuckets.end());
-  for (const char* verb : {"filter", "prioritize", "preempt", "bind", "other"}) {
-    verbs[verb] = Verb{&requests.Add({{"verb", verb}}), &durations.Add({{"verb", verb}}, buckets)};
-  }
-  auto& bind_family = prometheus::BuildCounter()
-                          .Name("tessera_binds_total")
-                          .Help(
-                              "Bind requests by outcome: ok, rejected (does not fit, unknown "
-                              "pod or node, blocked node), refused (filter did not pass the "
-                              "node), not-synced, error (the API server refused), unknown (no "
-                              "answer from the API server; the GPUs stay reserved).")
-                          .Register(registry);
-  for (const char* result : {"ok", "rejected", "refused", "not-synced", "error", "unknown"}) {
-    binds[result] = &bind_family.Add({{"result", result}});
-  }
-  pods_bound = &prometheus::BuildCounter()
-                    .Name("tessera_pods_bound_total")
-                    .Help("Pods bound by this extender.")
-                    .Register(registry)
-                    .Add({});
-  auto& rejected = prometheus::BuildCounter()
-                       .Name("tessera_filter_rejections_total")
-                       .Help("Candidate nodes rejected by filter, by reason.")
-                       .Register(registry);
-  static constexpr std::array<const char*, kReasonFit> kNames = {
-      "unknown-node",        "unschedulable", "not-synced",    "blocked",  "no-gpus",
-      "gpu-memory-capacity", "device-plugin", "device-plugin", "headroom", "nominated"};
-  for (int r = 0; r < kReasonFit + kNumFitReasons; ++r) {
-    const std::string name =
-        r < kReasonFit ? kNames[r]
-                       : std::string(FitReasonName(static_cast<FitReason>(r - kReasonFit)));
-    rejections[r] = &rejected.Add({{"reason", name}});
-  }
-  bad_pods = &rejected.Add({{"reason", "bad-pod"}});
-  topology_annotation_errors =
-      &prometheus::BuildCounter()
-           .Name("tessera_topology_annotation_errors_total")
-           .Help(
-               "Malformed GPU topology annotations on nodes (tessera.io/gpu-topology, "
-               "hami.io/node-nvidia-score): each node's distinct error counted once; the node is "
-               "treated as having no topology.")
-           .Register(registry)
-           .Add({});
-  preempt_nodes = &prometheus::BuildCounter()
-                       .Name("tessera_preemption_nodes_total")
-                       .Help("Candidate nodes offered to preemption (each with victims).")
-                       .Register(registry)
-                       .Add({});
-  preempt_victims = &prometheus::BuildCounter()
-                         .Name("tessera_preemption_victims_total")
-                         .Help("Victims proposed, summed over offered nodes.")
-                         .Register(registry)
-                         .Add({});
-  auto& waits = prometheus::BuildHistogram()
-                    .Name("tessera_scheduling_wait_seconds")
-                    .Help(
-                        "Time from a GPU pod's creation (metadata.creationTimestamp) to its "
-                        "bind by this extender (or to the watch showing it bound), by class.")
-                    .Register(registry);
-  auto& slo = prometheus::BuildCounter()
-                  .Name("tessera_slo_pods_total")
-                  .Help(
-                      "GPU pods bound, by class and by whether their scheduling wait was within "
-                      "the class's SLO (result=within) or beyond it (result=beyond); classes "
-                      "without an SLO have no samples.")
-                  .Register(registry);
-  const prometheus::Histogram::BucketBoundaries wait_buckets(kWaitBuckets.begin(),
-                                                             kWaitBuckets.end());
-  for (const QosClass& c : classes.classes) {
-    wait.push_back(&waits.Add({{"class", c.name}}, wait_buckets));
-    const bool has_slo = c.slo_wait_s >= 0;
-    slo_within.push_back(has_slo ? &slo.Add({{"class", c.name}, {"result", "within"}}) : nullptr);
-    slo_beyond.push_back(has_slo ? &slo.Add({{"class", c.name}, {"result", "beyond"}}) : nullptr);
-    slo_s.push_back(c.slo_wait_s);
-  }
-}
-
-void Extender::Metrics::Waited(int cls, double wait_s) {
-  if (cls < 0 || static_cast<size_t>(cls) >= wait.size()) return;
-  wait[cls]->Observe(wait_s);
-  if (slo_within[cls] == nullptr) return;
-  (wait_s <= slo_s[cls] ? slo_within[cls] : slo_beyond[cls])->Increment();
-}
-
-void Extender::Metrics::Request(std::string_view verb, double seconds) {
-  auto it = verbs.find(verb);
-  if (it == verbs.end()) it = verbs.find("other");
-  it->second.count->Increment();
-  it->second.duration->Observe(seconds);
-}
-
-void Extender::Metrics::Bind(std::string_view result) {
-  auto it = binds.find(result);
-  if (it != binds.end()) it->second->Increment();
-  if (result == "ok") pods_bound->Increment();
-}
-
 void Extender::RecordRequest(std::string_view verb, double seconds) {
   metrics_->Request(verb, seconds);
 }
 
-namespace {
-
-/// A gauge family with one sample per label set.
-prometheus::MetricFamily GaugeFamily(std::string name, std::string help) {
-  prometheus::MetricFamily f;
-  f.name = std::move(name);
-  f.help = std::move(help);
-  f.type = prometheus::MetricType::Gauge;
-  return f;
-}
-
-void AddGauge(prometheus::MetricFamily* f, double value, prometheus::Labels labels = {}) {
-  prometheus::ClientMetric m;
-  for (auto& [k, v] : labels) m.label.push_back({k, v});
-  m.gauge.value = value;
-  f->metric.push_back(std::move(m));
-}
-
-}  // namespace
-
 std::vector<prometheus::MetricFamily> Extender::CollectMetrics() const {
   std::vector<prometheus::MetricFamily> out = metrics_->registry.Collect();
   std::lock_guard<std::mutex> lock(mutex_);
-  prometheus::MetricFamily synced =
-      GaugeFamily("tessera_synced",
-                  "1 while the extender is in sync with the Kubernetes API and answers, else 0 "
-                  "(file mode: always 1).");
-  AddGauge(&synced, GateLocked().empty() ? 1 : 0);
-  out.push_back(std::move(synced));
-  prometheus::MetricFamily assumed = GaugeFamily(
-      "tessera_assumed_pods", "Pods bound by this extender that the API has not shown bound yet.");
-  AddGauge(&assumed, pods_.assumed());
-  out.push_back(std::move(assumed));
-  prometheus::MetricFamily headroom_target =
-      GaugeFamily("tessera_headroom_target_gpus",
-                  "Whole idle GPUs kept for the classes that may use headroom (0: none kept).");
-  AddGauge(&headroom_target, static_cast<double>(headroom_->target()));
-  out.push_back(std::move(headroom_target));
-  std::vector<int64_t> by_model;  // idle GPUs per model id
-  const int64_t whole_idle = cluster_ != nullptr ? IdleGpusLocked(&by_model) : 0;
-  prometheus::MetricFamily idle_gpus =
-      GaugeFamily("tessera_idle_gpus", "Whole idle GPUs (nothing allocated on them).");
-  AddGauge(&idle_gpus, static_cast<double>(whole_idle));
-  out.push_back(std::move(idle_gpus));
-  // Per GPU model: every model of the cluster, 0 where no floor is kept.
-  prometheus::MetricFamily model_idle = GaugeFamily(
-      "tessera_model_idle_gpus", "Whole idle GPUs (nothing allocated on them) per GPU model.");
-  prometheus::MetricFamily model_target =
-      GaugeFamily("tessera_model_headroom_target_gpus",
-                  "Whole idle GPUs of each GPU model kept for the classes that may use headroom "
-                  "(headroom.models; 0: none kept), besides tessera_headroom_target_gpus.");
-  for (size_t m = 0; m < by_model.size(); ++m) {
-    const prometheus::Labels labels = {{"model", cluster_->models()[m]}};
-    AddGauge(&model_idle, static_cast<double>(by_model[m]), labels);
-    AddGauge(&model_target, static_cast<double>(headroom_->model_target(static_cast<int>(m))),
-             labels);
-  }
-  out.push_back(std::move(model_idle));
-  out.push_back(std::move(model_target));
-  int blocked = 0;
-  size_t unaccounted = 0;
-  for (size_t n = 0; n < blocked_.size(); ++n) {
-    blocked += blocked_[n].empty() ? 0 : 1;
-    unaccounted += unaccounted_[n].size();
-  }
-  prometheus::MetricFamily nodes_blocked =
-      GaugeFamily("tessera_nodes_blocked",
-                  "Nodes that take no GPU pod because a pod bound to them cannot be fully "
-                  "accounted for (see /state).");
-  AddGauge(&nodes_blocked, blocked);
-  out.push_back(std::move(nodes_blocked));
-  prometheus::MetricFamily pods_unaccounted = GaugeFamily(
-      "tessera_pods_fail_closed",
-      "Bound pods counted without knowing all of their request (estimated as whole GPUs, "
-      "unreadable, or not placed beside the others).");
-  AddGauge(&pods_unaccounted, static_cast<double>(unaccounted));
-  out.push_back(std::move(pods_unaccounted));
-  prometheus::MetricFamily allocated =
-      GaugeFamily("tessera_gpu_allocated_milli", "GPU allocated in the cluster model, milli-GPU.");
-  AddGauge(&allocated, static_cast<double>(cluster_->allocated_gpu_milli()));
-  out.push_back(std::move(allocated));
-  prometheus::MetricFamily capacity =
-      GaugeFamily("tessera_gpu_capacity_milli", "GPU capacity of the cluster model, milli-GPU.");
-  AddGauge(&capacity, static_cast<double>(cluster_->total_gpu_milli()));
-  out.push_back(std::move(capacity));
-  prometheus::MetricFamily node_free =
-      GaugeFamily("tessera_node_gpu_free_milli", "Free GPU on each node, milli-GPU.");
-  for (int n = 0; n < cluster_->size(); ++n) {
-    int64_t free = 0;
-    for (int g = 0; g < cluster_->spec(n).gpu_count; ++g) free += cluster_->state(n).gpu_free[g];
-    AddGauge(&node_free, static_cast<double>(free), {{"node", cluster_->spec(n).name}});
-  }
-  out.push_back(std::move(node_free));
-
-  // The GPU queue and the classes.
-  const QosClasses& qc = queue_.classes();
-  const std::vector<int> depth = queue_.CountByClass();
-  prometheus::MetricFamily pending = GaugeFamily(
-      "tessera_pending_gpu_pods",
-      "GPU pods for this scheduler that are pending (not bound, not ended, not being deleted), "
-      "by class: the GPU queue depth.");
-  prometheus::MetricFamily slo = GaugeFamily(
-      "tessera_class_slo_seconds", "The scheduling-wait SLO of each class that has one, seconds.");
-  for (size_t c = 0; c < qc.classes.size(); ++c) {
-    AddGauge(&pending, depth[c], {{"class", qc.classes[c].name}});
-    if (qc.classes[c].slo_wait_s >= 0) {
-      AddGauge(&slo, qc.classes[c].slo_wait_s, {{"class", qc.classes[c].name}});
-    }
-  }
-  out.push_back(std::move(pending));
-  out.push_back(std::move(slo));
-
-  // Fragmentation against the target workload M (FGD's measure), stranded GPU, and
-  // allocation per GPU model: computed here, at scrape time, never on the request path.
-  double frag = 0;
-  int64_t idle = 0;
-  int64_t stranded = 0;
-  const size_t models = cluster_->models().size();
-  std::vector<int64_t> model_allocated(models, 0);
-  std::vector<int64_t> model_capacity(models, 0);
-  const TargetWorkload* m = engine_ != nullptr ? engine_->workload() : nullptr;
-  for (int n = 0; n < cluster_->size(); ++n) {
-    const int gpus = cluster_->spec(n).gpu_count;
-    int64_t free = 0;
-    for (int g = 0; g < gpus; ++g) free += cluster_->state(n).gpu_free[g];
-    idle += free;
-    if (m != nullptr) {
-      frag += m->NodeFragmentation(*cluster_, n);
-      stranded += m->NodeStranded(*cluster_, n);
-    }
-    const int model = cluster_->model_id(n);
-    if (model >= 0 && static_cast<size_t>(model) < models) {
-      model_capacity[model] += int64_t{gpus} * kMilliPerGpu;
-      model_allocated[model] += int64_t{gpus} * kMilliPerGpu - free;
-    }
-  }
-  prometheus::MetricFamily fragmentation = GaugeFamily(
-      "tessera_gpu_fragmentation_milli",
-      "Cluster GPU fragmentation, milli-GPU: the sum over nodes of FGD's F_n(M), idle GPU that "
-      "the target workload M (--workload's or the bound pods' request mix) cannot use, weighted "
-      "by M.");
-  AddGauge(&fragmentation, frag);
-  out.push_back(std::move(fragmentation));
-  prometheus::MetricFamily ratio =
-      GaugeFamily("tessera_gpu_fragmentation_ratio",
-                  "tessera_gpu_fragmentation_milli over idle GPU (0..1; 0 when no GPU is idle).");
-  AddGauge(&ratio, idle > 0 ? frag / static_cast<double>(idle) : 0);
-  out.push_back(std::move(ratio));
-  prometheus::MetricFamily idle_family =
-      GaugeFamily("tessera_gpu_idle_milli", "Idle (unallocated) GPU in the cluster, milli-GPU.");
-  AddGauge(&idle_family, static_cast<double>(idle));
-  out.push_back(std::move(idle_family));
-  prometheus::MetricFamily stranded_family = GaugeFamily(
-      "tessera_gpu_stranded_milli",
-      "Idle GPU that no pod class of the target workload M could use where it is (its node "
-      "hosts no class of M, or the GPU's free share is below every class that fits), "
-      "milli-GPU.");
-  AddGauge(&stranded_family, static_cast<double>(stranded));
-  out.push_back(std::move(stranded_family));
-  prometheus::MetricFamily by_model_allocated =
-      GaugeFamily("tessera_gpu_model_allocated_milli", "GPU allocated per GPU model, milli-GPU.");
-  prometheus::MetricFamily by_model_capacity =
-      GaugeFamily("tessera_gpu_model_capacity_milli", "GPU capacity per GPU model, milli-GPU.");
-  for (size_t k = 0; k < models; ++k) {
-    AddGauge(&by_model_allocated, static_cast<double>(model_allocated[k]),
-             {{"model", cluster_->models()[k]}});
-    AddGauge(&by_model_capacity, static_cast<double>(model_capacity[k]),
-             {{"model", cluster_->models()[k]}});
-  }
-  out.push_back(std::move(by_model_allocated));
-  out.push_back(std::move(by_model_capacity));
+  AppendModelGauges(StatusLocked(true), &out);
   return out;
 }
 
@@ -1336,83 +1061,39 @@ Extender::ModelView Extender::ViewLocked() const {
   return v;
 }
 
-std::string Extender::StateJson() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  const ModelView view = ViewLocked();
-  nlohmann::ordered_json j;
-  j["policy"] = options_.policy;
-  j["mode"] = api_mode_ ? "api" : "files";
-  const std::string gate = GateLocked();
-  j["synced"] = gate.empty();
-  j["sync_reason"] = gate;
-  j["gpu_capacity_milli"] = cluster_->total_gpu_milli();
-  j["gpu_allocated_milli"] = cluster_->allocated_gpu_milli();
-  nlohmann::ordered_json nodes = nlohmann::ordered_json::array();
+StatusView Extender::StatusLocked(bool with_fragmentation) const {
+  StatusView v;
+  v.policy = options_.policy;
+  v.api_mode = api_mode_;
+  v.gate = GateLocked();
+  v.assumed_pods = pods_.assumed();
+  v.gpu_capacity_milli = cluster_->total_gpu_milli();
+  v.gpu_allocated_milli = cluster_->allocated_gpu_milli();
+  v.model = ViewLocked();
+  v.models = cluster_->models();
+  const TargetWorkload* m =
+      with_fragmentation && engine_ != nullptr ? engine_->workload() : nullptr;
+  v.has_workload = m != nullptr;
+  v.nodes.reserve(static_cast<size_t>(cluster_->size()));
   for (int n = 0; n < cluster_->size(); ++n) {
     const NodeSpec& s = cluster_->spec(n);
     const NodeState& st = cluster_->state(n);
-    const ModelView::Node& vn = view.nodes[static_cast<size_t>(n)];
-    nlohmann::ordered_json node;
-    node["name"] = vn.name;
-    node["gpu_model"] = s.gpu_model;
-    node["gpu_count"] = s.gpu_count;
-    node["unschedulable"] = vn.cordoned;
-    node["blocked"] = vn.blocked;
-    node["cpu_left_milli"] = st.cpu_left;
-    node["memory_left_mib"] = st.memory_left;
-    nlohmann::ordered_json free = nlohmann::ordered_json::array();
-    for (int g = 0; g < s.gpu_count; ++g) free.push_back(st.gpu_free[g]);
-    node["gpu_free_milli"] = std::move(free);
-    if (s.topology != nullptr) {
-      node["topology"] = FormatCompactTopology(*s.topology);
-    } else {
-      node["topology"] = nullptr;
+    StatusView::Node& node = v.nodes.emplace_back();
+    node.gpu_model = s.gpu_model;
+    node.gpu_count = s.gpu_count;
+    node.cpu_left_milli = st.cpu_left;
+    node.memory_left_mib = st.memory_left;
+    node.gpu_free_milli.assign(st.gpu_free.begin(), st.gpu_free.begin() + s.gpu_count);
+    if (s.topology != nullptr) node.topology = FormatCompactTopology(*s.topology);
+    node.model_id = cluster_->model_id(n);
+    if (m != nullptr) {
+      node.fragmentation_milli = m->NodeFragmentation(*cluster_, n);
+      node.stranded_milli = m->NodeStranded(*cluster_, n);
     }
-    nodes.push_back(std::move(node));
   }
-  j["nodes"] = std::move(nodes);
-  static constexpr std::array<const char*, 4> kSources = {"annotation", "tessera", "guess",
-                                                          "estimate"};
-  nlohmann::ordered_json assignments = nlohmann::ordered_json::array();
-  for (const ModelView::Placed& a : view.placed) {
-    nlohmann::ordered_json e;
-    e["uid"] = a.uid;
-    e["pod"] = a.pod;
-    e["node"] = view.nodes[static_cast<size_t>(a.node)].name;
-    nlohmann::ordered_json gpus = nlohmann::ordered_json::array();
-    for (int g = 0; g < kMaxGpusPerNode; ++g) {
-      if (a.gpus & (GpuSet{1} << g)) gpus.push_back(g);
-    }
-    e["gpus"] = std::move(gpus);
-    e["gpu_milli"] = a.gpu_milli;
-    e["state"] = a.assumed ? "assumed" : "confirmed";
-    e["gpus_from"] = kSources[static_cast<int>(a.source)];
-    assignments.push_back(std::move(e));
-  }
-  j["assignments"] = std::move(assignments);
-  nlohmann::ordered_json unaccounted = nlohmann::ordered_json::array();
-  for (const ModelView::Unaccounted& u : view.unaccounted) {
-    unaccounted.push_back({{"uid", u.uid},
-                           {"pod", u.pod},
-                           {"node", view.nodes[static_cast<size_t>(u.node)].name},
-                           {"why", u.why}});
-  }
-  j["unaccounted"] = std::move(unaccounted);
   const std::vector<int> depth = queue_.CountByClass();
   const QosClasses& qc = queue_.classes();
-  nlohmann::ordered_json classes = nlohmann::ordered_json::array();
-  for (size_t c = 0; c < qc.classes.size(); ++c) {
-    const QosClass& k = qc.classes[c];
-    nlohmann::ordered_json e;
-    e["name"] = k.name;
-    e["priority"] = k.priority;
-    e["slo_wait_seconds"] = k.slo_wait_s >= 0 ? nlohmann::ordered_json(k.slo_wait_s) : nullptr;
-    e["preemptible"] = k.preemptible;
-    e["use_headroom"] = k.use_headroom;
-    e["pending"] = depth[c];
-    classes.push_back(std::move(e));
-  }
-  j["classes"] = std::move(classes);
+  for (size_t c = 0; c < qc.classes.size(); ++c) v.classes.push_back({qc.classes[c], depth[c]});
   std::vector<std::pair<const std::string*, const PendingQueue::Entry*>> queued;
   for (const auto& [uid, e] : queue_.pods()) queued.emplace_back(&uid, &e);
   std::sort(queued.begin(), queued.end(), [](const auto& a, const auto& b) {
@@ -1420,59 +1101,33 @@ std::string Extender::StateJson() const {
                                                       : *a.first < *b.first;
   });
   const double now = Now();
-  nlohmann::ordered_json pending = nlohmann::ordered_json::array();
   for (const auto& [uid, e] : queued) {
-    nlohmann::ordered_json p;
-    p["uid"] = *uid;
-    p["pod"] = e->key;
-    p["class"] = qc.classes[e->cls].name;
-    p["waiting_seconds"] = std::max(0.0, now - e->created_s);
-    // The node its preemption made room on (status.nominatedNodeName, or this extender's own
-    // preemption before the API shows it); null: none.
     const PodRecord* r = pods_.Find(*uid);
-    if (r != nullptr && !r->meta.nominated_node.empty()) {
-      p["nominated_node"] = r->meta.nominated_node;
-    } else {
-      p["nominated_node"] = nullptr;
-    }
-    pending.push_back(std::move(p));
+    v.pending.push_back({*uid, e->key, qc.classes[e->cls].name, std::max(0.0, now - e->created_s),
+                         r != nullptr ? r->meta.nominated_node : std::string()});
   }
-  j["pending"] = std::move(pending);
-  static constexpr const char* kModes[] = {"none", "static", "forecast", "backlog"};
-  nlohmann::ordered_json h;
-  h["mode"] = kModes[static_cast<int>(headroom_->options().mode)];
-  h["target_gpus"] = headroom_->target();
+  v.headroom.mode = headroom_->options().mode;
+  v.headroom.target_gpus = headroom_->target();
   std::vector<int64_t> by_model;  // idle GPUs per model id
-  h["idle_gpus"] = cluster_ != nullptr ? IdleGpusLocked(&by_model) : 0;
-  // Every GPU model of the cluster, then each model with a floor that the cluster lacks
-  // (target 0: it matches no node).
-  nlohmann::ordered_json models = nlohmann::ordered_json::array();
-  for (size_t m = 0; m < by_model.size(); ++m) {
-    nlohmann::ordered_json e;
-    e["model"] = cluster_->models()[m];
-    e["target_gpus"] = headroom_->model_target(static_cast<int>(m));
-    e["idle_gpus"] = by_model[m];
-    models.push_back(std::move(e));
+  v.headroom.idle_gpus = IdleGpusLocked(&by_model);
+  for (size_t k = 0; k < by_model.size(); ++k) {
+    v.headroom.models.push_back(
+        {v.models[k], headroom_->model_target(static_cast<int>(k)), by_model[k], true});
   }
   for (const auto& [name, gpus] : headroom_->options().model_gpus) {
-    if (cluster_ != nullptr && std::find(cluster_->models().begin(), cluster_->models().end(),
-                                         name) != cluster_->models().end()) {
-      continue;
+    if (std::find(v.models.begin(), v.models.end(), name) == v.models.end()) {
+      v.headroom.models.push_back({name, 0, 0, false});
     }
-    nlohmann::ordered_json e;
-    e["model"] = name;
-    e["target_gpus"] = 0;
-    e["idle_gpus"] = 0;
-    models.push_back(std::move(e));
   }
-  h["models"] = std::move(models);
-  nlohmann::ordered_json may_use = nlohmann::ordered_json::array();
   for (const QosClass& k : options_.classes.classes) {
-    if (k.use_headroom) may_use.push_back(k.name);
+    if (k.use_headroom) v.headroom.classes.push_back(k.name);
   }
-  h["classes"] = std::move(may_use);
-  j["headroom"] = std::move(h);
-  return DumpJson(j);
+  return v;
+}
+
+std::string Extender::StateJson() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return WriteStateJson(StatusLocked(false));
 }
 
 int64_t Extender::gpu_allocated_milli() const {

@@ -52,6 +52,8 @@ class Registry;
 
 namespace tessera::k8s {
 
+struct StatusView;  // k8s/extender/status.h
+
 /// The pod annotation that carries a bound pod's GPU indices on its node: "0-3", "1,3",
 /// "0-1,4" (ranges inclusive). Written with the Binding; read from every bound pod.
 inline constexpr std::string_view kGpuIndicesAnnotation = "tessera.io/gpu-indices";
@@ -450,6 +452,9 @@ class Extender final : public ClusterEventSink {
   std::string GateLocked() const;
   /// View under the lock.
   ModelView ViewLocked() const;
+  /// What /state and the model's gauges show (status.h), under the lock; F_n(M) and the
+  /// stranded GPU per node only `with_fragmentation` (the metrics; /state does not show them).
+  StatusView StatusLocked(bool with_fragmentation) const;
   /// Remembers a pod seen by Filter/Prioritize (PodStates::See) and, the first time, counts
   /// it for the policy's context (Scheduler::Observe).
   void SeeLocked(const Pod& pod, const PodSpec& spec);

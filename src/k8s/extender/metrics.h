@@ -2,7 +2,7 @@
 
 // The Extender's own counters and histograms (prometheus-cpp), updated without the model's
 // lock; the gauges that describe the model are computed when metrics are collected
-// (Extender::CollectMetrics). Internal to src/k8s/extender/.
+// (status.h, AppendModelGauges). Internal to src/k8s/extender/.
 
 #include <prometheus/counter.h>
 #include <prometheus/family.h>
