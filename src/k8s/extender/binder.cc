@@ -23,34 +23,44 @@ std::string PodKey(const ExtenderBindingArgs& args) {
 
 }  // namespace
 
-std::string Extender::CheckBindLocked(const ExtenderBindingArgs& args,
-                                      const std::string& pod_key) const {
+std::optional<Extender::BindRefusal> Extender::CheckBindLocked(const ExtenderBindingArgs& args,
+                                                               const std::string& pod_key) const {
+  using enum BindRefusal::Kind;
   const PodRecord* r = pods_.Find(args.pod_uid);
   if (r == nullptr) {
-    return "unknown pod " + pod_key + " (UID " + args.pod_uid + "): no filter request seen for it";
+    return BindRefusal{kRejected, "unknown pod " + pod_key + " (UID " + args.pod_uid +
+                                      "): no filter request seen for it"};
   }
   const int node = node_names_.Find(args.node);
-  if (node < 0) return "unknown node " + QuoteForError(args.node);
+  if (node < 0) return BindRefusal{kRejected, "unknown node " + QuoteForError(args.node)};
   if (!filter_passes_.Passed(args.pod_uid, args.node, node, model_generation_, Now())) {
-    return "refused: this extender's filter did not pass node " + QuoteForError(args.node) +
-           " for pod " + pod_key + " (UID " + args.pod_uid + ") in the last " +
-           std::to_string(static_cast<int64_t>(options_.filter_pass_seconds)) + " s";
+    return BindRefusal{
+        kRefused, "refused: this extender's filter did not pass node " + QuoteForError(args.node) +
+                      " for pod " + pod_key + " (UID " + args.pod_uid + ") in the last " +
+                      std::to_string(static_cast<int64_t>(options_.filter_pass_seconds)) + " s"};
   }
   if (!blocked_[node].empty()) {
-    return "node " + args.node + " is blocked for GPU pods: " + blocked_[node];
+    return BindRefusal{kRejected,
+                       "node " + args.node + " is blocked for GPU pods: " + blocked_[node]};
   }
-  return "";
+  return std::nullopt;
 }
 
-std::string Extender::AssumeLocked(const std::string& uid, int node, GpuSet* gpus) {
+std::optional<Extender::BindRefusal> Extender::AssumeLocked(const std::string& uid, int node,
+                                                            GpuSet* gpus) {
+  using enum BindRefusal::Kind;
   const PodRecord* r = pods_.Find(uid);
-  if (r == nullptr || r->phase != PodPhase::kSeen) return "the pod is no longer pending";
+  if (r == nullptr || r->phase != PodPhase::kSeen) {
+    return BindRefusal{kRejected, "the pod is no longer pending"};
+  }
   const PodRequest request = cluster_->MakeRequest(r->spec);
   const FitReason fit = cluster_->Check(node, request);
   if (fit == FitReason::kGpuModel) {
-    return "does not fit: " + ModelRefusal(cluster_->spec(node).gpu_model, r->spec.gpu_spec);
+    return BindRefusal{kRejected, "does not fit: " + ModelRefusal(cluster_->spec(node).gpu_model,
+                                                                  r->spec.gpu_spec)};
   }
-  if (fit != FitReason::kFits) return "does not fit: " + FitExplanation(fit);
+  if (fit != FitReason::kFits)
+    return BindRefusal{kRejected, "does not fit: " + FitExplanation(fit)};
   *gpus = scheduler_->ChooseGpus(node, request);
   // The headroom (sched/headroom.h, PlaceHeld): a held pod keeps the policy's GPUs where they
   // leave the headroom whole; a held share that would eat it goes on the tightest used GPU
@@ -68,9 +78,10 @@ std::string Extender::AssumeLocked(const std::string& uid, int node, GpuSet* gpu
     const int model = node_idle.model;
     Headroom::Shortfall why = Headroom::Shortfall::kNone;
     if (!PlaceHeld(*headroom_, node_idle, s, cluster_->spec(node).gpu_count, request, gpus, &why)) {
-      return "refused: " + (why == Headroom::Shortfall::kModel
-                                ? ModelHeadroomTextLocked(model, node_idle.model_idle)
-                                : ReasonText(kReasonHeadroom));
+      return BindRefusal{kRefused,
+                         "refused: " + (why == Headroom::Shortfall::kModel
+                                            ? ModelHeadroomTextLocked(model, node_idle.model_idle)
+                                            : ReasonText(kReasonHeadroom))};
     }
   }
   int taken = 0;
@@ -82,7 +93,7 @@ std::string Extender::AssumeLocked(const std::string& uid, int node, GpuSet* gpu
     headroom_->NoteDemand(options_.classes.classes[static_cast<size_t>(cls)].priority,
                           int64_t{taken} * kMilliPerGpu, request.models);
   }
-  return "";
+  return std::nullopt;
 }
 
 ExtenderBindingResult Extender::Bind(const ExtenderBindingArgs& args) {
@@ -95,12 +106,12 @@ ExtenderBindingResult Extender::Bind(const ExtenderBindingArgs& args) {
     if (r->node == args.node) return {};
     return {"pod " + pod + " (UID " + args.pod_uid + ") is already bound to node " + r->node};
   }
-  std::string error = CheckBindLocked(args, pod);
   GpuSet gpus = 0;
-  if (error.empty()) error = AssumeLocked(args.pod_uid, node_names_.Find(args.node), &gpus);
-  if (!error.empty()) {
-    metrics_->Bind(error.rfind("refused", 0) == 0 ? "refused" : "rejected");
-    return {std::move(error)};
+  std::optional<BindRefusal> refusal = CheckBindLocked(args, pod);
+  if (!refusal) refusal = AssumeLocked(args.pod_uid, node_names_.Find(args.node), &gpus);
+  if (refusal) {
+    metrics_->Bind(refusal->result());
+    return {std::move(refusal->message)};
   }
   // No API: the bind is confirmed at once.
   PodRecord bound = *pods_.Find(args.pod_uid);
@@ -127,8 +138,8 @@ ExtenderBindingResult Extender::BindThroughApi(const ExtenderBindingArgs& args,
     if (std::string_view(result) == "ok") WaitEndedLocked(uid);
     return {std::move(error)};
   };
-  if (std::string gate = GateLocked(); !gate.empty()) {
-    return answer("not-synced", "bind " + pod + ": " + gate);
+  if (std::optional<std::string> gate = GateLocked()) {
+    return answer("not-synced", "bind " + pod + ": " + *gate);
   }
   // The scheduler may retry while our first attempt is still talking to the API.
   bind_done_.wait(lock, [&] { return binding_.count(uid) == 0; });
@@ -146,10 +157,8 @@ ExtenderBindingResult Extender::BindThroughApi(const ExtenderBindingArgs& args,
                   "pod " + pod + " (UID " + uid + ") is being bound to node " + r->node);
   }
   if (!retry) {
-    std::string error = CheckBindLocked(args, pod);
-    if (!error.empty()) {
-      const char* result = error.rfind("refused", 0) == 0 ? "refused" : "rejected";
-      return answer(result, std::move(error));
+    if (std::optional<BindRefusal> refusal = CheckBindLocked(args, pod)) {
+      return answer(refusal->result(), std::move(refusal->message));
     }
   }
   binding_.insert(uid);
@@ -191,12 +200,15 @@ ExtenderBindingResult Extender::BindThroughApi(const ExtenderBindingArgs& args,
   }
   GpuSet gpus = r->assumed_gpus;
   if (!retry) {
-    std::string error = !blocked_[node].empty()
-                            ? "node " + args.node + " is blocked for GPU pods: " + blocked_[node]
-                            : AssumeLocked(uid, node, &gpus);
-    if (!error.empty()) {
+    std::optional<BindRefusal> refusal =
+        !blocked_[node].empty()
+            ? BindRefusal{BindRefusal::Kind::kRejected,
+                          "node " + args.node + " is blocked for GPU pods: " + blocked_[node]}
+            : AssumeLocked(uid, node, &gpus);
+    if (refusal) {
       release();
-      return answer("rejected", "bind " + pod + " to node " + args.node + ": " + error);
+      return answer(refusal->result(),
+                    "bind " + pod + " to node " + args.node + ": " + refusal->message);
     }
     r = pods_.Find(uid);
   }

@@ -167,6 +167,13 @@ const std::string& CachedFitExplanation(FitReason reason) {
 
 }  // namespace
 
+namespace {
+
+/// The extender protocol's error field: empty when there is none.
+std::string WireError(const Status& s) { return s.ok() ? std::string() : s.error().message; }
+
+}  // namespace
+
 /// The UID a pod is remembered by; "namespace/name" when the object carries no UID.
 std::string PodUid(const Pod& pod) {
   if (!pod.uid.empty()) return pod.uid;
@@ -408,17 +415,16 @@ const PaddedStrings& Extender::QuotedReasons() {
 namespace {}  // namespace
 
 template <typename Visit>
-std::string Extender::FilterCandidatesLocked(const Pod& pod, const Result<PodSpec>& spec,
-                                             std::span<const std::string_view> names,
-                                             uint64_t names_id, std::vector<std::string>* details,
-                                             Visit&& visit) {
+Status Extender::FilterCandidatesLocked(const Pod& pod, const Result<PodSpec>& spec,
+                                        std::span<const std::string_view> names, uint64_t names_id,
+                                        std::vector<std::string>* details, Visit&& visit) {
   EnsureModel();
   if (!spec.ok()) {
     metrics_->bad_pods->Increment();
-    return spec.error().message;
+    return spec.error();
   }
   const std::span<const int> resolved = node_names_.Resolve(names, names_id);
-  if (!GateLocked().empty()) {
+  if (GateLocked()) {
     for (size_t i = 0; i < names.size(); ++i) {
       visit(i, names[i], resolved[i], Candidate::kUnresolvable, kReasonNotSynced);
     }
@@ -590,7 +596,7 @@ ExtenderFilterResult Extender::Filter(const ExtenderArgs& args) {
   const auto text = [&](int reason) -> const std::string& {
     return reason < kReasonDetail ? ReasonText(reason) : details[reason - kReasonDetail];
   };
-  result.error =
+  result.error = WireError(
       FilterCandidatesLocked(args.pod, spec, names, 0, &details,
                              [&](size_t i, std::string_view name, int, Candidate c, int reason) {
                                switch (c) {
@@ -607,7 +613,7 @@ ExtenderFilterResult Extender::Filter(const ExtenderArgs& args) {
                                    result.failed_and_unresolvable_nodes.emplace(name, text(reason));
                                    break;
                                }
-                             });
+                             }));
   if (!result.error.empty()) result.nodes_json.reset();
   return result;
 }
@@ -729,7 +735,7 @@ std::string Extender::FilterJsonOf(const Pod& pod, std::span<const std::string_v
       }
       return quoted_details.length(reason - kReasonDetail);
     };
-    error = FilterCandidatesLocked(
+    error = WireError(FilterCandidatesLocked(
         pod, spec, names, names_id, &details,
         [&](size_t i, std::string_view name, int node, Candidate c, int reason)
             __attribute__((always_inline)) {
@@ -769,7 +775,7 @@ std::string Extender::FilterJsonOf(const Pod& pod, std::span<const std::string_v
                   bytes += reason_length(reason);
                   break;
               }
-            });
+            }));
   }
   const PaddedStrings& quoted = *quoted_names;
   const std::span<const Decided> fits(fits_list.data(), fits_end);
@@ -841,7 +847,7 @@ void Extender::ScoreCandidatesLocked(const Pod& pod, std::span<const std::string
   if (!spec.ok()) return;
   EnsureModel();
   const std::span<const int> node_of = node_names_.Resolve(names, names_id);  // -1 if unknown
-  if (!GateLocked().empty()) {
+  if (GateLocked()) {
     for (size_t i = 0; i < names.size(); ++i) visit(i, names[i], node_of[i], 0);
     return;
   }
@@ -1065,7 +1071,7 @@ StatusView Extender::StatusLocked(bool with_fragmentation) const {
   StatusView v;
   v.policy = options_.policy;
   v.api_mode = api_mode_;
-  v.gate = GateLocked();
+  v.gate = GateLocked().value_or("");
   v.assumed_pods = pods_.assumed();
   v.gpu_capacity_milli = cluster_->total_gpu_milli();
   v.gpu_allocated_milli = cluster_->allocated_gpu_milli();

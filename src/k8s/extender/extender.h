@@ -384,13 +384,13 @@ class Extender final : public ClusterEventSink {
   /// Filter's loop; the caller holds the lock and decoded `spec` from `pod`. Remembers the
   /// pod, then calls visit(index, name, node or -1, Candidate, reason) for each candidate
   /// (reason as above; kReasonUnknown for a fit) and counts the rejections. Returns the
-  /// PodToSpec error (no candidate visited), or "".
+  /// PodToSpec error (no candidate visited), or OK.
   /// `names_id`: ExtenderArgsRef::names_id (0 when unknown). A node refused for its topology
   /// gets the reason kReasonDetail + k, `(*details)[k]` its shortfall, one text per group.
   template <typename Visit>
-  std::string FilterCandidatesLocked(const Pod& pod, const Result<PodSpec>& spec,
-                                     std::span<const std::string_view> names, uint64_t names_id,
-                                     std::vector<std::string>* details, Visit&& visit);
+  Status FilterCandidatesLocked(const Pod& pod, const Result<PodSpec>& spec,
+                                std::span<const std::string_view> names, uint64_t names_id,
+                                std::vector<std::string>* details, Visit&& visit);
   /// FilterJson's body: candidates `names`; `nodes_json` non-null: answer Nodes too.
   std::string FilterJsonOf(const Pod& pod, std::span<const std::string_view> names,
                            uint64_t names_id, const std::vector<std::string>* nodes_json);
@@ -448,8 +448,8 @@ class Extender final : public ClusterEventSink {
   /// The class index of a pod record's metadata (label tessera.io/class, else priority).
   int ClassOfRecord(const PodRecord& r) const;
 
-  /// Why the verbs refuse ("" when they may answer).
-  std::string GateLocked() const;
+  /// Why the verbs refuse to answer (out of sync with the API); none when they may answer.
+  std::optional<std::string> GateLocked() const;
   /// View under the lock.
   ModelView ViewLocked() const;
   /// What /state and the model's gauges show (status.h), under the lock; F_n(M) and the
@@ -466,10 +466,23 @@ class Extender final : public ClusterEventSink {
   static PodRecord RecordOf(const Pod& pod, std::string* error);
   /// The same, with PodToSpec's answer for the pod already at hand.
   static PodRecord RecordOf(const Pod& pod, const Result<PodSpec>& spec, std::string* error);
-  /// File-mode Bind, and API-mode Bind after its API calls: the checks shared by both.
-  std::string CheckBindLocked(const ExtenderBindingArgs& args, const std::string& pod_key) const;
-  /// Chooses GPUs for `uid` on `node` and assumes it there; "" or why not.
-  std::string AssumeLocked(const std::string& uid, int node, GpuSet* gpus);
+  /// Why Bind does not place a pod: the result tessera_binds_total counts it under, and what
+  /// the answer says.
+  struct BindRefusal {
+    enum class Kind : uint8_t {
+      kRejected,  ///< it does not fit, or the pod or node is unknown or blocked
+      kRefused,   ///< filter did not pass the node, or the headroom keeps the GPUs
+    };
+    Kind kind = Kind::kRejected;
+    std::string message;
+    const char* result() const { return kind == Kind::kRefused ? "refused" : "rejected"; }
+  };
+  /// File-mode Bind, and API-mode Bind after its API calls: the checks shared by both; none
+  /// when the pod may be bound to the node.
+  std::optional<BindRefusal> CheckBindLocked(const ExtenderBindingArgs& args,
+                                             const std::string& pod_key) const;
+  /// Chooses GPUs for `uid` on `node` and assumes it there; none, or why not.
+  std::optional<BindRefusal> AssumeLocked(const std::string& uid, int node, GpuSet* gpus);
   ExtenderBindingResult BindThroughApi(const ExtenderBindingArgs& args,
                                        std::unique_lock<std::mutex>& lock);
   /// Applies a consistent read of `node`'s pods (PodList JSON items) to the model: pods it

@@ -139,11 +139,11 @@ Result<std::unique_ptr<Extender>> Extender::Create(const ExtenderOptions& option
 
 double Extender::Now() const { return ClockOrSystem(options_.clock)->NowSeconds(); }
 
-std::string Extender::GateLocked() const {
-  if (!api_mode_) return "";
+std::optional<std::string> Extender::GateLocked() const {
+  if (!api_mode_) return std::nullopt;
   if (!sync_.synced) return "not in sync with the Kubernetes API: " + sync_.reason;
   if (!loaded_) return "not in sync with the Kubernetes API: the model is not built yet";
-  return "";
+  return std::nullopt;
 }
 
 void Extender::EnsureModel() {
@@ -539,12 +539,12 @@ void Extender::SyncChanged(const SyncStatus& status) {
 
 bool Extender::ready() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  return GateLocked().empty();
+  return !GateLocked();
 }
 
 std::string Extender::not_ready_reason() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  return GateLocked();
+  return GateLocked().value_or("");
 }
 
 int Extender::assumed_pods() const {

@@ -26,7 +26,8 @@ Extender::Metrics::Metrics(const QosClasses& classes) {
                           .Help(
                               "Bind requests by outcome: ok, rejected (does not fit, unknown "
                               "pod or node, blocked node), refused (filter did not pass the "
-                              "node), not-synced, error (the API server refused), unknown (no "
+                              "node, or the headroom keeps the GPUs), not-synced, error (the API "
+                              "server refused), unknown (no "
                               "answer from the API server; the GPUs stay reserved).")
                           .Register(registry);
   for (const char* result : {"ok", "rejected", "refused", "not-synced", "error", "unknown"}) {

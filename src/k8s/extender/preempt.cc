@@ -74,7 +74,7 @@ ExtenderPreemptionResult Extender::Preempt(const ExtenderPreemptionArgs& args) {
 
   std::lock_guard<std::mutex> lock(mutex_);
   EnsureModel();
-  if (!GateLocked().empty()) return result;  // nothing is offered out of sync
+  if (GateLocked()) return result;  // nothing is offered out of sync
   if (options_.preemption == PreemptionMode::kOff) return result;
   const PodRequest request = cluster_->MakeRequest(*spec);
   for (NodeVictims& a :
