@@ -13,6 +13,7 @@
 
 #include "model/cluster.h"
 #include "model/fit.h"
+#include "sched/cycle.h"
 #include "sched/engine.h"
 #include "sched/scheduler.h"
 #include "sched/victims.h"
@@ -145,17 +146,14 @@ class Replay {
     return tessera::IdleGpus(cluster_.state(node), cluster_.spec(node).gpu_count);
   }
 
-  // Whether held pod `p` is at risk of missing its class's SLO (waited since its arrival: a
+  // The headroom's view of pod `p` now (sched/cycle.h), waited since its arrival (a
   // re-created victim counts from its first).
-  bool AtRisk(const Pod& p) const {
-    return headroom_.AtRisk(options_.qos.classes[p.cls].slo_wait_s, now_ - p.arrival);
+  HeadroomPod HeadroomOf(const Pod& p) const {
+    return ClassifyForHeadroom(headroom_, options_.qos.classes[p.cls], now_ - p.arrival);
   }
-
-  // The idle GPUs a held pod's placement on `node` is judged by (sched/headroom.h).
-  HeadroomIdle IdleFor(int node, bool at_risk) const {
-    HeadroomIdle h = HeadroomIdleOf(headroom_, cluster_, node, idle_gpus_, idle_by_model_);
-    h.at_risk = at_risk;
-    return h;
+  // The headroom gate of pod `p` on the cluster as it is now.
+  HeadroomGate GateOf(const Pod& p) const {
+    return HeadroomGate(headroom_, cluster_, HeadroomOf(p), idle_gpus_, idle_by_model_);
   }
 
   // The node's idle GPUs went from `before` to `after`: the running counts follow.
@@ -360,30 +358,18 @@ class Replay {
 
   // Whether pod `p` is held to the headroom (below the protected priority; pods of
   // non-preemptible classes only with hold_non_preemptible).
-  bool Held(const Pod& p) const {
-    return headroom_.Holds(p.priority, options_.qos.classes[p.cls].preemptible);
-  }
-
-  // For a held pod at the policy's choice `d`: the GPUs the shared rule (PlaceHeld) gives it
-  // there. Returns whether it may go there; *why tells what it would break where it may not.
-  bool KeepsHeadroom(const Pod& p, Decision* d, Headroom::Shortfall* why = nullptr) const {
-    if (!Held(p)) return true;
-    return PlaceHeld(headroom_, IdleFor(d->node, AtRisk(p)), cluster_.state(d->node),
-                     cluster_.spec(d->node).gpu_count, p.req, &d->gpus, why);
-  }
+  bool Held(const Pod& p) const { return HeadroomOf(p).held; }
 
   // For a held pod whose best node would eat the headroom (a share, or a pod refused for its
   // node's model floor, which other models' nodes may not break): the best-scored node (ties:
   // node order) among those that keep it (HeldMayUse), with the GPUs PlaceHeld gives it there
   // — what serve's filter, prioritize and bind do. Returns a failed Decision if there is none.
-  Decision BestKeepingNode(const Pod& p) {
+  Decision BestKeepingNode(const Pod& p, const HeadroomGate& gate) {
     const PodRequest& req = p.req;
     candidates_.clear();
-    const bool at_risk = AtRisk(p);
     for (int n = 0; n < cluster_.size(); ++n) {
       if (cluster_.Check(n, req) == FitReason::kFits &&
-          HeldMayUse(headroom_, IdleFor(n, at_risk), cluster_.state(n), cluster_.spec(n).gpu_count,
-                     req)) {
+          gate.MayUse(n, req) == Headroom::Shortfall::kNone) {
         candidates_.push_back(n);
       }
     }
@@ -398,7 +384,7 @@ class Replay {
     }
     if (best.ok()) {
       best.gpus = scheduler_.ChooseGpus(best.node, req);
-      if (!KeepsHeadroom(p, &best)) best = Decision{};
+      if (gate.Place(best.node, req, &best.gpus) != Headroom::Shortfall::kNone) best = Decision{};
     }
     return best;
   }
@@ -428,14 +414,15 @@ class Replay {
       } else {
         d = scheduler_.Decide(p.req, /*observe=*/false);  // counted when it arrived
         fits = d.ok();
+        const HeadroomGate gate = GateOf(p);
         Headroom::Shortfall why = Headroom::Shortfall::kNone;
-        if (d.ok() && !KeepsHeadroom(p, &d, &why)) {
+        if (d.ok() && (why = gate.Place(d.node, p.req, &d.gpus)) != Headroom::Shortfall::kNone) {
           // A whole-GPU pod short of H is short of it on every node whose GPUs count toward
           // H; short of a model's floor, or where some models do not count, it may keep the
           // headroom on a node of another model.
           d = p.req.IsSharing() || why == Headroom::Shortfall::kModel ||
                       !headroom_.ProtectsEveryModel()
-                  ? BestKeepingNode(p)
+                  ? BestKeepingNode(p, gate)
                   : Decision{};
           fits = !p.req.IsSharing();
         }
@@ -454,8 +441,7 @@ class Replay {
   // Whether a pod held back by the headroom makes room by preemption instead (taking the GPUs
   // of lower-priority pods, not the idle ones): a pod of a class with an SLO.
   bool PreemptsForHeadroom(const Pod& p) const {
-    return blocked_[p.key] == kNoHeadroom && headroom_.options().slo_classes_preempt &&
-           options_.qos.classes[p.cls].slo_wait_s >= 0;
+    return blocked_[p.key] == kNoHeadroom && HeadroomOf(p).preempts;
   }
 
   bool MaybePreempt(int id) {

@@ -22,9 +22,9 @@ struct QosClass {
   double slo_wait_s = -1;   ///< the wait a pod of this class may see (seconds); < 0 = none
   bool preemptible = true;  ///< may be a preemption victim
   double grace_s = 30;      ///< termination grace period as a victim (seconds)
-  /// May place into reserved headroom: serve holds the other preemptible classes to it
-  /// (ExtenderOptions::headroom); the replay's headroom decides by priority
-  /// (HeadroomOptions::min_priority) and does not read it.
+  /// May place into reserved headroom: the headroom protects from the lowest priority of the
+  /// classes that may (HeadroomProtectedPriority) and holds the preemptible classes below it,
+  /// in serve, replay and plan alike (sched/cycle.h).
   bool use_headroom = false;
 };
 

@@ -70,14 +70,15 @@ std::optional<Extender::BindRefusal> Extender::AssumeLocked(const std::string& u
   const int cls = ClassOfRecord(*r);
   const NodeState& s = cluster_->state(node);
   const std::string name = cluster_->spec(node).name;
-  if (HeldLocked(cls) && name != r->meta.nominated_node) {
+  const HeadroomPod headroom_pod = HeadroomOfLocked(uid, cls);
+  if (headroom_pod.held && headroom_->keeps_some() && name != r->meta.nominated_node) {
     std::vector<int64_t> by_model;
     const int64_t idle = IdleGpusLocked(&by_model);
-    HeadroomIdle node_idle = HeadroomIdleOf(*headroom_, *cluster_, node, idle, by_model);
-    node_idle.at_risk = AtRiskLocked(uid, cls);
-    const int model = node_idle.model;
-    Headroom::Shortfall why = Headroom::Shortfall::kNone;
-    if (!PlaceHeld(*headroom_, node_idle, s, cluster_->spec(node).gpu_count, request, gpus, &why)) {
+    const HeadroomGate gate(*headroom_, *cluster_, headroom_pod, idle, by_model);
+    if (const Headroom::Shortfall why = gate.Place(node, request, gpus);
+        why != Headroom::Shortfall::kNone) {
+      const HeadroomIdle node_idle = gate.IdleOf(node);
+      const int model = node_idle.model;
       return BindRefusal{kRefused,
                          "refused: " + (why == Headroom::Shortfall::kModel
                                             ? ModelHeadroomTextLocked(model, node_idle.model_idle)

@@ -198,18 +198,13 @@ Extender::Extender(const ExtenderOptions& options)
       headroom_(std::make_unique<Headroom>(ProtectedHeadroom(options.headroom, options.classes),
                                            ClockOrSystem(options.clock))) {}
 
-bool Extender::HeldLocked(int cls) const {
-  if (!headroom_->active() || !headroom_->keeps_some() || cls < 0) return false;
-  const QosClass& c = options_.classes.classes[static_cast<size_t>(cls)];
-  return !c.use_headroom && (c.preemptible || headroom_->options().hold_non_preemptible);
-}
-
-bool Extender::AtRiskLocked(const std::string& uid, int cls) const {
-  if (cls < 0) return false;
+HeadroomPod Extender::HeadroomOfLocked(const std::string& uid, int cls) const {
+  if (cls < 0) return {};
   const auto it = queue_.pods().find(uid);
-  if (it == queue_.pods().end()) return false;
-  return headroom_->AtRisk(options_.classes.classes[static_cast<size_t>(cls)].slo_wait_s,
-                           Now() - it->second.created_s);
+  const std::optional<double> waited =
+      it == queue_.pods().end() ? std::nullopt : std::optional(Now() - it->second.created_s);
+  return ClassifyForHeadroom(*headroom_, options_.classes.classes[static_cast<size_t>(cls)],
+                             waited);
 }
 
 int64_t Extender::IdleGpusLocked(std::vector<int64_t>* by_model) const {
@@ -434,10 +429,11 @@ Status Extender::FilterCandidatesLocked(const Pod& pod, const Result<PodSpec>& s
   SeeLocked(pod, *spec);
   const PodRequest request = cluster_->MakeRequest(*spec);
   UpdateHeadroomLocked();
-  const int cls = ClassOfPod(options_.classes, pod);
-  const bool held = headroom_->active() && HeldLocked(cls);
-  const int64_t idle = held ? IdleGpusLocked(&idle_by_model_) : 0;
-  const bool at_risk = held && AtRiskLocked(PodUid(pod), cls);
+  const std::string uid = PodUid(pod);
+  const HeadroomPod headroom_pod = HeadroomOfLocked(uid, ClassOfPod(options_.classes, pod));
+  const bool checked = headroom_pod.held && headroom_->keeps_some();
+  const int64_t idle = checked ? IdleGpusLocked(&idle_by_model_) : 0;
+  const HeadroomGate gate(*headroom_, *cluster_, headroom_pod, idle, idle_by_model_);
   // (model id, detail code) of each model whose headroom floor refused a node: its text in
   // `details`, counted as kReasonHeadroom.
   std::vector<std::pair<int, int>> model_reasons;
@@ -453,13 +449,7 @@ Status Extender::FilterCandidatesLocked(const Pod& pod, const Result<PodSpec>& s
     group_fit_stamp_ = 1;
   }
   const uint32_t stamp = group_fit_stamp_;
-  const std::string uid = PodUid(pod);
   const bool evict = options_.preemption == PreemptionMode::kEvict && evictor_ != nullptr;
-  const bool held_preempts = [&] {
-    if (!held || !headroom_->options().slo_classes_preempt) return false;
-    const int cls = ClassOfPod(options_.classes, pod);
-    return cls >= 0 && options_.classes.classes[static_cast<size_t>(cls)].slo_wait_s >= 0;
-  }();
   bool any_fits = false;
   preempt_nodes_.clear();
   for (size_t i = 0; i < names.size(); ++i) {
@@ -514,15 +504,13 @@ Status Extender::FilterCandidatesLocked(const Pod& pod, const Result<PodSpec>& s
         }
         // The headroom depends on the node's state and model too (a group has one of each):
         // once per group as well.
-        Headroom::Shortfall why = Headroom::Shortfall::kNone;
-        HeadroomIdle node_idle = HeadroomIdleOf(*headroom_, *cluster_, node, idle, idle_by_model_);
-        node_idle.at_risk = at_risk;
-        const int model = node_idle.model;
-        memo.keeps_headroom = !held || memo.reason != kReasonFit ||
-                              HeldMayUse(*headroom_, node_idle, cluster_->state(node),
-                                         cluster_->spec(node).gpu_count, request, &why);
+        const Headroom::Shortfall why =
+            memo.reason == kReasonFit ? gate.MayUse(node, request) : Headroom::Shortfall::kNone;
+        memo.keeps_headroom = why == Headroom::Shortfall::kNone;
         memo.headroom_reason = kReasonHeadroom;
         if (why == Headroom::Shortfall::kModel) {
+          const HeadroomIdle node_idle = gate.IdleOf(node);
+          const int model = node_idle.model;
           auto it = std::find_if(model_reasons.begin(), model_reasons.end(),
                                  [&](const auto& m) { return m.first == model; });
           if (it == model_reasons.end()) {
@@ -571,7 +559,7 @@ Status Extender::FilterCandidatesLocked(const Pod& pod, const Result<PodSpec>& s
          (counted >= kReasonFit && Resolvable(static_cast<FitReason>(counted - kReasonFit))));
     // A pod held back by the headroom preempts instead where its class has an SLO and the
     // headroom says so (HeadroomOptions::slo_classes_preempt), as in the replay.
-    if (evict && resolvable && (counted != kReasonHeadroom || held_preempts)) {
+    if (evict && resolvable && (counted != kReasonHeadroom || headroom_pod.preempts)) {
       preempt_nodes_.push_back(node);
     }
     visit(i, name, node, resolvable ? Candidate::kFailed : Candidate::kUnresolvable, reason);

@@ -37,6 +37,7 @@
 #include "model/topology.h"
 #include "policy/policy.h"
 #include "sched/classes.h"
+#include "sched/cycle.h"
 #include "sched/engine.h"
 #include "sched/headroom.h"
 #include "sched/scheduler.h"
@@ -103,10 +104,10 @@ struct ExtenderOptions {
   /// moment the watch shows them (besides the pods filter or prioritize saw).
   std::vector<std::string> scheduler_names = {"tessera-scheduler"};
   /// Whole idle GPUs kept for the classes with use_headroom (sched/headroom.h; its
-  /// min_priority is set from those classes). A pod of a preemptible class without
-  /// use_headroom is held to it: filter refuses a node where placing it would leave fewer idle
-  /// GPUs than the target, or fewer idle GPUs of the node's model than that model's floor
-  /// (model_gpus; reason "headroom: ...", naming the model for a floor), and bind puts a held
+  /// min_priority is set from those classes). A pod of a preemptible class below that
+  /// priority is held to it (sched/cycle.h): filter refuses a node where placing it would leave
+  /// fewer idle GPUs than the target, or fewer idle GPUs of the node's model than that model's
+  /// floor (model_gpus; reason "headroom: ...", naming the model for a floor), and bind puts a held
   /// share on a used GPU when its GPUs would eat the headroom (HeldMayUse, PlaceHeld: the
   /// replay's rule). On its
   /// status.nominatedNodeName a held pod is not checked: its preemption freed the GPUs it
@@ -424,16 +425,13 @@ class Extender final : public ClusterEventSink {
       bool skip_nominated);
 
   /// Headroom (ExtenderOptions::headroom); the caller holds the lock.
-  /// Whether pods of class `cls` are held to the headroom now (active, a target or a model's
-  /// floor above zero, a preemptible class without use_headroom).
-  bool HeldLocked(int cls) const;
+  /// The headroom's view of pod `uid` of class `cls` (sched/cycle.h: held, at risk, preempts
+  /// instead of waiting); its wait counts from metadata.creationTimestamp, and a pod not in the
+  /// GPU queue is not at risk. Nothing for cls < 0.
+  HeadroomPod HeadroomOfLocked(const std::string& uid, int cls) const;
   /// The whole idle GPUs of the cluster, and, unless `by_model` is null, in *by_model those of
   /// each GPU model by id.
   int64_t IdleGpusLocked(std::vector<int64_t>* by_model = nullptr) const;
-  /// Whether queued pod `uid` of class `cls` has waited long enough for its class's SLO to be
-  /// at risk (Headroom::AtRisk; its wait counts from metadata.creationTimestamp): the headroom
-  /// yields to it. False for a pod not in the GPU queue.
-  bool AtRiskLocked(const std::string& uid, int cls) const;
   /// The reason of a held pod refused for the floor of GPU model `model` (an id), naming it,
   /// with the floor and the model's `idle` GPUs.
   std::string ModelHeadroomTextLocked(int model, int64_t idle) const;
