@@ -111,7 +111,6 @@ class Replay {
     for (int n = 0; n < cluster_.size(); ++n) rank_[n] = engine_->rank(n);
     on_node_.resize(nodes.size());
     nominated_.assign(nodes.size(), 0);
-    idle_gpus_ = CountIdleGpus(cluster_, &idle_by_model_);
     headroom_.SetCluster(cluster_);
     min_victim_priority_ = INT32_MAX;
     for (const QosClass& c : options.qos.classes) {
@@ -153,14 +152,8 @@ class Replay {
   }
   // The headroom gate of pod `p` on the cluster as it is now.
   HeadroomGate GateOf(const Pod& p) const {
-    return HeadroomGate(headroom_, cluster_, HeadroomOf(p), idle_gpus_, idle_by_model_);
-  }
-
-  // The node's idle GPUs went from `before` to `after`: the running counts follow.
-  void CountIdle(int node, int before, int after) {
-    idle_gpus_ += after - before;
-    const int m = cluster_.model_id(node);
-    if (m >= 0) idle_by_model_[static_cast<size_t>(m)] += after - before;
+    return HeadroomGate(headroom_, cluster_, HeadroomOf(p), scheduler_.idle_gpus(),
+                        scheduler_.idle_gpus_by_model());
   }
 
   void SetUpPods() {
@@ -250,7 +243,7 @@ class Replay {
     p.pending = pending_by_class_;
     p.preempting = preempting_by_class_;
     p.allocated_milli = cluster_.allocated_gpu_milli();
-    p.idle_gpus = idle_gpus_;
+    p.idle_gpus = scheduler_.idle_gpus();
     p.headroom_gpus = headroom_.target();
     if (workload_) {
       double frag = 0, idle = 0;
@@ -587,7 +580,6 @@ class Replay {
     const int idle_before = IdleGpus(node);
     scheduler_.Bind(node, p.req, gpus);
     const int idle_after = IdleGpus(node);
-    CountIdle(node, idle_before, idle_after);
     // Protected demand is what protected pods take from the idle GPUs (a share on a used GPU
     // takes none).
     if (headroom_.NoteDemand(p.priority, int64_t{idle_before - idle_after} * kMilliPerGpu,
@@ -623,7 +615,6 @@ class Replay {
     const int idle_before = IdleGpus(node);
     scheduler_.Unbind(node, p.req, p.gpus);
     const int idle_after = IdleGpus(node);
-    CountIdle(node, idle_before, idle_after);
     // A victim's GPUs go to its preemptor: no refill (serve knows a victim by its
     // DisruptionTarget condition).
     if (!victim) headroom_.NoteRelease(idle_after - idle_before, p.priority);
@@ -874,8 +865,6 @@ class Replay {
   double horizon_ = 0;
   bool dirty_ = false;
   int min_victim_priority_ = 0;
-  int64_t idle_gpus_ = 0;
-  std::vector<int64_t> idle_by_model_;  // by model id; they sum to idle_gpus_
   int next_sample_ = 0;
   double alloc_integral_ = 0;
   std::vector<double> class_alloc_integral_ = std::vector<double>(num_classes_, 0.0);

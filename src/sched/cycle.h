@@ -42,7 +42,7 @@ HeadroomPod ClassifyForHeadroom(const Headroom& headroom, const QosClass& cls,
 /// use (one cycle).
 class HeadroomGate {
  public:
-  /// `idle`, `by_model`: the cluster's idle GPUs now and by model id (CountIdleGpus).
+  /// `idle`, `by_model`: the cluster's idle GPUs now and by model id (Scheduler::idle_gpus).
   HeadroomGate(const Headroom& headroom, const Cluster& cluster, HeadroomPod pod, int64_t idle,
                const std::vector<int64_t>& by_model)
       : headroom_(headroom), cluster_(cluster), pod_(pod), idle_(idle), by_model_(by_model) {}

@@ -86,6 +86,7 @@ Scheduler::Scheduler(Cluster* cluster, const Policy* policy, const std::vector<i
   group_of_.assign(n, -1);
   member_pos_.assign(n, -1);
   summary_.total_gpu_milli = cluster_->total_gpu_milli();
+  idle_gpus_by_model_.assign(cluster_->models().size(), 0);
   for (int i = 0; i < n; ++i) Insert(i);
   summary_.start_idle_nodes_by_gpus = summary_.idle_nodes_by_gpus;
   summary_.free_gpu_milli = cluster_->total_gpu_milli() - cluster_->allocated_gpu_milli();
@@ -101,6 +102,14 @@ bool Scheduler::IsIdle(int node) const {
     if (st.gpu_free[i] != kMilliPerGpu) return false;
   }
   return true;
+}
+
+// Adds (sign +1) or removes (−1) the node's whole idle GPUs to or from the running counts.
+void Scheduler::CountIdleGpusOf(int node, int sign) {
+  const int k = sign * IdleGpus(cluster_->state(node), cluster_->spec(node).gpu_count);
+  idle_gpus_ += k;
+  const int m = cluster_->model_id(node);
+  if (m >= 0) idle_gpus_by_model_[static_cast<size_t>(m)] += k;
 }
 
 // Adds (sign +1) or removes (−1) the node's free GPU milli to or from its model's total.
@@ -168,6 +177,7 @@ void Scheduler::Insert(int node) {
   Group& g = groups_[gid];
   if (tagged_) change_log_.push_back(gid);
   if (IsIdle(node)) ++summary_.idle_nodes_by_gpus[cluster_->spec(node).gpu_count];
+  CountIdleGpusOf(node, +1);
   if (uses_context_) AddFreeGpus(node, +1);
   g.ranks.insert(rank_[node]);
   min_rank_[gid] = std::min(min_rank_[gid], rank_[node]);
@@ -184,6 +194,7 @@ void Scheduler::Remove(int node) {
   if (!failed_.empty()) TrackFailed(gid, -1);
   Group& g = groups_[gid];
   if (IsIdle(node)) --summary_.idle_nodes_by_gpus[cluster_->spec(node).gpu_count];
+  CountIdleGpusOf(node, -1);
   if (uses_context_) AddFreeGpus(node, -1);
   g.ranks.erase(rank_[node]);
   --records_[gid].members;

@@ -103,6 +103,12 @@ class Scheduler {
   int group_of(int node) const { return group_of_[node]; }
   /// The cluster-wide summary a context-using policy sees (Policy::ContextKey).
   const ClusterSummary& summary() const { return summary_; }
+  /// The whole idle GPUs (nothing allocated on them) of the cluster now, kept up to date by
+  /// Bind and Unbind: what the headroom counts (sched/headroom.h, CountIdleGpus computes the
+  /// same by a pass over the nodes).
+  int64_t idle_gpus() const { return idle_gpus_; }
+  /// The same by GPU model id (the cluster's models); they sum to idle_gpus().
+  const std::vector<int64_t>& idle_gpus_by_model() const { return idle_gpus_by_model_; }
   /// How often the policy's context value changed.
   int context_changes() const { return context_changes_; }
 
@@ -219,6 +225,7 @@ class Scheduler {
   void Remove(int node);
   Decision Finish(Decision d, const Feasible& best, const PodRequest& pod);
   bool IsIdle(int node) const;
+  void CountIdleGpusOf(int node, int sign);
   void AddFreeGpus(int node, int sign);
   void UpdateContext();
   static constexpr size_t kContextSlots = 4;  // cache entries per (group, shape) with a context
@@ -308,6 +315,8 @@ class Scheduler {
   std::vector<Failed> failed_;
   // The groups of a decision whose key may beat the best score: (key, group id).
   std::vector<std::pair<int64_t, int>> candidates_;
+  int64_t idle_gpus_ = 0;                    // whole idle GPUs (idle_gpus())
+  std::vector<int64_t> idle_gpus_by_model_;  // by model id
   ClusterSummary summary_;
   int64_t context_ = 0;           // the policy's current context value
   std::vector<int> models_;       // GPU model ids of the cluster (−1 for nodes without GPUs)

@@ -11,6 +11,7 @@
 
 #include "frag/target_workload.h"
 #include "policy/tessera_policy.h"
+#include "sched/headroom.h"
 #include "util/rng.h"
 
 namespace tessera {
@@ -201,6 +202,12 @@ TEST_P(SchedulerEquivalence, GroupedDecisionsEqualThePlainLoop) {
   rng.Shuffle(order);
   Scheduler s(&grouped, policy.get(), order, 9);
   int placed = 0;
+  struct Bound {
+    int node;
+    PodRequest request;
+    GpuSet gpus;
+  };
+  std::vector<Bound> bound;
   // What the reference has seen (the scheduler counts on its own), and the start state.
   ClusterSummary seen = SummaryFromScratch(plain, ClusterSummary{});
   seen.start_idle_nodes_by_gpus = seen.idle_nodes_by_gpus;
@@ -217,11 +224,24 @@ TEST_P(SchedulerEquivalence, GroupedDecisionsEqualThePlainLoop) {
     if (got.ok()) {
       s.Bind(got.node, r, got.gpus);
       plain.Allocate(want.node, r, want.gpus);
+      bound.push_back({got.node, r, got.gpus});
       ++placed;
     }
   }
   EXPECT_GT(placed, 100);
   EXPECT_LT(placed, 400);  // the cluster filled up: failures were exercised too
+  // The running idle-GPU counts (what the headroom reads) are those of a pass over the nodes,
+  // after the binds and after unbinding every other pod.
+  std::vector<int64_t> by_model;
+  EXPECT_EQ(s.idle_gpus(), CountIdleGpus(plain, &by_model));
+  EXPECT_EQ(s.idle_gpus_by_model(), by_model);
+  for (size_t i = 0; i < bound.size(); i += 2) {
+    s.Unbind(bound[i].node, bound[i].request, bound[i].gpus);
+    plain.Release(bound[i].node, bound[i].request, bound[i].gpus);
+  }
+  EXPECT_EQ(s.idle_gpus(), CountIdleGpus(plain, &by_model));
+  EXPECT_EQ(s.idle_gpus_by_model(), by_model);
+  EXPECT_GT(s.idle_gpus(), 0);
   if (policy->UsesContext()) {
     EXPECT_GT(s.context_changes(), 0);  // the cache invalidation was exercised
     const ClusterSummary want = SummaryFromScratch(plain, seen);

@@ -72,9 +72,8 @@ std::optional<Extender::BindRefusal> Extender::AssumeLocked(const std::string& u
   const std::string name = cluster_->spec(node).name;
   const HeadroomPod headroom_pod = HeadroomOfLocked(uid, cls);
   if (headroom_pod.held && headroom_->keeps_some() && name != r->meta.nominated_node) {
-    std::vector<int64_t> by_model;
-    const int64_t idle = IdleGpusLocked(&by_model);
-    const HeadroomGate gate(*headroom_, *cluster_, headroom_pod, idle, by_model);
+    const HeadroomGate gate(*headroom_, *cluster_, headroom_pod, IdleGpusLocked(),
+                            IdleGpusByModelLocked());
     if (const Headroom::Shortfall why = gate.Place(node, request, gpus);
         why != Headroom::Shortfall::kNone) {
       const HeadroomIdle node_idle = gate.IdleOf(node);

@@ -207,8 +207,13 @@ HeadroomPod Extender::HeadroomOfLocked(const std::string& uid, int cls) const {
                              waited);
 }
 
-int64_t Extender::IdleGpusLocked(std::vector<int64_t>* by_model) const {
-  return CountIdleGpus(*cluster_, by_model);
+int64_t Extender::IdleGpusLocked() const {
+  return scheduler_ != nullptr ? scheduler_->idle_gpus() : 0;
+}
+
+const std::vector<int64_t>& Extender::IdleGpusByModelLocked() const {
+  static const std::vector<int64_t> kNone;
+  return scheduler_ != nullptr ? scheduler_->idle_gpus_by_model() : kNone;
 }
 
 std::string Extender::ModelHeadroomTextLocked(int model, int64_t idle) const {
@@ -431,9 +436,8 @@ Status Extender::FilterCandidatesLocked(const Pod& pod, const Result<PodSpec>& s
   UpdateHeadroomLocked();
   const std::string uid = PodUid(pod);
   const HeadroomPod headroom_pod = HeadroomOfLocked(uid, ClassOfPod(options_.classes, pod));
-  const bool checked = headroom_pod.held && headroom_->keeps_some();
-  const int64_t idle = checked ? IdleGpusLocked(&idle_by_model_) : 0;
-  const HeadroomGate gate(*headroom_, *cluster_, headroom_pod, idle, idle_by_model_);
+  const HeadroomGate gate(*headroom_, *cluster_, headroom_pod, IdleGpusLocked(),
+                          IdleGpusByModelLocked());
   // (model id, detail code) of each model whose headroom floor refused a node: its text in
   // `details`, counted as kReasonHeadroom.
   std::vector<std::pair<int, int>> model_reasons;
@@ -1102,8 +1106,8 @@ StatusView Extender::StatusLocked(bool with_fragmentation) const {
   }
   v.headroom.mode = headroom_->options().mode;
   v.headroom.target_gpus = headroom_->target();
-  std::vector<int64_t> by_model;  // idle GPUs per model id
-  v.headroom.idle_gpus = IdleGpusLocked(&by_model);
+  const std::vector<int64_t>& by_model = IdleGpusByModelLocked();  // idle GPUs per model id
+  v.headroom.idle_gpus = IdleGpusLocked();
   for (size_t k = 0; k < by_model.size(); ++k) {
     v.headroom.models.push_back(
         {v.models[k], headroom_->model_target(static_cast<int>(k)), by_model[k], true});

@@ -429,9 +429,11 @@ class Extender final : public ClusterEventSink {
   /// instead of waiting); its wait counts from metadata.creationTimestamp, and a pod not in the
   /// GPU queue is not at risk. Nothing for cls < 0.
   HeadroomPod HeadroomOfLocked(const std::string& uid, int cls) const;
-  /// The whole idle GPUs of the cluster, and, unless `by_model` is null, in *by_model those of
-  /// each GPU model by id.
-  int64_t IdleGpusLocked(std::vector<int64_t>* by_model = nullptr) const;
+  /// The whole idle GPUs of the cluster now (the scheduler's running count; 0 before the model
+  /// is built).
+  int64_t IdleGpusLocked() const;
+  /// The same by GPU model id.
+  const std::vector<int64_t>& IdleGpusByModelLocked() const;
   /// The reason of a held pod refused for the floor of GPU model `model` (an id), naming it,
   /// with the floor and the model's `idle` GPUs.
   std::string ModelHeadroomTextLocked(int model, int64_t idle) const;
@@ -571,7 +573,6 @@ class Extender final : public ClusterEventSink {
   std::unique_ptr<Metrics> metrics_;         // cells are thread-safe themselves
   PendingQueue queue_;                       // GUARDED_BY(mutex_)
   std::unique_ptr<Headroom> headroom_;       // GUARDED_BY(mutex_)
-  std::vector<int64_t> idle_by_model_;       // GUARDED_BY(mutex_), filter's scratch
 
   // API mode only (Create); all GUARDED_BY(mutex_).
   LiveOptions live_;
