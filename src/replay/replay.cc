@@ -369,7 +369,7 @@ class Replay {
     Decision best;
     int best_rank = 0;
     for (const auto& [node, score] : scheduler_.ScoreNodes(req, candidates_)) {
-      if (!best.ok() || score > best.score || (score == best.score && rank_[node] < best_rank)) {
+      if (!best.ok() || PicksBefore(score, rank_[node], best.score, best_rank)) {
         best.node = node;
         best.score = score;
         best_rank = rank_[node];

@@ -37,6 +37,13 @@ struct HeadroomPod {
 HeadroomPod ClassifyForHeadroom(const Headroom& headroom, const QosClass& cls,
                                 std::optional<double> waited_s);
 
+/// The pick among the nodes a pod may go to, in every front door (Scheduler::Decide, the
+/// replay's node that keeps the headroom, serve's prioritize): the best score, then the lowest
+/// rank in the tie order. Whether a node of `score` and `rank` goes before the best so far.
+inline bool PicksBefore(int score, int rank, int best_score, int best_rank) {
+  return score > best_score || (score == best_score && rank < best_rank);
+}
+
 /// The headroom gate of one pod in one cycle: where its placement may go, and with which GPUs.
 /// Borrows the headroom, the cluster and the idle counts, which must not change while it is in
 /// use (one cycle).

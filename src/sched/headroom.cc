@@ -242,11 +242,7 @@ bool HeldMayUse(const Headroom& headroom, const HeadroomIdle& idle, const NodeSt
 bool PlaceHeld(const Headroom& headroom, const HeadroomIdle& idle, const NodeState& state,
                int gpu_count, const PodRequest& request, GpuSet* gpus, Headroom::Shortfall* why) {
   if (why != nullptr) *why = Headroom::Shortfall::kNone;
-  int taken = 0;
-  for (GpuSet g = *gpus; g != 0; g &= g - 1) {
-    taken += state.gpu_free[std::countr_zero(g)] == kMilliPerGpu;
-  }
-  const Headroom::Shortfall s = headroom.Short(idle, taken);
+  const Headroom::Shortfall s = headroom.Short(idle, IdleGpusTaken(state, *gpus));
   if (s == Headroom::Shortfall::kNone) return true;
   const int used = request.IsSharing() ? TightestUsedGpuWithRoom(state, gpu_count, request) : -1;
   if (used < 0) {

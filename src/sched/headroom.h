@@ -6,6 +6,7 @@
 // front door; it reads time only through a Clock (the replay's virtual clock, the extender's
 // wall clock). No I/O. Not thread-safe.
 
+#include <bit>
 #include <cstdint>
 #include <deque>
 #include <string>
@@ -199,6 +200,17 @@ class Headroom {
   double protected_last_ = -1e300;
   ModelMask protected_models_ = kAnyModel;
 };
+
+/// The whole idle GPUs that a pod given `gpus` on a node in `state` makes busy: the GPUs of
+/// `gpus` with nothing allocated (a share on a used GPU takes none). Protected demand is counted
+/// in these (Headroom::NoteDemand).
+inline int IdleGpusTaken(const NodeState& state, GpuSet gpus) {
+  int taken = 0;
+  for (GpuSet g = gpus; g != 0; g &= g - 1) {
+    taken += state.gpu_free[std::countr_zero(g)] == kMilliPerGpu;
+  }
+  return taken;
+}
 
 /// The idle GPUs of `cluster` now: their sum (the return value) and, unless `by_model` is null,
 /// in *by_model by model id (resized to its models).

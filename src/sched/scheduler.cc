@@ -7,6 +7,7 @@
 #include <map>
 #include <tuple>
 
+#include "sched/cycle.h"
 #include "util/check.h"
 
 namespace tessera {
@@ -952,7 +953,7 @@ Decision Scheduler::Decide(const PodRequest& pod, bool observe) {
   for (const Feasible& f : scratch_) {
     const int score = FinalScore(mode, f.raw, lo, hi);
     const int rank = min_rank_[f.group];
-    if (score > best_score || (score == best_score && rank < best_rank)) {
+    if (PicksBefore(score, rank, best_score, best_rank)) {
       best_score = score;
       best_rank = rank;
       best = &f;

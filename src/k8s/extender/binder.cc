@@ -84,9 +84,7 @@ std::optional<Extender::BindRefusal> Extender::AssumeLocked(const std::string& u
                                             : ReasonText(kReasonHeadroom))};
     }
   }
-  int taken = 0;
-  for (GpuSet g = *gpus; g != 0; g &= g - 1)
-    taken += s.gpu_free[std::countr_zero(g)] == kMilliPerGpu;
+  const int taken = IdleGpusTaken(s, *gpus);
   pods_.Assume(uid, name, *gpus, Now());
   PlaceNode(name);
   if (cls >= 0) {

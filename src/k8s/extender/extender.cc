@@ -896,8 +896,7 @@ void Extender::ScoreCandidatesLocked(const Pod& pod, std::span<const std::string
     if (group_of[i] < 0) continue;
     const int s = group_fit_[group_of[i]].score;
     if (s == kNoScore) continue;
-    if (pick < 0 || s > pick_score ||
-        (s == pick_score && engine_->rank(node_of[i]) < engine_->rank(pick))) {
+    if (pick < 0 || PicksBefore(s, engine_->rank(node_of[i]), pick_score, engine_->rank(pick))) {
       pick = node_of[i];
       pick_score = s;
     }
