@@ -622,62 +622,13 @@ std::string Extender::FilterJson(const ExtenderArgsRef& args) {
                       with_nodes ? &args.args.nodes_json : nullptr);
 }
 
-namespace {
-
-/// Appends to a buffer sized in advance: no capacity checks, no calls per piece. Ensure
-/// grows the buffer where a size is only known piece by piece.
-class PresizedWriter {
- public:
-  explicit PresizedWriter(std::string* out) : out_(out), p_(out->data()) {}
-  void Put(std::string_view s) {
-    std::memcpy(p_, s.data(), s.size());
-    p_ += s.size();
-  }
-  void Put(char c) { *p_++ = c; }
-  /// Put for a string of a PaddedStrings: no call for short ones. The buffer needs kCopyPad
-  /// bytes of room past the string.
-  void PutPadded(std::string_view s) {
-    CopyShort(p_, s.data(), s.size());
-    p_ += s.size();
-  }
-  /// Puts the first `n` (at most 4) bytes of `s`; writes all four.
-  void PutFour(const char* s, size_t n) {
-    std::memcpy(p_, s, 4);
-    p_ += n;
-  }
-  /// Takes back the last byte (a separator after the last item of a list).
-  void Unput() { --p_; }
-  /// Room for `n` more bytes.
-  void Ensure(size_t n) {
-    const size_t at = static_cast<size_t>(p_ - out_->data());
-    if (at + n <= out_->size()) return;
-    out_->resize(std::max(out_->size() * 2, at + n));
-    p_ = out_->data() + at;
-  }
-  /// Cuts the buffer to what was written.
-  void Finish() { out_->resize(static_cast<size_t>(p_ - out_->data())); }
-
- private:
-  std::string* out_;
-  char* p_;
-};
-
-}  // namespace
-
 std::string Extender::FilterJsonOf(const Pod& pod, std::span<const std::string_view> names,
                                    uint64_t names_id, const std::vector<std::string>* nodes_json) {
   // Each candidate is decided first (node, section, reason) into one of three lists kept
-  // between requests, and the answer's size summed; then the answer is written section by
-  // section into one buffer of that size (plus the padding PutPadded needs). Names are copied
-  // from their JSON form made once per model (QuotedNames), reasons from theirs
-  // (QuotedReasons); only unknown names are escaped here. Each section lists its candidates
-  // in request order; every item is followed by ',' and the last one is taken back.
-  static constexpr std::string_view kHead = "{\"Nodes\":";
-  static constexpr std::string_view kItems = "{\"metadata\":{},\"items\":[";
-  static constexpr std::string_view kNames = ",\"NodeNames\":[";
-  static constexpr std::string_view kFailed = "],\"FailedNodes\":{";
-  static constexpr std::string_view kUnresolvable = "},\"FailedAndUnresolvableNodes\":{";
-  static constexpr std::string_view kError = "},\"Error\":";
+  // between requests, and the answer's size summed; then the answer is written (wire.h,
+  // WriteFilterAnswer) into one buffer of that size. Names are copied from their JSON form
+  // made once per model (QuotedNames), reasons from theirs (QuotedReasons); only unknown names
+  // are escaped here.
   // Only deciding needs the lock: the answer is written after it is released, from this
   // thread's section lists and the model's immutable quoted names, so that a second request
   // waits for the decisions only.
@@ -769,67 +720,11 @@ std::string Extender::FilterJsonOf(const Pod& pod, std::span<const std::string_v
               }
             }));
   }
-  const PaddedStrings& quoted = *quoted_names;
-  const std::span<const Decided> fits(fits_list.data(), fits_end);
-  const std::span<const Decided> failed(failed_list.data(), failed_end);
-  const std::span<const Decided> unresolvable(unresolvable_list.data(), unresolvable_end);
-  const bool with_nodes = nodes_json != nullptr && error.empty();
-  std::string error_json;
-  AppendJsonString(&error_json, error);
-  std::string out;
-  out.resize(bytes + kHead.size() + kItems.size() + 2 + 4 + kNames.size() + kFailed.size() +
-             kUnresolvable.size() + kError.size() + error_json.size() + 1 + kCopyPad);
-  PresizedWriter w(&out);
-  const auto name_of = [&](const Decided& d) {
-    if (d.quoted >= 0) [[likely]] {
-      w.PutPadded(quoted[d.quoted]);
-    } else {
-      w.Put(unknown_quoted[-1 - d.quoted]);
-    }
-  };
-  w.Put(kHead);
-  if (with_nodes) {
-    w.Put(kItems);
-    bool any = false;
-    for (const Decided& d : fits) {
-      if (d.index >= nodes_json->size()) continue;
-      w.Put((*nodes_json)[d.index]);
-      w.Put(',');
-      any = true;
-    }
-    if (any) w.Unput();
-    w.Put("]}");
-  } else {
-    w.Put("null");
-  }
-  w.Put(kNames);
-  if (error.empty()) {
-    for (const Decided& d : fits) {
-      name_of(d);
-      w.Put(',');
-    }
-    if (!fits.empty()) w.Unput();
-  }
-  // By position, not by address: with no candidates both sections may be empty spans at the
-  // same address (a thread's first request), and each must still get its own key.
-  const std::array<std::pair<std::string_view, std::span<const Decided>>, 2> sections = {
-      {{kFailed, failed}, {kUnresolvable, unresolvable}}};
-  for (const auto& [key, section] : sections) {
-    w.Put(key);
-    if (!error.empty()) continue;
-    for (const Decided& d : section) {
-      name_of(d);
-      w.PutPadded(d.reason < kReasonDetail ? reasons[d.reason]
-                                           : quoted_details[d.reason - kReasonDetail]);
-      w.Put(',');
-    }
-    if (!section.empty()) w.Unput();
-  }
-  w.Put(kError);
-  w.Put(error_json);
-  w.Put('}');
-  w.Finish();
-  return out;
+  return WriteFilterAnswer({std::span<const Decided>(fits_list.data(), fits_end),
+                            std::span<const Decided>(failed_list.data(), failed_end),
+                            std::span<const Decided>(unresolvable_list.data(), unresolvable_end),
+                            *quoted_names, unknown_quoted, QuotedReasons(), kReasonDetail,
+                            quoted_details, nodes_json, bytes, error});
 }
 
 template <typename Visit>
@@ -946,24 +841,11 @@ std::string Extender::PrioritizeJson(const ExtenderArgsRef& args) {
 
 std::string Extender::PrioritizeJsonOf(const Pod& pod, std::span<const std::string_view> names,
                                        uint64_t names_id) {
-  // Written into a buffer sized for plain names ({"Host":"<name>","Score":10}, 24 bytes
-  // besides the name, and a comma), grown where a name needs escapes. A known node's entry up
-  // to its score is one piece (HostEntries); every entry is followed by ',' and the last one
-  // is taken back.
-  static constexpr std::string_view kHost = "{\"Host\":";
-  static constexpr std::string_view kScore = ",\"Score\":";
-  // "<score>}," for the scores 0..10, as four bytes and a length.
-  static constexpr std::array<char[5], 11> kTail = {"0},", "1},", "2},", "3},", "4},", "5},",
-                                                    "6},", "7},", "8},", "9},", "10},"};
   // Scored under the lock into this thread's list (kept between requests); written after it
-  // is released, from the model's immutable host entries.
-  struct Scored {
-    int node;
-    int score;  // 0..10
-  };
-  thread_local std::vector<Scored> scored;
+  // is released (wire.h, WritePrioritizeAnswer), from the model's immutable host entries.
+  thread_local std::vector<ScoredCandidate> scored;
   if (scored.size() < names.size()) scored.resize(names.size());
-  Scored* scored_end = scored.data();
+  ScoredCandidate* scored_end = scored.data();
   std::shared_ptr<const PaddedStrings> host_entries;
   {
     LockSpinning(mutex_, std::chrono::microseconds(options_.spin_us));
@@ -973,48 +855,11 @@ std::string Extender::PrioritizeJsonOf(const Pod& pod, std::span<const std::stri
     ScoreCandidatesLocked(
         pod, names, names_id,
         [&](size_t, std::string_view, int node, int64_t score) __attribute__((always_inline)) {
-          *scored_end++ = Scored{node, static_cast<int>(score)};
+          *scored_end++ = ScoredCandidate{node, static_cast<int>(score)};
         });
   }
-  const PaddedStrings& hosts = *host_entries;
-  std::string unknown;
-  // Room for every candidate as a known node (its entry, a score of up to two digits, "},")
-  // and the padding: a known node needs no check. An unknown name, whose escaped form may be
-  // longer, grows the buffer so that the candidates after it keep that room.
-  const size_t room = hosts.max_length() + 4;
-  std::string out;
-  out.resize(names.size() * room + kCopyPad + 2);
-  PresizedWriter w(&out);
-  w.Put('[');
-  // Every candidate in order, or none when PodToSpec rejected the pod.
-  const size_t count = static_cast<size_t>(scored_end - scored.data());
-  for (size_t i = 0; i < count; ++i) {
-    const auto [node, score] = scored[i];
-    // What the candidates after this one need (the slow paths keep it).
-    const auto after = [&] { return (count - i - 1) * room + kCopyPad + 2; };
-    if (node >= 0) [[likely]] {
-      w.PutPadded(hosts[node]);
-    } else {
-      unknown.clear();
-      AppendJsonString(&unknown, names[i]);
-      w.Ensure(kHost.size() + unknown.size() + kScore.size() + 4 + after());
-      w.Put(kHost);
-      w.Put(unknown);
-      w.Put(kScore);
-    }
-    if (score >= 0 && score <= 10) [[likely]] {
-      w.PutFour(kTail[score], score == 10 ? 4 : 3);
-    } else {  // not reached: scores are 0..10
-      const std::string text = std::to_string(score) + "},";
-      w.Ensure(text.size() + after());
-      w.Put(text);
-    }
-  }
-  if (count > 0) w.Unput();
-  w.Ensure(1);
-  w.Put(']');
-  w.Finish();
-  return out;
+  return WritePrioritizeAnswer(std::span<const ScoredCandidate>(scored.data(), scored_end),
+                               *host_entries, names);
 }
 
 void Extender::RecordRequest(std::string_view verb, double seconds) {

@@ -30,6 +30,7 @@
 #include "k8s/extender/padded_strings.h"
 #include "k8s/extender/pending_queue.h"
 #include "k8s/extender/pod_state.h"
+#include "k8s/extender/wire.h"
 #include "k8s/hami/register.h"
 #include "k8s/translate/node_topology.h"
 #include "k8s/translate/translate.h"
@@ -538,12 +539,6 @@ class Extender final : public ClusterEventSink {
   std::vector<std::vector<std::string>> placed_;  // GUARDED_BY(mutex_), UIDs by node index
   uint64_t model_generation_ = 0;                 // GUARDED_BY(mutex_), +1 per Rebuild
   /// A filter candidate as FilterJsonOf lists it in its section.
-  struct Decided {
-    int quoted;      ///< node index into NodeNameIndex::QuotedNames, or -1 - k for the k-th unknown
-                     ///< name
-    uint32_t index;  ///< position in the request
-    int reason;      ///< kReason*
-  };
   /// Filter's fit, or prioritize's score, of each scheduler group (Scheduler::group_of) for
   /// the current request: valid where `stamp` is the request's group_fit_stamp_.
   struct GroupFit {
