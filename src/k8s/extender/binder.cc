@@ -95,7 +95,7 @@ std::optional<Extender::BindRefusal> Extender::AssumeLocked(const std::string& u
 }
 
 ExtenderBindingResult Extender::Bind(const ExtenderBindingArgs& args) {
-  std::unique_lock<std::mutex> lock(mutex_);
+  UniqueMutexLock lock(mutex_);
   if (api_mode_) return BindThroughApi(args, lock);
   EnsureModel();
   const std::string pod = PodKey(args);
@@ -121,17 +121,18 @@ ExtenderBindingResult Extender::Bind(const ExtenderBindingArgs& args) {
 }
 
 bool Extender::Unbind(const std::string& uid) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   const std::vector<std::string> nodes = pods_.Remove(uid);
   PlaceNodes(nodes);
   return !nodes.empty();
 }
 
 ExtenderBindingResult Extender::BindThroughApi(const ExtenderBindingArgs& args,
-                                               std::unique_lock<std::mutex>& lock) {
+                                               UniqueMutexLock& lock) {
   const std::string& uid = args.pod_uid;
   const std::string pod = PodKey(args);
-  const auto answer = [&](const char* result, std::string error) -> ExtenderBindingResult {
+  const auto answer = [&](const char* result, std::string error)
+                          TESSERA_REQUIRES(mutex_) -> ExtenderBindingResult {
     metrics_->Bind(result);
     if (std::string_view(result) == "ok") WaitEndedLocked(uid);
     return {std::move(error)};
@@ -140,7 +141,7 @@ ExtenderBindingResult Extender::BindThroughApi(const ExtenderBindingArgs& args,
     return answer("not-synced", "bind " + pod + ": " + *gate);
   }
   // The scheduler may retry while our first attempt is still talking to the API.
-  bind_done_.wait(lock, [&] { return binding_.count(uid) == 0; });
+  while (binding_.count(uid) != 0) bind_done_.wait(lock);
   EnsureModel();
   const PodRecord* r = pods_.Find(uid);
   if (r != nullptr && r->phase == PodPhase::kBound) {
@@ -161,20 +162,20 @@ ExtenderBindingResult Extender::BindThroughApi(const ExtenderBindingArgs& args,
   }
   binding_.insert(uid);
   KubeApi* api = live_.api;
-  const auto release = [&] {
+  const auto release = [&]() TESSERA_REQUIRES(mutex_) {
     binding_.erase(uid);
     bind_done_.notify_all();
   };
 
   // What the API says is on the node now, before choosing GPUs there.
   if (live_.read_node_before_bind) {
-    lock.unlock();
+    mutex_.unlock();  // `lock` still owns it: locked again below
     ListOptions read;
     read.limit = 0;
     read.field_selector = "spec.nodeName=" + args.node;
     ListPage page;
     ApiStatus status = api->List("/api/v1/pods", read, &page);
-    lock.lock();
+    mutex_.lock();
     if (!status.ok()) {
       release();
       return answer("error", "bind " + pod + ": cannot read the pods of node " + args.node +
@@ -225,10 +226,10 @@ ExtenderBindingResult Extender::BindThroughApi(const ExtenderBindingArgs& args,
       }
     }
   }
-  lock.unlock();
+  mutex_.unlock();  // `lock` still owns it: locked again below
   const ApiStatus status =
       api->BindPod(args.pod_namespace, args.pod_name, uid, args.node, annotations);
-  lock.lock();
+  mutex_.lock();
   release();
   if (status.ok()) return answer("ok", "");
   const PodRecord* now = pods_.Find(uid);

@@ -317,11 +317,12 @@ Result<std::unique_ptr<Extender>> Extender::FromObjects(std::span<const JsonObje
     path_of[uid] = path + " (" + ObjectKey(pod->namespace_name, pod->name) + ")";
     (void)ext->UpsertPod(*pod);  // what is not applied as given is listed below
     if (!pod->node_name.empty() && !names.count(pod->node_name) && !PodEnded(pod->phase)) {
+      MutexLock lock(ext->mutex_);
       ext->warnings_.push_back(path_of[uid] + ": bound to unknown node " +
                                QuoteForError(pod->node_name) + " (ignored)");
     }
   }
-  std::lock_guard<std::mutex> lock(ext->mutex_);
+  MutexLock lock(ext->mutex_);
   ext->loaded_ = true;
   ext->Rebuild();
   for (size_t n = 0; n < ext->unaccounted_.size(); ++n) {
@@ -583,7 +584,7 @@ ExtenderFilterResult Extender::Filter(const ExtenderArgs& args) {
   if (args.nodes.has_value() && !args.node_names.has_value()) result.nodes_json.emplace();
   const std::vector<std::string_view> names = args.CandidateNameViews();
   const Result<PodSpec> spec = PodToSpec(args.pod);
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   std::vector<std::string> details;
   const auto text = [&](int reason) -> const std::string& {
     return reason < kReasonDetail ? ReasonText(reason) : details[reason - kReasonDetail];
@@ -662,8 +663,7 @@ std::string Extender::FilterJsonOf(const Pod& pod, std::span<const std::string_v
   std::vector<std::string> details;
   PaddedStrings quoted_details;
   {
-    LockSpinning(mutex_, std::chrono::microseconds(options_.spin_us));
-    std::lock_guard<std::mutex> lock(mutex_, std::adopt_lock);
+    MutexLock lock(mutex_, std::chrono::microseconds(options_.spin_us));
     EnsureModel();  // before QuotedNames: a rebuild would make its names the old model's
     quoted_names = node_names_.QuotedNames();
     const PaddedStrings& quoted = *quoted_names;
@@ -824,7 +824,7 @@ HostPriorityList Extender::Prioritize(const ExtenderArgs& args) {
   HostPriorityList list;
   const std::vector<std::string_view> names = args.CandidateNameViews();
   list.reserve(names.size());
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   ScoreCandidatesLocked(args.pod, names, 0, [&](size_t, std::string_view name, int, int64_t score) {
     list.push_back(HostPriority{std::string(name), score});
   });
@@ -848,8 +848,7 @@ std::string Extender::PrioritizeJsonOf(const Pod& pod, std::span<const std::stri
   ScoredCandidate* scored_end = scored.data();
   std::shared_ptr<const PaddedStrings> host_entries;
   {
-    LockSpinning(mutex_, std::chrono::microseconds(options_.spin_us));
-    std::lock_guard<std::mutex> lock(mutex_, std::adopt_lock);
+    MutexLock lock(mutex_, std::chrono::microseconds(options_.spin_us));
     EnsureModel();  // before HostEntries: a rebuild would make its entries the old model's
     host_entries = node_names_.HostEntries();
     ScoreCandidatesLocked(
@@ -868,7 +867,7 @@ void Extender::RecordRequest(std::string_view verb, double seconds) {
 
 std::vector<prometheus::MetricFamily> Extender::CollectMetrics() const {
   std::vector<prometheus::MetricFamily> out = metrics_->registry.Collect();
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   AppendModelGauges(StatusLocked(true), &out);
   return out;
 }
@@ -880,7 +879,7 @@ std::string Extender::MetricsText() const {
 }
 
 Extender::ModelView Extender::View() const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   return ViewLocked();
 }
 
@@ -968,22 +967,22 @@ StatusView Extender::StatusLocked(bool with_fragmentation) const {
 }
 
 std::string Extender::StateJson() const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   return WriteStateJson(StatusLocked(false));
 }
 
 int64_t Extender::gpu_allocated_milli() const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   return cluster_->allocated_gpu_milli();
 }
 
 int64_t Extender::gpu_capacity_milli() const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   return cluster_->total_gpu_milli();
 }
 
 std::vector<int> Extender::pending_gpu_pods() const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   return queue_.CountByClass();
 }
 
@@ -994,13 +993,13 @@ void Extender::WaitEndedLocked(const std::string& uid) {
 }
 
 TopologyPtr Extender::node_topology(const std::string& name) const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   auto it = nodes_.find(name);
   return it == nodes_.end() ? TopologyPtr{} : it->second.spec.topology;
 }
 
 int Extender::bound_pods() const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   return static_cast<int>(assignments_.size());
 }
 

@@ -44,6 +44,7 @@
 #include "sched/scheduler.h"
 #include "sched/victims.h"
 #include "util/clock.h"
+#include "util/mutex.h"
 #include "util/result.h"
 #include "util/spin_lock.h"
 
@@ -392,7 +393,8 @@ class Extender final : public ClusterEventSink {
   template <typename Visit>
   Status FilterCandidatesLocked(const Pod& pod, const Result<PodSpec>& spec,
                                 std::span<const std::string_view> names, uint64_t names_id,
-                                std::vector<std::string>* details, Visit&& visit);
+                                std::vector<std::string>* details, Visit&& visit)
+      TESSERA_REQUIRES(mutex_);
   /// FilterJson's body: candidates `names`; `nodes_json` non-null: answer Nodes too.
   std::string FilterJsonOf(const Pod& pod, std::span<const std::string_view> names,
                            uint64_t names_id, const std::vector<std::string>* nodes_json);
@@ -400,7 +402,7 @@ class Extender final : public ClusterEventSink {
   /// score 0..10) for each candidate, in order; nothing when PodToSpec rejects the pod.
   template <typename Visit>
   void ScoreCandidatesLocked(const Pod& pod, std::span<const std::string_view> names,
-                             uint64_t names_id, Visit&& visit);
+                             uint64_t names_id, Visit&& visit) TESSERA_REQUIRES(mutex_);
   std::string PrioritizeJsonOf(const Pod& pod, std::span<const std::string_view> names,
                                uint64_t names_id);
   /// Whether `request` (pod `uid` of `priority`) fits node `node` (named `name`) beside the
@@ -408,14 +410,15 @@ class Extender final : public ClusterEventSink {
   /// priority first) where it fits now — kube-scheduler's RunFilterPluginsWithNominatedPods
   /// for the GPUs it does not see. True when none is nominated there. Caller holds the lock.
   bool FitsBesideNominatedLocked(int node, const std::string& name, const std::string& uid,
-                                 int32_t priority, const PodRequest& request) const;
+                                 int32_t priority, const PodRequest& request) const
+      TESSERA_REQUIRES(mutex_);
   /// For PreemptionMode::kEvict: the pod fits none of `nodes` (filter's resolvable refusals);
   /// if it may preempt (not preemptionPolicy: Never, not nominated to a node where pods of
   /// lower priority are still terminating), chooses the victims on each node without a pending
   /// nomination and the node as kube-scheduler would (ChoosePreemptionNode), nominates the pod
   /// there in the model and queues the API writes (Evictor). Caller holds the lock.
   void PreemptAtFilterLocked(const Pod& pod, const PodRequest& request,
-                             const std::vector<int>& nodes);
+                             const std::vector<int>& nodes) TESSERA_REQUIRES(mutex_);
   /// The victim search of Preempt and PreemptAtFilterLocked on the nodes of `proposed` (node
   /// name → the victims the scheduler sent, possibly none): one answer per node where some
   /// victim set makes the preemptor (UID `uid`, `priority`) fit, with the node's rank. Skips
@@ -423,45 +426,45 @@ class Extender final : public ClusterEventSink {
   std::vector<NodeVictims> VictimsLocked(
       const std::string& uid, int32_t priority, const PodRequest& request,
       std::map<std::string, std::vector<std::pair<VictimCandidate, PodMeta>>>& proposed,
-      bool skip_nominated);
+      bool skip_nominated) TESSERA_REQUIRES(mutex_);
 
   /// Headroom (ExtenderOptions::headroom); the caller holds the lock.
   /// The headroom's view of pod `uid` of class `cls` (sched/cycle.h: held, at risk, preempts
   /// instead of waiting); its wait counts from metadata.creationTimestamp, and a pod not in the
   /// GPU queue is not at risk. Nothing for cls < 0.
-  HeadroomPod HeadroomOfLocked(const std::string& uid, int cls) const;
+  HeadroomPod HeadroomOfLocked(const std::string& uid, int cls) const TESSERA_REQUIRES(mutex_);
   /// The whole idle GPUs of the cluster now (the scheduler's running count; 0 before the model
   /// is built).
-  int64_t IdleGpusLocked() const;
+  int64_t IdleGpusLocked() const TESSERA_REQUIRES(mutex_);
   /// The same by GPU model id.
-  const std::vector<int64_t>& IdleGpusByModelLocked() const;
+  const std::vector<int64_t>& IdleGpusByModelLocked() const TESSERA_REQUIRES(mutex_);
   /// The reason of a held pod refused for the floor of GPU model `model` (an id), naming it,
   /// with the floor and the model's `idle` GPUs.
-  std::string ModelHeadroomTextLocked(int model, int64_t idle) const;
+  std::string ModelHeadroomTextLocked(int model, int64_t idle) const TESSERA_REQUIRES(mutex_);
   /// Moves the headroom to the clock's now (forecast buckets, backlog peaks that aged out).
-  void UpdateHeadroomLocked();
+  void UpdateHeadroomLocked() TESSERA_REQUIRES(mutex_);
   /// Feeds a release by a pod of `priority`: the idle GPUs before and after a change of the
   /// model (kBacklog).
-  void NoteIdleChangeLocked(int64_t idle_before, int priority);
+  void NoteIdleChangeLocked(int64_t idle_before, int priority) TESSERA_REQUIRES(mutex_);
   /// Forgets pod `uid` (deleted or ended) and places its node again; a release it makes feeds
   /// the headroom's drain rate.
-  void RemovePodLocked(const std::string& uid);
+  void RemovePodLocked(const std::string& uid) TESSERA_REQUIRES(mutex_);
   /// The class index of a pod record's metadata (label tessera.io/class, else priority).
-  int ClassOfRecord(const PodRecord& r) const;
+  int ClassOfRecord(const PodRecord& r) const TESSERA_REQUIRES(mutex_);
 
   /// Why the verbs refuse to answer (out of sync with the API); none when they may answer.
-  std::optional<std::string> GateLocked() const;
+  std::optional<std::string> GateLocked() const TESSERA_REQUIRES(mutex_);
   /// View under the lock.
-  ModelView ViewLocked() const;
+  ModelView ViewLocked() const TESSERA_REQUIRES(mutex_);
   /// What /state and the model's gauges show (status.h), under the lock; F_n(M) and the
   /// stranded GPU per node only `with_fragmentation` (the metrics; /state does not show them).
-  StatusView StatusLocked(bool with_fragmentation) const;
+  StatusView StatusLocked(bool with_fragmentation) const TESSERA_REQUIRES(mutex_);
   /// Remembers a pod seen by Filter/Prioritize (PodStates::See) and, the first time, counts
   /// it for the policy's context (Scheduler::Observe).
-  void SeeLocked(const Pod& pod, const PodSpec& spec);
+  void SeeLocked(const Pod& pod, const PodSpec& spec) TESSERA_REQUIRES(mutex_);
   /// A pending pod's record from an API object: keeps this extender's own nomination of it
   /// while the object shows none yet; once the object shows one, that one is the truth.
-  void KeepOwnNominationLocked(const std::string& uid, PodRecord* record);
+  void KeepOwnNominationLocked(const std::string& uid, PodRecord* record) TESSERA_REQUIRES(mutex_);
   /// The record a pod object gives (request decoded or estimated, annotations, metadata);
   /// `error` gets PodToSpec's error when the request is an estimate.
   static PodRecord RecordOf(const Pod& pod, std::string* error);
@@ -481,44 +484,51 @@ class Extender final : public ClusterEventSink {
   /// File-mode Bind, and API-mode Bind after its API calls: the checks shared by both; none
   /// when the pod may be bound to the node.
   std::optional<BindRefusal> CheckBindLocked(const ExtenderBindingArgs& args,
-                                             const std::string& pod_key) const;
+                                             const std::string& pod_key) const
+      TESSERA_REQUIRES(mutex_);
   /// Chooses GPUs for `uid` on `node` and assumes it there; none, or why not.
-  std::optional<BindRefusal> AssumeLocked(const std::string& uid, int node, GpuSet* gpus);
-  ExtenderBindingResult BindThroughApi(const ExtenderBindingArgs& args,
-                                       std::unique_lock<std::mutex>& lock);
+  std::optional<BindRefusal> AssumeLocked(const std::string& uid, int node, GpuSet* gpus)
+      TESSERA_REQUIRES(mutex_);
+  ExtenderBindingResult BindThroughApi(const ExtenderBindingArgs& args, UniqueMutexLock& lock)
+      TESSERA_REQUIRES(mutex_);
   /// Applies a consistent read of `node`'s pods (PodList JSON items) to the model: pods it
   /// shows bound there that the watch has not delivered (newer resourceVersions, not removed)
   /// are observed; nothing is removed (the watch tells that). Caller holds the lock.
-  void MergeNodeReadLocked(const std::string& node, const ListPage& page);
+  void MergeNodeReadLocked(const std::string& node, const ListPage& page) TESSERA_REQUIRES(mutex_);
 
   /// Rebuilds the model if nodes changed (dirty_) and the first sync (or file load) is done.
-  void EnsureModel();
-  void Rebuild();
+  void EnsureModel() TESSERA_REQUIRES(mutex_);
+  void Rebuild() TESSERA_REQUIRES(mutex_);
   /// Places `node`'s pods again from their records (facts, then guesses; see the class
   /// comment). No-op before the model is built or for an unknown node.
-  void PlaceNode(const std::string& node);
-  void PlaceNodes(const std::vector<std::string>& nodes);
+  void PlaceNode(const std::string& node) TESSERA_REQUIRES(mutex_);
+  void PlaceNodes(const std::vector<std::string>& nodes) TESSERA_REQUIRES(mutex_);
   /// The GPUs `r`'s objects (or this extender) name on node `node`, if any; `why` gets a
   /// malformed annotation's message.
-  std::optional<GpuSet> FactGpus(const PodRecord& r, int node, std::string* why) const;
+  std::optional<GpuSet> FactGpus(const PodRecord& r, int node, std::string* why) const
+      TESSERA_REQUIRES(mutex_);
   double Now() const;
   /// The pod `uid` is bound (by this extender's Bind, or the watch shows it so): if it was in
   /// the GPU queue, its wait goes into the wait histogram and the SLO counters.
-  void WaitEndedLocked(const std::string& uid);
+  void WaitEndedLocked(const std::string& uid) TESSERA_REQUIRES(mutex_);
 
-  mutable std::mutex mutex_;
+  mutable Mutex mutex_;
   ExtenderOptions options_;  // GUARDED_BY(mutex_) (immutable)
   /// The engine (cluster, policy with its target workload, scheduler) as every front door
   /// assembles it (sched/engine.h); rebuilt when the nodes change. GUARDED_BY(mutex_).
-  std::unique_ptr<Engine> engine_;
-  Cluster* cluster_ = nullptr;      // &engine_->cluster(); null before the first build
-  Scheduler* scheduler_ = nullptr;  // &engine_->scheduler(); null before the first build
+  std::unique_ptr<Engine> engine_ TESSERA_GUARDED_BY(mutex_);
+  Cluster* cluster_ TESSERA_GUARDED_BY(mutex_) =
+      nullptr;  // &engine_->cluster(); null before the first build
+  Scheduler* scheduler_ TESSERA_GUARDED_BY(mutex_) =
+      nullptr;  // &engine_->scheduler(); null before the first build
   /// The model's node names: indices by name, candidates resolved, the answers' name pieces
   /// (immutable once built: a caller may keep reading them after releasing the lock); rebuilt
   /// with the model. GUARDED_BY(mutex_).
-  NodeNameIndex node_names_;
-  std::vector<int> score_nodes_;      // GUARDED_BY(mutex_), ScoreCandidatesLocked's scratch
-  std::vector<int> candidate_group_;  // GUARDED_BY(mutex_), ScoreCandidatesLocked's scratch
+  NodeNameIndex node_names_ TESSERA_GUARDED_BY(mutex_);
+  std::vector<int> score_nodes_
+      TESSERA_GUARDED_BY(mutex_);  // GUARDED_BY(mutex_), ScoreCandidatesLocked's scratch
+  std::vector<int> candidate_group_
+      TESSERA_GUARDED_BY(mutex_);  // GUARDED_BY(mutex_), ScoreCandidatesLocked's scratch
   /// Why a node takes no pod of some kind, as bits by node index (node_flags_): a candidate
   /// whose bits meet the request's mask (RequestMask) is rejected without looking further, so
   /// the common case costs one byte read.
@@ -534,11 +544,13 @@ class Extender final : public ClusterEventSink {
   static uint8_t RequestMask(const PodRequest& request, uint8_t families);
   /// The kReason* of a candidate whose flags meet the mask.
   static int FlagReason(uint8_t flags);
-  std::vector<uint8_t> node_flags_;   // GUARDED_BY(mutex_), NodeFlag bits by node index
-  std::vector<std::string> blocked_;  // GUARDED_BY(mutex_), by node index; "" = not blocked
-  std::vector<std::vector<std::string>> placed_;  // GUARDED_BY(mutex_), UIDs by node index
-  uint64_t model_generation_ = 0;                 // GUARDED_BY(mutex_), +1 per Rebuild
-  /// A filter candidate as FilterJsonOf lists it in its section.
+  std::vector<uint8_t> node_flags_
+      TESSERA_GUARDED_BY(mutex_);  // GUARDED_BY(mutex_), NodeFlag bits by node index
+  std::vector<std::string> blocked_
+      TESSERA_GUARDED_BY(mutex_);  // GUARDED_BY(mutex_), by node index; "" = not blocked
+  std::vector<std::vector<std::string>> placed_
+      TESSERA_GUARDED_BY(mutex_);  // GUARDED_BY(mutex_), UIDs by node index
+  uint64_t model_generation_ TESSERA_GUARDED_BY(mutex_) = 0;  // GUARDED_BY(mutex_), +1 per Rebuild
   /// Filter's fit, or prioritize's score, of each scheduler group (Scheduler::group_of) for
   /// the current request: valid where `stamp` is the request's group_fit_stamp_.
   struct GroupFit {
@@ -552,40 +564,46 @@ class Extender final : public ClusterEventSink {
     bool never = false;
     int score = 0;
   };
-  std::vector<GroupFit> group_fit_;                // GUARDED_BY(mutex_), by group id
-  uint32_t group_fit_stamp_ = 0;                   // GUARDED_BY(mutex_)
-  PodStates pods_;                                 // GUARDED_BY(mutex_)
-  std::map<std::string, Assignment> assignments_;  // GUARDED_BY(mutex_), placed pods by UID
+  std::vector<GroupFit> group_fit_ TESSERA_GUARDED_BY(mutex_);  // GUARDED_BY(mutex_), by group id
+  uint32_t group_fit_stamp_ TESSERA_GUARDED_BY(mutex_) = 0;     // GUARDED_BY(mutex_)
+  PodStates pods_ TESSERA_GUARDED_BY(mutex_);                   // GUARDED_BY(mutex_)
+  std::map<std::string, Assignment> assignments_
+      TESSERA_GUARDED_BY(mutex_);  // GUARDED_BY(mutex_), placed pods by UID
   /// Pods counted without knowing all of them, (UID, why) by node index: "estimated ...",
   /// "unreadable: ...", "not placed: ..." (StateJson's and View's "unaccounted").
-  std::vector<std::vector<std::pair<std::string, std::string>>> unaccounted_;  // GUARDED_BY
+  std::vector<std::vector<std::pair<std::string, std::string>>> unaccounted_
+      TESSERA_GUARDED_BY(mutex_);  // GUARDED_BY
   /// The nodes Filter passed per pod UID, for Bind's check (filter_pass_seconds).
-  FilterPasses filter_passes_;               // GUARDED_BY(mutex_)
-  std::vector<PodDisruptionBudget> pdbs_;    // GUARDED_BY(mutex_)
-  std::map<std::string, NodeRecord> nodes_;  // GUARDED_BY(mutex_), by name
-  std::vector<TopologyPtr> topologies_;      // GUARDED_BY(mutex_), one per distinct topology
-  std::vector<std::string> warnings_;        // GUARDED_BY(mutex_), file mode
-  std::unique_ptr<Metrics> metrics_;         // cells are thread-safe themselves
-  PendingQueue queue_;                       // GUARDED_BY(mutex_)
-  std::unique_ptr<Headroom> headroom_;       // GUARDED_BY(mutex_)
+  FilterPasses filter_passes_ TESSERA_GUARDED_BY(mutex_);             // GUARDED_BY(mutex_)
+  std::vector<PodDisruptionBudget> pdbs_ TESSERA_GUARDED_BY(mutex_);  // GUARDED_BY(mutex_)
+  std::map<std::string, NodeRecord> nodes_
+      TESSERA_GUARDED_BY(mutex_);  // GUARDED_BY(mutex_), by name
+  std::vector<TopologyPtr> topologies_
+      TESSERA_GUARDED_BY(mutex_);  // GUARDED_BY(mutex_), one per distinct topology
+  std::vector<std::string> warnings_ TESSERA_GUARDED_BY(mutex_);  // GUARDED_BY(mutex_), file mode
+  std::unique_ptr<Metrics> metrics_;               // cells are thread-safe themselves
+  PendingQueue queue_ TESSERA_GUARDED_BY(mutex_);  // GUARDED_BY(mutex_)
+  std::unique_ptr<Headroom> headroom_ TESSERA_GUARDED_BY(mutex_);  // GUARDED_BY(mutex_)
 
   // API mode only (Create); all GUARDED_BY(mutex_).
   LiveOptions live_;
-  bool api_mode_ = false;
-  bool loaded_ = false;            ///< file loaded, or the first sync came: the model may be built
-  bool dirty_ = true;              ///< nodes changed since the model was built
-  SyncStatus sync_;                ///< as the cache last said
-  std::set<std::string> binding_;  ///< UIDs whose API bind is in flight
-  std::condition_variable bind_done_;  ///< signalled when binding_ shrinks
-  std::vector<int> preempt_nodes_;     ///< filter's scratch: resolvable refusals (kEvict)
+  bool api_mode_ TESSERA_GUARDED_BY(mutex_) = false;
+  bool loaded_ TESSERA_GUARDED_BY(mutex_) =
+      false;  ///< file loaded, or the first sync came: the model may be built
+  bool dirty_ TESSERA_GUARDED_BY(mutex_) = true;  ///< nodes changed since the model was built
+  SyncStatus sync_ TESSERA_GUARDED_BY(mutex_);    ///< as the cache last said
+  std::set<std::string> binding_ TESSERA_GUARDED_BY(mutex_);  ///< UIDs whose API bind is in flight
+  std::condition_variable_any bind_done_;                     ///< signalled when binding_ shrinks
+  std::vector<int> preempt_nodes_
+      TESSERA_GUARDED_BY(mutex_);  ///< filter's scratch: resolvable refusals (kEvict)
   /// The victims of this extender's own preemptions (kEvict), from the decision until the
   /// API shows them gone: leaving, before the watch shows them marked and deleted.
-  std::set<std::string> evicting_;
+  std::set<std::string> evicting_ TESSERA_GUARDED_BY(mutex_);
   /// This extender's own nominations (kEvict), preemptor UID → node, until the API shows the
   /// pod with a nomination (or bound, or gone): an object of the pod written before the
   /// nomination (kube-scheduler's condition update, in flight) must not make the model forget
   /// it, or the next filter would preempt again.
-  std::map<std::string, std::string> own_nominations_;
+  std::map<std::string, std::string> own_nominations_ TESSERA_GUARDED_BY(mutex_);
   /// The API writes of PreemptionMode::kEvict (null in other modes and in file mode). Last:
   /// destroyed first, so its worker never calls back into a half-destroyed extender.
   std::unique_ptr<Evictor> evictor_;

@@ -113,8 +113,11 @@ Result<std::unique_ptr<Extender>> Extender::Create(const ExtenderOptions& option
   }
   std::unique_ptr<Extender> ext(new Extender(options));
   ext->live_ = live;
-  ext->api_mode_ = true;
-  ext->sync_ = {false, "initial lists of nodes and pods not received yet"};
+  {
+    MutexLock lock(ext->mutex_);
+    ext->api_mode_ = true;
+    ext->sync_ = {false, "initial lists of nodes and pods not received yet"};
+  }
   if (options.preemption == PreemptionMode::kEvict) {
     Extender* self = ext.get();
     ext->evictor_ = std::make_unique<Evictor>(
@@ -123,7 +126,7 @@ Result<std::unique_ptr<Extender>> Extender::Create(const ExtenderOptions& option
         [self](const Eviction& e, const std::string&) {
           // The preemptor was not nominated (it is gone, or the write was refused): the room
           // held for it is let go; nothing was evicted for it.
-          std::lock_guard<std::mutex> lock(self->mutex_);
+          MutexLock lock(self->mutex_);
           const PodRecord* r = self->pods_.Find(e.preemptor.uid);
           if (r != nullptr && r->meta.nominated_node == e.node) {
             self->pods_.Nominate(e.preemptor.uid, "");
@@ -132,7 +135,7 @@ Result<std::unique_ptr<Extender>> Extender::Create(const ExtenderOptions& option
           for (const PodRef& v : e.victims) self->evicting_.erase(v.uid);
         });
   }
-  std::lock_guard<std::mutex> lock(ext->mutex_);
+  MutexLock lock(ext->mutex_);
   ext->Rebuild();  // an empty model, so that the verbs have something to refuse on
   return ext;
 }
@@ -209,7 +212,10 @@ void Extender::Rebuild() {
     }
   }
   if (!loaded_) return;
-  node_names_.ForEachName([&](const std::string& name) { PlaceNode(name); });
+  // Called at once, under this function's lock: the analysis does not follow a lambda into a
+  // template.
+  node_names_.ForEachName([&](const std::string& name)
+                              TESSERA_NO_THREAD_SAFETY_ANALYSIS { PlaceNode(name); });
 }
 
 std::optional<GpuSet> Extender::FactGpus(const PodRecord& r, int node, std::string* why) const {
@@ -246,15 +252,16 @@ void Extender::PlaceNode(const std::string& name) {
   std::string& blocked = blocked_[node];
   blocked.clear();
   node_flags_[node] &= static_cast<uint8_t>(~kBlocked);
-  const auto unaccounted = [&](const std::string& uid, std::string why) {
+  const auto unaccounted = [&](const std::string& uid, std::string why) TESSERA_REQUIRES(mutex_) {
     unaccounted_[node].emplace_back(uid, std::move(why));
   };
-  const auto block = [&](const std::string& uid, const PodRecord& r, const std::string& why) {
-    unaccounted(uid, "not placed: " + why);
-    if (blocked.empty()) blocked = "pod " + r.key + " " + why;
-  };
+  const auto block = [&](const std::string& uid, const PodRecord& r, const std::string& why)
+                         TESSERA_REQUIRES(mutex_) {
+                           unaccounted(uid, "not placed: " + why);
+                           if (blocked.empty()) blocked = "pod " + r.key + " " + why;
+                         };
   const auto place = [&](const std::string& uid, const PodRecord& r, const PodRequest& request,
-                         GpuSet gpus, GpuSource source) {
+                         GpuSet gpus, GpuSource source) TESSERA_REQUIRES(mutex_) {
     scheduler_->Bind(node, request, gpus);
     assignments_[uid] = Assignment{r.key, node, request, gpus, source};
     placed_[node].push_back(uid);
@@ -386,7 +393,7 @@ Status Extender::UpsertNode(const Node& node) {
   }
   NodeRecord record{
       *spec, node.unschedulable, HamiGpus(node, spec->gpu_count), NodeGpuFamilies(node), 0, note};
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   if (record.spec.topology != nullptr) {
     record.spec.topology = InternTopology(&topologies_, *record.spec.topology);
   }
@@ -424,7 +431,7 @@ Status Extender::UpsertNode(const Node& node) {
 }
 
 void Extender::DeleteNode(const std::string& name) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   if (nodes_.erase(name) == 0) return;
   dirty_ = true;
   EnsureModel();
@@ -434,7 +441,7 @@ Status Extender::UpsertPod(const Pod& pod) {
   const std::string uid = PodUid(pod);
   std::string error;
   PodRecord record = RecordOf(pod, &error);
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   EnsureModel();
   if (PodEnded(pod.phase)) {
     queue_.Remove(uid);
@@ -469,7 +476,7 @@ Status Extender::UpsertPod(const Pod& pod) {
 }
 
 void Extender::UndecodablePod(const PodIdentity& pod, const std::string& error) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   EnsureModel();
   if (PodEnded(pod.phase)) {
     queue_.Remove(pod.uid);
@@ -491,7 +498,7 @@ void Extender::UndecodablePod(const PodIdentity& pod, const std::string& error) 
 }
 
 void Extender::DeletePod(const std::string& uid) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   EnsureModel();
   queue_.Remove(uid);
   RemovePodLocked(uid);
@@ -517,19 +524,21 @@ void Extender::RemovePodLocked(const std::string& uid) {
 }
 
 void Extender::BeginPodList() {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   pods_.BeginList();
 }
 
 void Extender::EndPodList(const std::set<std::string>& uids, const std::string& resource_version) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   EnsureModel();
   PlaceNodes(pods_.EndList(uids, NumericVersion(resource_version)));
-  queue_.RemoveUnless([&](const std::string& uid) { return pods_.Find(uid) != nullptr; });
+  // Called at once, under this function's lock (as in Rebuild).
+  queue_.RemoveUnless([&](const std::string& uid)
+                          TESSERA_NO_THREAD_SAFETY_ANALYSIS { return pods_.Find(uid) != nullptr; });
 }
 
 void Extender::SyncChanged(const SyncStatus& status) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   sync_ = status;
   if (status.synced && !loaded_) {
     loaded_ = true;  // the initial lists are in: build the model from them
@@ -538,22 +547,22 @@ void Extender::SyncChanged(const SyncStatus& status) {
 }
 
 bool Extender::ready() const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   return !GateLocked();
 }
 
 std::string Extender::not_ready_reason() const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   return GateLocked().value_or("");
 }
 
 int Extender::assumed_pods() const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   return pods_.assumed();
 }
 
 std::vector<std::string> Extender::warnings() const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   return warnings_;
 }
 

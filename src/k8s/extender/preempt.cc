@@ -72,7 +72,7 @@ ExtenderPreemptionResult Extender::Preempt(const ExtenderPreemptionArgs& args) {
     }
   }
 
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   EnsureModel();
   if (GateLocked()) return result;  // nothing is offered out of sync
   if (options_.preemption == PreemptionMode::kOff) return result;
@@ -122,7 +122,7 @@ std::vector<NodeVictims> Extender::VictimsLocked(
                                             : now;
     return static_cast<int64_t>(std::floor(t));
   };
-  const auto candidate = [&](const std::string& uid, const Assignment& a) {
+  const auto candidate = [&](const std::string& uid, const Assignment& a) TESSERA_REQUIRES(mutex_) {
     VictimCandidate c;
     c.id = uid;
     const PodRecord* r = pods_.Find(uid);
@@ -139,7 +139,7 @@ std::vector<NodeVictims> Extender::VictimsLocked(
   // A pod of a class that may not be preempted (ExtenderOptions::classes) is no candidate, as
   // in the replay: it stays, and what it holds stays taken. Nor is a pod already terminating
   // (an earlier preemption's victim): it is leaving anyway.
-  const auto preemptible = [&](const std::string& uid) {
+  const auto preemptible = [&](const std::string& uid) TESSERA_REQUIRES(mutex_) {
     const PodRecord* r = pods_.Find(uid);
     if (r == nullptr) return true;
     if (r->meta.deleting || evicting_.count(uid) != 0) return false;
@@ -275,7 +275,7 @@ bool Extender::FitsBesideNominatedLocked(int node, const std::string& name, cons
 }
 
 void Extender::SetDisruptionBudgets(std::vector<PodDisruptionBudget> pdbs) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  MutexLock lock(mutex_);
   pdbs_ = std::move(pdbs);
 }
 
