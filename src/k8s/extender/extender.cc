@@ -200,11 +200,12 @@ Extender::Extender(const ExtenderOptions& options)
 
 HeadroomPod Extender::HeadroomOfLocked(const std::string& uid, int cls) const {
   if (cls < 0) return {};
+  const QosClass& c = options_.classes.classes[static_cast<size_t>(cls)];
+  if (!headroom_->Holds(c.priority, c.preemptible)) return {};  // the common case: no lookup
   const auto it = queue_.pods().find(uid);
   const std::optional<double> waited =
       it == queue_.pods().end() ? std::nullopt : std::optional(Now() - it->second.created_s);
-  return ClassifyForHeadroom(*headroom_, options_.classes.classes[static_cast<size_t>(cls)],
-                             waited);
+  return ClassifyForHeadroom(*headroom_, c, waited);
 }
 
 int64_t Extender::IdleGpusLocked() const {
