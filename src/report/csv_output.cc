@@ -6,16 +6,10 @@
 #include <vector>
 
 #include "report/report.h"
+#include "util/format.h"
 
 namespace tessera {
 namespace {
-
-/// The shortest decimal form of `value` that reads back exactly ("12.5", "100", "0.1").
-void AppendNumber(std::string* out, double value) {
-  char buf[64];
-  const auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), value);
-  out->append(buf, ec == std::errc() ? end : buf);
-}
 
 /// `text` made safe for an unquoted CSV field: commas, quotes and line breaks become spaces
 /// (reasons use "cpu:12 gpu:1201", so nothing meaningful is lost).

@@ -14,17 +14,12 @@
 #include <vector>
 
 #include "report/report.h"
+#include "util/format.h"
 
 namespace tessera {
 namespace {
 
 constexpr double kLevelEpsilon = 1e-6;
-
-void AppendNumber(std::string* out, double value) {
-  char buf[64];
-  const auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), value);
-  out->append(buf, ec == std::errc() ? end : buf);
-}
 
 const OfflineBoundRow* BoundOf(const std::vector<OfflineBoundRow>& bounds, uint64_t seed) {
   for (const OfflineBoundRow& b : bounds) {
