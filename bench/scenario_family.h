@@ -1,9 +1,9 @@
 #pragma once
 
 // Seeded families of fleets and workloads for the robustness benchmark (bench/robustness.cc,
-// docs/experiments/2026-12-06-robustness.md): scenarios no policy was tuned to, drawn from a handful of
-// fleet shapes and workload mixes. Each scenario is a trace/scenario.h Scenario, so that one
-// can be written out as YAML and run with `tessera frag --scenario`.
+// docs/experiments/2026-12-06-robustness.md): scenarios no policy was tuned to, drawn from a
+// handful of fleet shapes and workload mixes. Each scenario is a trace/scenario.h Scenario, so that
+// one can be written out as YAML and run with `tessera frag --scenario`.
 
 #include <cstdint>
 #include <string>

@@ -915,7 +915,6 @@ StatusView Extender::StatusLocked(bool with_fragmentation) const {
   v.models = cluster_->models();
   const TargetWorkload* m =
       with_fragmentation && engine_ != nullptr ? engine_->workload() : nullptr;
-  v.has_workload = m != nullptr;
   v.nodes.reserve(static_cast<size_t>(cluster_->size()));
   for (int n = 0; n < cluster_->size(); ++n) {
     const NodeSpec& s = cluster_->spec(n);

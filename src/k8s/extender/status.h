@@ -38,7 +38,6 @@ struct StatusView {
   std::vector<Node> nodes;
   Extender::ModelView model;
   std::vector<std::string> models;  ///< the cluster's GPU model names by id
-  bool has_workload = false;        ///< fragmentation and stranding were measured
   struct Class {
     QosClass qos;
     int pending = 0;
