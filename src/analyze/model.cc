@@ -78,12 +78,12 @@ Result<std::unique_ptr<Model>> BuildModel(const Snapshot& snapshot, const CostWe
   m->warnings = m->extender->warnings();
   m->budgets_not_read = snapshot.budgets_not_read;
   if (!m->budgets_not_read.empty()) m->warnings.push_back(m->budgets_not_read);
-  const k8s::Extender::ModelView view = m->extender->View();
+  const k8s::ModelView view = m->extender->View();
   std::map<std::string, std::pair<int, GpuSet>> assigned;  // uid → (node, GPUs)
-  for (const k8s::Extender::ModelView::Placed& a : view.placed) {
+  for (const k8s::ModelView::Placed& a : view.placed) {
     assigned[a.uid] = {m->NodeOf(view.nodes[static_cast<size_t>(a.node)].name), a.gpus};
   }
-  for (const k8s::Extender::ModelView::Node& n : view.nodes) {
+  for (const k8s::ModelView::Node& n : view.nodes) {
     const int node = m->NodeOf(n.name);
     if (!n.blocked.empty() && node >= 0) {
       m->nodes[node].usable = false;
@@ -91,7 +91,7 @@ Result<std::unique_ptr<Model>> BuildModel(const Snapshot& snapshot, const CostWe
     }
   }
   std::map<std::string, std::string> unaccounted;  // uid → why
-  for (const k8s::Extender::ModelView::Unaccounted& u : view.unaccounted) {
+  for (const k8s::ModelView::Unaccounted& u : view.unaccounted) {
     unaccounted[u.uid] = u.why;
     m->warnings.push_back("pod " + u.pod + " on node " +
                           view.nodes[static_cast<size_t>(u.node)].name + ": " + u.why);

@@ -26,22 +26,22 @@ std::string PodKey(const ExtenderBindingArgs& args) {
 std::optional<Extender::BindRefusal> Extender::CheckBindLocked(const ExtenderBindingArgs& args,
                                                                const std::string& pod_key) const {
   using enum BindRefusal::Kind;
-  const PodRecord* r = pods_.Find(args.pod_uid);
+  const PodRecord* r = model_.pods().Find(args.pod_uid);
   if (r == nullptr) {
     return BindRefusal{kRejected, "unknown pod " + pod_key + " (UID " + args.pod_uid +
                                       "): no filter request seen for it"};
   }
-  const int node = node_names_.Find(args.node);
+  const int node = model_.names().Find(args.node);
   if (node < 0) return BindRefusal{kRejected, "unknown node " + QuoteForError(args.node)};
-  if (!filter_passes_.Passed(args.pod_uid, args.node, node, model_generation_, Now())) {
+  if (!filter_passes_.Passed(args.pod_uid, args.node, node, model_.generation(), Now())) {
     return BindRefusal{
         kRefused, "refused: this extender's filter did not pass node " + QuoteForError(args.node) +
                       " for pod " + pod_key + " (UID " + args.pod_uid + ") in the last " +
                       std::to_string(static_cast<int64_t>(options_.filter_pass_seconds)) + " s"};
   }
-  if (!blocked_[node].empty()) {
+  if (!model_.blocked(node).empty()) {
     return BindRefusal{kRejected,
-                       "node " + args.node + " is blocked for GPU pods: " + blocked_[node]};
+                       "node " + args.node + " is blocked for GPU pods: " + model_.blocked(node)};
   }
   return std::nullopt;
 }
@@ -49,44 +49,43 @@ std::optional<Extender::BindRefusal> Extender::CheckBindLocked(const ExtenderBin
 std::optional<Extender::BindRefusal> Extender::AssumeLocked(const std::string& uid, int node,
                                                             GpuSet* gpus) {
   using enum BindRefusal::Kind;
-  const PodRecord* r = pods_.Find(uid);
+  const PodRecord* r = model_.pods().Find(uid);
   if (r == nullptr || r->phase != PodPhase::kSeen) {
     return BindRefusal{kRejected, "the pod is no longer pending"};
   }
-  const PodRequest request = cluster_->MakeRequest(r->spec);
-  const FitReason fit = cluster_->Check(node, request);
+  const Cluster& cluster = model_.cluster();
+  const PodRequest request = cluster.MakeRequest(r->spec);
+  const FitReason fit = cluster.Check(node, request);
   if (fit == FitReason::kGpuModel) {
-    return BindRefusal{kRejected, "does not fit: " + ModelRefusal(cluster_->spec(node).gpu_model,
-                                                                  r->spec.gpu_spec)};
+    return BindRefusal{
+        kRejected, "does not fit: " + ModelRefusal(cluster.spec(node).gpu_model, r->spec.gpu_spec)};
   }
   if (fit != FitReason::kFits)
     return BindRefusal{kRejected, "does not fit: " + FitExplanation(fit)};
-  *gpus = scheduler_->ChooseGpus(node, request);
+  *gpus = model_.scheduler().ChooseGpus(node, request);
   // The headroom (sched/headroom.h, PlaceHeld): a held pod keeps the policy's GPUs where they
   // leave the headroom whole; a held share that would eat it goes on the tightest used GPU
   // with room; else it is refused (kube-scheduler tries again). On the node its preemption
   // made room on, it takes its victims' GPUs unchecked.
-  UpdateHeadroomLocked();
-  const int cls = ClassOfRecord(*r);
-  const NodeState& s = cluster_->state(node);
-  const std::string name = cluster_->spec(node).name;
+  bool shrank = false;
+  headroom_->Update(&shrank);
+  const int cls = ClassOfRecord(options_.classes, *r);
+  const std::string name = cluster.spec(node).name;
   const HeadroomPod headroom_pod = HeadroomOfLocked(uid, cls);
   if (headroom_pod.held && headroom_->keeps_some() && name != r->meta.nominated_node) {
-    const HeadroomGate gate(*headroom_, *cluster_, headroom_pod, IdleGpusLocked(),
-                            IdleGpusByModelLocked());
+    const HeadroomGate gate = GateOfLocked(headroom_pod);
     if (const Headroom::Shortfall why = gate.Place(node, request, gpus);
         why != Headroom::Shortfall::kNone) {
       const HeadroomIdle node_idle = gate.IdleOf(node);
-      const int model = node_idle.model;
-      return BindRefusal{kRefused,
-                         "refused: " + (why == Headroom::Shortfall::kModel
-                                            ? ModelHeadroomTextLocked(model, node_idle.model_idle)
-                                            : ReasonText(kReasonHeadroom))};
+      return BindRefusal{
+          kRefused, "refused: " + (why == Headroom::Shortfall::kModel
+                                       ? ModelHeadroomText(*headroom_, cluster, node_idle.model,
+                                                           node_idle.model_idle)
+                                       : ReasonText(kReasonHeadroom))};
     }
   }
-  const int taken = IdleGpusTaken(s, *gpus);
-  pods_.Assume(uid, name, *gpus, Now());
-  PlaceNode(name);
+  const int taken = IdleGpusTaken(cluster.state(node), *gpus);
+  model_.Assume(uid, name, *gpus, Now());
   if (cls >= 0) {
     headroom_->NoteDemand(options_.classes.classes[static_cast<size_t>(cls)].priority,
                           int64_t{taken} * kMilliPerGpu, request.models);
@@ -97,24 +96,24 @@ std::optional<Extender::BindRefusal> Extender::AssumeLocked(const std::string& u
 ExtenderBindingResult Extender::Bind(const ExtenderBindingArgs& args) {
   UniqueMutexLock lock(mutex_);
   if (api_mode_) return BindThroughApi(args, lock);
-  EnsureModel();
+  model_.Refresh();
   const std::string pod = PodKey(args);
-  const PodRecord* r = pods_.Find(args.pod_uid);
+  const PodRecord* r = model_.pods().Find(args.pod_uid);
   if (r != nullptr && r->phase != PodPhase::kSeen) {
     if (r->node == args.node) return {};
     return {"pod " + pod + " (UID " + args.pod_uid + ") is already bound to node " + r->node};
   }
   GpuSet gpus = 0;
   std::optional<BindRefusal> refusal = CheckBindLocked(args, pod);
-  if (!refusal) refusal = AssumeLocked(args.pod_uid, node_names_.Find(args.node), &gpus);
+  if (!refusal) refusal = AssumeLocked(args.pod_uid, model_.names().Find(args.node), &gpus);
   if (refusal) {
     metrics_->Bind(refusal->result());
     return {std::move(refusal->message)};
   }
   // No API: the bind is confirmed at once.
-  PodRecord bound = *pods_.Find(args.pod_uid);
+  PodRecord bound = *model_.pods().Find(args.pod_uid);
   bound.node = args.node;
-  PlaceNodes(pods_.Observe(args.pod_uid, std::move(bound)));
+  model_.Observe(args.pod_uid, std::move(bound));
   metrics_->Bind("ok");
   WaitEndedLocked(args.pod_uid);
   return {};
@@ -122,9 +121,7 @@ ExtenderBindingResult Extender::Bind(const ExtenderBindingArgs& args) {
 
 bool Extender::Unbind(const std::string& uid) {
   MutexLock lock(mutex_);
-  const std::vector<std::string> nodes = pods_.Remove(uid);
-  PlaceNodes(nodes);
-  return !nodes.empty();
+  return model_.Remove(uid);
 }
 
 ExtenderBindingResult Extender::BindThroughApi(const ExtenderBindingArgs& args,
@@ -142,8 +139,8 @@ ExtenderBindingResult Extender::BindThroughApi(const ExtenderBindingArgs& args,
   }
   // The scheduler may retry while our first attempt is still talking to the API.
   while (binding_.count(uid) != 0) bind_done_.wait(lock);
-  EnsureModel();
-  const PodRecord* r = pods_.Find(uid);
+  model_.Refresh();
+  const PodRecord* r = model_.pods().Find(uid);
   if (r != nullptr && r->phase == PodPhase::kBound) {
     if (r->node == args.node) return answer("ok", "");
     return answer("rejected",
@@ -181,9 +178,9 @@ ExtenderBindingResult Extender::BindThroughApi(const ExtenderBindingArgs& args,
       return answer("error", "bind " + pod + ": cannot read the pods of node " + args.node +
                                  " before binding: " + status.error);
     }
-    EnsureModel();
-    MergeNodeReadLocked(args.node, page);
-    r = pods_.Find(uid);
+    model_.Refresh();
+    model_.MergeNodeRead(args.node, page);
+    r = model_.pods().Find(uid);
     if (r != nullptr && r->phase == PodPhase::kBound) {
       release();
       if (r->node == args.node) return answer("ok", "");  // the earlier attempt went through
@@ -191,7 +188,7 @@ ExtenderBindingResult Extender::BindThroughApi(const ExtenderBindingArgs& args,
                     "pod " + pod + " (UID " + uid + ") is already bound to node " + r->node);
     }
   }
-  const int node = node_names_.Find(args.node);
+  const int node = model_.names().Find(args.node);
   if (node < 0 || r == nullptr) {
     release();
     return answer("rejected", r == nullptr ? "unknown pod " + pod + " (UID " + uid + ")"
@@ -200,16 +197,16 @@ ExtenderBindingResult Extender::BindThroughApi(const ExtenderBindingArgs& args,
   GpuSet gpus = r->assumed_gpus;
   if (!retry) {
     std::optional<BindRefusal> refusal =
-        !blocked_[node].empty()
+        !model_.blocked(node).empty()
             ? BindRefusal{BindRefusal::Kind::kRejected,
-                          "node " + args.node + " is blocked for GPU pods: " + blocked_[node]}
+                          "node " + args.node + " is blocked for GPU pods: " + model_.blocked(node)}
             : AssumeLocked(uid, node, &gpus);
     if (refusal) {
       release();
       return answer(refusal->result(),
                     "bind " + pod + " to node " + args.node + ": " + refusal->message);
     }
-    r = pods_.Find(uid);
+    r = model_.pods().Find(uid);
   }
 
   // The handoff to the node, in the Binding itself: ours always, HAMi's when the node registers
@@ -217,9 +214,9 @@ ExtenderBindingResult Extender::BindThroughApi(const ExtenderBindingArgs& args,
   std::map<std::string, std::string> annotations;
   if (gpus != 0) {
     annotations[std::string(kGpuIndicesAnnotation)] = FormatGpuIndices(gpus);
-    const std::vector<HamiDevice>& devices = nodes_.at(args.node).gpus;
+    const std::vector<HamiDevice>& devices = model_.node(args.node)->gpus;
     if (!devices.empty()) {
-      const PodRequest request = cluster_->MakeRequest(r->spec);
+      const PodRequest request = model_.cluster().MakeRequest(r->spec);
       for (auto& [k, v] : HamiBindAnnotations(&r->layout, gpus, devices, request, args.node,
                                               static_cast<int64_t>(Now()))) {
         annotations[k] = std::move(v);
@@ -232,7 +229,7 @@ ExtenderBindingResult Extender::BindThroughApi(const ExtenderBindingArgs& args,
   mutex_.lock();
   release();
   if (status.ok()) return answer("ok", "");
-  const PodRecord* now = pods_.Find(uid);
+  const PodRecord* now = model_.pods().Find(uid);
   const bool still_assumed = now != nullptr && now->phase == PodPhase::kAssumed;
   if (status.http_status == 0 || status.http_status == 409) {
     // No answer, or "already bound": the Binding may have been written. The pod stays assumed
@@ -241,7 +238,7 @@ ExtenderBindingResult Extender::BindThroughApi(const ExtenderBindingArgs& args,
                                  " (outcome unknown: its GPUs stay reserved until the API "
                                  "shows it bound or gone)");
   }
-  if (still_assumed) PlaceNodes({pods_.Forget(uid)});
+  if (still_assumed) model_.Forget(uid);
   return answer("error", "bind " + pod + " to node " + args.node + ": " + status.error);
 }
 

@@ -32,11 +32,6 @@ using Json = nlohmann::json;
 /// Node and pod list files may be far larger than one request body.
 constexpr size_t kMaxListBytes = size_t{1} << 30;
 
-/// Prioritize's scores (0..10, extender protocol): the engine's choice, and at most every
-/// other candidate (ScoreCandidatesLocked).
-constexpr int kPickScore = 10;
-constexpr int kOthersMaxScore = 5;
-
 /// The items of a v1 List ({"items": [...]}), a bare array, or a single object.
 Result<std::vector<const Json*>> ListItems(const Json& doc, std::string_view what) {
   std::vector<const Json*> items;
@@ -62,14 +57,6 @@ std::string ItemPath(const Json& doc, std::string_view what, size_t i) {
 }
 
 bool RequestsGpu(const PodSpec& spec) { return spec.gpu_count > 0 && spec.gpu_milli > 0; }
-
-// Whether preemption may help (FailedNodes rather than FailedAndUnresolvableNodes). A topology
-// shortfall may: ending pods in a domain frees it, and preempt's victim search checks the fit
-// with the node's topology (a pod no domain of the node could ever hold gets no victims there).
-bool Resolvable(FitReason reason) {
-  return reason == FitReason::kCpu || reason == FitReason::kMemory || reason == FitReason::kGpu ||
-         reason == FitReason::kGpuMemory || reason == FitReason::kTopology;
-}
 
 }  // namespace
 
@@ -155,20 +142,6 @@ std::string ModelRefusal(std::string_view node_model, std::string_view allowed) 
 
 namespace {
 
-/// FitExplanation of each reason, built once (Filter answers one per rejected node).
-const std::string& CachedFitExplanation(FitReason reason) {
-  static const std::array<std::string, kNumFitReasons> table = [] {
-    std::array<std::string, kNumFitReasons> t;
-    for (int r = 0; r < kNumFitReasons; ++r) t[r] = FitExplanation(static_cast<FitReason>(r));
-    return t;
-  }();
-  return table[static_cast<int>(reason)];
-}
-
-}  // namespace
-
-namespace {
-
 /// The extender protocol's error field: empty when there is none.
 std::string WireError(const Status& s) { return s.ok() ? std::string() : s.error().message; }
 
@@ -190,13 +163,20 @@ HeadroomOptions ProtectedHeadroom(HeadroomOptions h, const QosClasses& classes) 
 
 }  // namespace
 
-Extender::Extender(const ExtenderOptions& options)
+Extender::Extender(const ExtenderOptions& options, bool api_mode)
     : options_(options),
+      api_mode_(api_mode),
+      model_({options.policy, options.seed, options.workload, api_mode},
+             // Called by the model under this extender's lock: the headroom never asks for more
+             // than the cluster (or a model) has, and its model floors follow the new model ids.
+             [this](const Cluster& cluster)
+                 TESSERA_NO_THREAD_SAFETY_ANALYSIS { headroom_->SetCluster(cluster); }),
       filter_passes_(options.filter_pass_seconds),
       metrics_(std::make_unique<Metrics>(options.classes)),
       queue_(options.classes, options.scheduler_names),
       headroom_(std::make_unique<Headroom>(ProtectedHeadroom(options.headroom, options.classes),
-                                           ClockOrSystem(options.clock))) {}
+                                           ClockOrSystem(options.clock))),
+      preemptor_(options.classes) {}
 
 HeadroomPod Extender::HeadroomOfLocked(const std::string& uid, int cls) const {
   if (cls < 0) return {};
@@ -208,39 +188,9 @@ HeadroomPod Extender::HeadroomOfLocked(const std::string& uid, int cls) const {
   return ClassifyForHeadroom(*headroom_, c, waited);
 }
 
-int64_t Extender::IdleGpusLocked() const {
-  return scheduler_ != nullptr ? scheduler_->idle_gpus() : 0;
-}
-
-const std::vector<int64_t>& Extender::IdleGpusByModelLocked() const {
-  static const std::vector<int64_t> kNone;
-  return scheduler_ != nullptr ? scheduler_->idle_gpus_by_model() : kNone;
-}
-
-std::string Extender::ModelHeadroomTextLocked(int model, int64_t idle) const {
-  return "headroom: placing the pod here would take idle " +
-         cluster_->models()[static_cast<size_t>(model)] +
-         " GPUs kept for the classes that may use headroom (" +
-         std::to_string(headroom_->model_target(model)) + " kept, " + std::to_string(idle) +
-         " idle)";
-}
-
-void Extender::UpdateHeadroomLocked() {
-  bool shrank = false;
-  headroom_->Update(&shrank);
-}
-
-void Extender::NoteIdleChangeLocked(int64_t idle_before, int priority) {
-  if (headroom_->options().mode != HeadroomOptions::Mode::kBacklog || cluster_ == nullptr) return;
-  const int64_t idle_after = IdleGpusLocked();
-  if (idle_after > idle_before) {
-    headroom_->NoteRelease(static_cast<int>(idle_after - idle_before), priority);
-  }
-}
-
-int Extender::ClassOfRecord(const PodRecord& r) const {
-  auto it = r.meta.labels.find(std::string(kClassKey));
-  return options_.classes.Classify(it == r.meta.labels.end() ? "" : it->second, r.meta.priority);
+HeadroomGate Extender::GateOfLocked(const HeadroomPod& pod) const {
+  return HeadroomGate(*headroom_, model_.cluster(), pod, model_.idle_gpus(),
+                      model_.idle_gpus_by_model());
 }
 
 Extender::~Extender() = default;
@@ -273,7 +223,7 @@ Result<std::unique_ptr<Extender>> Extender::FromJson(std::string_view nodes_json
 Result<std::unique_ptr<Extender>> Extender::FromObjects(std::span<const JsonObject> nodes,
                                                         std::span<const JsonObject> pods,
                                                         const ExtenderOptions& options) {
-  std::unique_ptr<Extender> ext(new Extender(options));
+  std::unique_ptr<Extender> ext(new Extender(options, false));
   if (!IsPolicyName(options.policy)) {
     return Error{"unknown policy " + QuoteForError(options.policy) + " (known: " + KnownPolicies() +
                  ")"};
@@ -319,35 +269,22 @@ Result<std::unique_ptr<Extender>> Extender::FromObjects(std::span<const JsonObje
     (void)ext->UpsertPod(*pod);  // what is not applied as given is listed below
     if (!pod->node_name.empty() && !names.count(pod->node_name) && !PodEnded(pod->phase)) {
       MutexLock lock(ext->mutex_);
-      ext->warnings_.push_back(path_of[uid] + ": bound to unknown node " +
-                               QuoteForError(pod->node_name) + " (ignored)");
+      ext->model_.AddWarning(path_of[uid] + ": bound to unknown node " +
+                             QuoteForError(pod->node_name) + " (ignored)");
     }
   }
   MutexLock lock(ext->mutex_);
-  ext->loaded_ = true;
-  ext->Rebuild();
-  for (size_t n = 0; n < ext->unaccounted_.size(); ++n) {
-    for (const auto& [uid, why] : ext->unaccounted_[n]) {
-      ext->warnings_.push_back(path_of[uid] + " on node " + ext->cluster_->spec(n).name + ": " +
-                               why);
-    }
+  ext->model_.Load();
+  const ModelView view = ext->model_.View();
+  for (const ModelView::Unaccounted& u : view.unaccounted) {
+    ext->model_.AddWarning(path_of[u.uid] + " on node " + view.nodes[u.node].name + ": " + u.why);
   }
   return ext;
 }
 
-void Extender::KeepOwnNominationLocked(const std::string& uid, PodRecord* record) {
-  auto it = own_nominations_.find(uid);
-  if (it == own_nominations_.end()) return;
-  if (record->meta.nominated_node.empty()) {
-    record->meta.nominated_node = it->second;
-  } else {
-    own_nominations_.erase(it);
-  }
-}
-
 void Extender::SeeLocked(const Pod& pod, const PodSpec& spec) {
   const std::string uid = PodUid(pod);
-  const PodRecord* known = pods_.Find(uid);
+  const PodRecord* known = model_.pods().Find(uid);
   if (known != nullptr) {
     if (known->phase == PodPhase::kBound) return;
     // An older copy of the object than the one applied (kube-scheduler's cache lags the
@@ -368,64 +305,25 @@ void Extender::SeeLocked(const Pod& pod, const PodSpec& spec) {
   if ((known == nullptr || known->phase == PodPhase::kSeen) && !queue_.Filtered(uid)) {
     queue_.Pending(uid, pod, RequestsGpu(spec), true, Now());
   }
-  PodRecord r = RecordOf(pod, spec, nullptr);
+  PodRecord r = ClusterModel::RecordOf(pod, spec, nullptr);
   r.node.clear();
-  KeepOwnNominationLocked(uid, &r);
-  if (pods_.See(uid, std::move(r)) && scheduler_) {
-    // The engine counts each pod once (Scheduler::Decide in frag, the replay when the pod
-    // arrives); here that is the first sighting of its UID, so that context-using policies see
-    // the same history.
-    scheduler_->Observe(cluster_->MakeRequest(spec));
-  }
+  preemptor_.KeepOwnNomination(uid, &r);
+  // The engine counts each pod once (Scheduler::Decide in frag, the replay when the pod
+  // arrives); here that is the first sighting of its UID (ClusterModel::See), so that
+  // context-using policies see the same history.
+  model_.See(uid, std::move(r));
 }
-
-namespace {}  // namespace
-
-const std::string& Extender::ReasonText(int reason) {
-  static const std::array<std::string, kReasonFit> kTexts = {
-      "unknown node",
-      "unschedulable: node is cordoned",
-      "not-synced: Tessera is not in sync with the Kubernetes API (see its /readyz); no GPU "
-      "is offered until it is",
-      "blocked: a pod bound to this node cannot be fully accounted for (see Tessera's /state)",
-      "gpu-model: node has no GPUs",
-      "gpu-memory: every GPU of the node has less memory than the pod requests per GPU",
-      "device-plugin: node does not offer tessera.io/gpu, which the pod requests",
-      "device-plugin: node does not offer nvidia.com/gpu, which the pod requests",
-      "headroom: placing the pod here would take idle GPUs kept for the classes that may use "
-      "headroom (see Tessera's /state)",
-      "nominated: the GPUs left here are held for a pod of equal or higher priority that "
-      "preemption nominated to this node",
-  };
-  if (reason < kReasonFit) return kTexts[reason];
-  return CachedFitExplanation(static_cast<FitReason>(reason - kReasonFit));
-}
-
-const PaddedStrings& Extender::QuotedReasons() {
-  static const PaddedStrings table = [] {
-    PaddedStrings t;
-    for (int r = 0; r < kReasonFit + kNumFitReasons; ++r) {
-      std::string quoted = ":";
-      AppendJsonString(&quoted, ReasonText(r));
-      t.Add(quoted);
-    }
-    return t;
-  }();
-  return table;
-}
-
-namespace {}  // namespace
 
 template <typename Visit>
 Status Extender::FilterCandidatesLocked(const Pod& pod, const Result<PodSpec>& spec,
                                         std::span<const std::string_view> names, uint64_t names_id,
                                         std::vector<std::string>* details, Visit&& visit) {
-  EnsureModel();
+  model_.Refresh();
   if (!spec.ok()) {
     metrics_->bad_pods->Increment();
     return spec.error();
   }
-  const std::span<const int> resolved = node_names_.Resolve(names, names_id);
+  const std::span<const int> resolved = model_.names().Resolve(names, names_id);
   if (GateLocked()) {
     for (size_t i = 0; i < names.size(); ++i) {
       visit(i, names[i], resolved[i], Candidate::kUnresolvable, kReasonNotSynced);
@@ -434,27 +332,17 @@ Status Extender::FilterCandidatesLocked(const Pod& pod, const Result<PodSpec>& s
     return {};
   }
   SeeLocked(pod, *spec);
-  const PodRequest request = cluster_->MakeRequest(*spec);
-  UpdateHeadroomLocked();
+  const PodRequest request = model_.cluster().MakeRequest(*spec);
+  bool shrank = false;
+  headroom_->Update(&shrank);
   const std::string uid = PodUid(pod);
   const HeadroomPod headroom_pod = HeadroomOfLocked(uid, ClassOfPod(options_.classes, pod));
-  const HeadroomGate gate(*headroom_, *cluster_, headroom_pod, IdleGpusLocked(),
-                          IdleGpusByModelLocked());
-  // (model id, detail code) of each model whose headroom floor refused a node: its text in
-  // `details`, counted as kReasonHeadroom.
-  std::vector<std::pair<int, int>> model_reasons;
-  // (node GPU model, detail code) of each model the pod's model constraint refused: its text
-  // names both, counted as FitReason::kGpuModel.
-  std::vector<std::pair<std::string_view, int>> model_refusals;
+  const HeadroomGate gate = GateOfLocked(headroom_pod);
+  verdicts_.Begin(request, spec->gpu_spec, gate, details);
   const uint8_t mask = RequestMask(request, PodGpuFamilies(pod));
   std::vector<uint64_t>* passed =
-      filter_passes_.Begin(PodUid(pod), Now(), model_generation_, node_names_.QuotedNames());
-  std::array<int64_t, kReasonFit + kNumFitReasons> rejected{};
-  if (++group_fit_stamp_ == 0) {  // wrapped: forget every stamp
-    std::fill(group_fit_.begin(), group_fit_.end(), GroupFit{});
-    group_fit_stamp_ = 1;
-  }
-  const uint32_t stamp = group_fit_stamp_;
+      filter_passes_.Begin(uid, Now(), model_.generation(), model_.names().QuotedNames());
+  std::array<int64_t, kReasonDetail> rejected{};
   const bool evict = options_.preemption == PreemptionMode::kEvict && evictor_ != nullptr;
   bool any_fits = false;
   preempt_nodes_.clear();
@@ -465,78 +353,20 @@ Status Extender::FilterCandidatesLocked(const Pod& pod, const Result<PodSpec>& s
     bool never = false;
     if (node < 0) {
       reason = kReasonUnknown;
-    } else if (const uint8_t flags = node_flags_[node] & mask; flags != 0) [[unlikely]] {
+    } else if (const uint8_t flags = model_.flags(node) & mask; flags != 0) [[unlikely]] {
       reason = FlagReason(flags);
     } else {
-      // Nodes of one scheduler group (same capacity type and state) fit alike: checked once
-      // per group and request.
-      const auto group = static_cast<size_t>(scheduler_->group_of(node));
-      if (group >= group_fit_.size()) group_fit_.resize(group + 1);
-      GroupFit& memo = group_fit_[group];
-      if (memo.stamp != stamp) {
-        memo.stamp = stamp;
-        memo.never = false;
-        const FitReason fit = cluster_->Check(node, request);
-        memo.reason = kReasonFit + static_cast<int>(fit);
-        if (fit == FitReason::kGpuModel) {
-          const std::string_view model = cluster_->spec(node).gpu_model;
-          auto it = std::find_if(model_refusals.begin(), model_refusals.end(),
-                                 [&](const auto& m) { return m.first == model; });
-          if (it == model_refusals.end()) {
-            model_refusals.emplace_back(model, kReasonDetail + static_cast<int>(details->size()));
-            details->push_back(ModelRefusal(model, spec->gpu_spec));
-            it = model_refusals.end() - 1;
-          }
-          memo.reason = it->second;
-        } else if (fit == FitReason::kGpuMemory) {
-          const NodeSpec& ns = cluster_->spec(node);
-          if (ns.gpu_memory_mib > 0 && request.gpu_memory_mib > ns.gpu_memory_mib) {
-            memo.reason = kReasonGpuMemoryCapacity;
-          }
-        } else if (fit == FitReason::kTopology) [[unlikely]] {
-          const NodeSpec& ns = cluster_->spec(node);
-          if (ns.topology != nullptr) {
-            memo.reason = kReasonDetail + static_cast<int>(details->size());
-            details->push_back(
-                TopologyShortfall(*ns.topology, ns.gpu_count, cluster_->state(node), request));
-            // Would preemption help? Only if the pod fits the topology with every GPU free.
-            NodeState empty = cluster_->state(node);
-            for (int g = 0; g < ns.gpu_count; ++g) {
-              empty.gpu_free[g] = kMilliPerGpu;
-              empty.gpu_mem_free[g] = static_cast<int32_t>(ns.gpu_memory_mib);
-            }
-            memo.never = !TopologyFits(*ns.topology, ns.gpu_count, empty, request);
-          }
-        }
-        // The headroom depends on the node's state and model too (a group has one of each):
-        // once per group as well.
-        const Headroom::Shortfall why =
-            memo.reason == kReasonFit ? gate.MayUse(node, request) : Headroom::Shortfall::kNone;
-        memo.keeps_headroom = why == Headroom::Shortfall::kNone;
-        memo.headroom_reason = kReasonHeadroom;
-        if (why == Headroom::Shortfall::kModel) {
-          const HeadroomIdle node_idle = gate.IdleOf(node);
-          const int model = node_idle.model;
-          auto it = std::find_if(model_reasons.begin(), model_reasons.end(),
-                                 [&](const auto& m) { return m.first == model; });
-          if (it == model_reasons.end()) {
-            model_reasons.emplace_back(model, kReasonDetail + static_cast<int>(details->size()));
-            details->push_back(ModelHeadroomTextLocked(model, node_idle.model_idle));
-            it = model_reasons.end() - 1;
-          }
-          memo.headroom_reason = it->second;
-        }
-      }
-      reason = memo.reason;
-      never = memo.never && reason >= kReasonDetail;
-      if (!memo.keeps_headroom && name != pod.nominated_node_name) {
-        reason = memo.headroom_reason;
+      const GroupVerdicts::Verdict& v = verdicts_.Of(model_, *headroom_, node);
+      reason = v.reason;
+      never = v.never && reason >= kReasonDetail;
+      if (!v.keeps_headroom && name != pod.nominated_node_name) {
+        reason = v.headroom_reason;
         never = false;
       }
       // Room that preemption made for a pod nominated here is not for pods of lower priority.
-      if (reason == kReasonFit && pods_.any_nominated() &&
-          !FitsBesideNominatedLocked(node, std::string(name), uid, pod.priority, request))
-          [[unlikely]] {
+      if (reason == kReasonFit && model_.pods().any_nominated() &&
+          !preemptor_.FitsBesideNominated(model_, node, std::string(name), uid, pod.priority,
+                                          request)) [[unlikely]] {
         reason = kReasonNominated;
       }
     }
@@ -546,23 +376,10 @@ Status Extender::FilterCandidatesLocked(const Pod& pod, const Result<PodSpec>& s
       visit(i, name, node, Candidate::kFits, kReasonUnknown);
       continue;
     }
-    // A node's own reason (kReasonDetail + k) is a topology shortfall, a model's headroom
-    // floor or a model the pod does not allow.
-    int counted = reason;
-    if (reason >= kReasonDetail) {
-      counted = kReasonFit + static_cast<int>(FitReason::kTopology);
-      for (const auto& [model, code] : model_reasons) {
-        if (code == reason) counted = kReasonHeadroom;
-      }
-      for (const auto& [model, code] : model_refusals) {
-        if (code == reason) counted = kReasonFit + static_cast<int>(FitReason::kGpuModel);
-      }
-    }
+    // A node's own reason (kReasonDetail + k) counts as its kind.
+    const int counted = verdicts_.Counted(reason);
     ++rejected[counted];
-    const bool resolvable =
-        !never &&
-        (counted == kReasonHeadroom || counted == kReasonNominated ||
-         (counted >= kReasonFit && Resolvable(static_cast<FitReason>(counted - kReasonFit))));
+    const bool resolvable = !never && ResolvableReason(counted);
     // A pod held back by the headroom preempts instead where its class has an SLO and the
     // headroom says so (HeadroomOptions::slo_classes_preempt), as in the replay.
     if (evict && resolvable && (counted != kReasonHeadroom || headroom_pod.preempts)) {
@@ -570,11 +387,16 @@ Status Extender::FilterCandidatesLocked(const Pod& pod, const Result<PodSpec>& s
     }
     visit(i, name, node, resolvable ? Candidate::kFailed : Candidate::kUnresolvable, reason);
   }
-  for (int r = 0; r < kReasonFit + kNumFitReasons; ++r) {
+  for (int r = 0; r < kReasonDetail; ++r) {
     if (rejected[r] > 0) metrics_->rejections[r]->Increment(static_cast<double>(rejected[r]));
   }
   if (evict && !any_fits && !preempt_nodes_.empty()) {
-    PreemptAtFilterLocked(pod, request, preempt_nodes_);
+    if (std::optional<Eviction> e =
+            preemptor_.AtFilter(model_, pod, request, preempt_nodes_, Now())) {
+      metrics_->preempt_nodes->Increment();
+      metrics_->preempt_victims->Increment(static_cast<double>(e->victims.size()));
+      evictor_->Enqueue(std::move(*e));
+    }
   }
   return {};
 }
@@ -665,8 +487,8 @@ std::string Extender::FilterJsonOf(const Pod& pod, std::span<const std::string_v
   PaddedStrings quoted_details;
   {
     MutexLock lock(mutex_, std::chrono::microseconds(options_.spin_us));
-    EnsureModel();  // before QuotedNames: a rebuild would make its names the old model's
-    quoted_names = node_names_.QuotedNames();
+    model_.Refresh();  // before QuotedNames: a rebuild would make its names the old model's
+    quoted_names = model_.names().QuotedNames();
     const PaddedStrings& quoted = *quoted_names;
     const auto reason_length = [&](int reason) -> size_t {
       if (reason < kReasonDetail) [[likely]] {
@@ -733,92 +555,16 @@ void Extender::ScoreCandidatesLocked(const Pod& pod, std::span<const std::string
                                      uint64_t names_id, Visit&& visit) {
   Result<PodSpec> spec = PodToSpec(pod);
   if (!spec.ok()) return;
-  EnsureModel();
-  const std::span<const int> node_of = node_names_.Resolve(names, names_id);  // -1 if unknown
+  model_.Refresh();
+  const std::span<const int> node_of = model_.names().Resolve(names, names_id);  // -1: unknown
   if (GateLocked()) {
     for (size_t i = 0; i < names.size(); ++i) visit(i, names[i], node_of[i], 0);
     return;
   }
   SeeLocked(pod, *spec);
-  const PodRequest request = cluster_->MakeRequest(*spec);
-  const uint8_t mask = RequestMask(request, PodGpuFamilies(pod));
-  // Nodes of one scheduler group get the same score (the scheduler scores groups, and
-  // normalises over the scores it saw, which one node per group gives alike): the first
-  // candidate of each group is scored for all of them.
-  if (++group_fit_stamp_ == 0) {  // wrapped: forget every stamp
-    std::fill(group_fit_.begin(), group_fit_.end(), GroupFit{});
-    group_fit_stamp_ = 1;
-  }
-  const uint32_t stamp = group_fit_stamp_;
-  constexpr int kNoScore = std::numeric_limits<int>::min();
-  std::vector<int>& nodes = score_nodes_;         // one per group
-  std::vector<int>& group_of = candidate_group_;  // by candidate; -1: no score
-  nodes.clear();
-  group_of.resize(node_of.size());
-  for (size_t i = 0; i < node_of.size(); ++i) {
-    const int node = node_of[i];
-    int group = -1;
-    if (node >= 0 && (node_flags_[node] & mask) == 0) {
-      group = scheduler_->group_of(node);
-      if (static_cast<size_t>(group) >= group_fit_.size()) group_fit_.resize(group + 1);
-      GroupFit& g = group_fit_[group];
-      if (g.stamp != stamp) {
-        g.stamp = stamp;
-        g.score = kNoScore;
-        nodes.push_back(node);
-      }
-    }
-    group_of[i] = group;
-  }
-  const std::vector<std::pair<int, int>> scored = scheduler_->ScoreNodes(request, nodes);
-  for (const auto& [node, score] : scored) group_fit_[scheduler_->group_of(node)].score = score;
-  int lo = 0;
-  int hi = 0;
-  for (size_t k = 0; k < scored.size(); ++k) {
-    lo = k == 0 ? scored[k].second : std::min(lo, scored[k].second);
-    hi = k == 0 ? scored[k].second : std::max(hi, scored[k].second);
-  }
-  // The engine's own choice among the candidates — the best score, then the lowest rank in
-  // the tie order, as Scheduler::Decide and the replay choose — scores kPickScore; every other
-  // candidate at most kOthersMaxScore. kube-scheduler adds the extender's score times its
-  // weight times 10 to its own plugins' scores and breaks ties at random: with deploy/'s
-  // weight 5 the gap of 5 is worth 250 points, more than its resource plugins can differ by
-  // (NodeResourcesFit and BalancedAllocation, 100 each at weight 1), so the node the engine
-  // chose is the node bound unless the pod's own preferences (affinity, spread) outweigh it.
-  // (A node named twice is one candidate: both entries get its score.)
-  int pick = -1;  // node index
-  int pick_score = 0;
-  for (size_t i = 0; i < node_of.size(); ++i) {
-    if (group_of[i] < 0) continue;
-    const int s = group_fit_[group_of[i]].score;
-    if (s == kNoScore) continue;
-    if (pick < 0 || PicksBefore(s, engine_->rank(node_of[i]), pick_score, engine_->rank(pick))) {
-      pick = node_of[i];
-      pick_score = s;
-    }
-  }
-  // The others: integer floor of kOthersMaxScore * (s - lo) / (hi - lo); all equal →
-  // kOthersMaxScore. By table for the usual ranges (scores 0..100): a division per candidate
-  // costs more than the rest of its work.
-  const auto scale = [&](int s) -> int64_t {
-    return hi > lo ? int64_t{kOthersMaxScore} * (s - lo) / (hi - lo) : kOthersMaxScore;
-  };
-  constexpr int kTableRange = 1024;
-  const bool by_table = int64_t{hi} - lo < kTableRange;
-  std::array<int8_t, kTableRange> table;
-  if (by_table) {
-    for (int s = lo; s <= hi; ++s) table[s - lo] = static_cast<int8_t>(scale(s));
-  }
-  for (size_t i = 0; i < names.size(); ++i) {
-    int64_t score = 0;
-    if (pick >= 0 && node_of[i] == pick) {
-      score = kPickScore;
-    } else if (group_of[i] >= 0) {
-      const int s = group_fit_[group_of[i]].score;
-      if (s != kNoScore) score = by_table ? table[s - lo] : scale(s);
-    }
-    visit(i, names[i], node_of[i], score);
-  }
+  const PodRequest request = model_.cluster().MakeRequest(*spec);
+  scores_.Score(model_, request, RequestMask(request, PodGpuFamilies(pod)), node_of,
+                [&](size_t i, int64_t score) { visit(i, names[i], node_of[i], score); });
 }
 
 HostPriorityList Extender::Prioritize(const ExtenderArgs& args) {
@@ -850,8 +596,8 @@ std::string Extender::PrioritizeJsonOf(const Pod& pod, std::span<const std::stri
   std::shared_ptr<const PaddedStrings> host_entries;
   {
     MutexLock lock(mutex_, std::chrono::microseconds(options_.spin_us));
-    EnsureModel();  // before HostEntries: a rebuild would make its entries the old model's
-    host_entries = node_names_.HostEntries();
+    model_.Refresh();  // before HostEntries: a rebuild would make its entries the old model's
+    host_entries = model_.names().HostEntries();
     ScoreCandidatesLocked(
         pod, names, names_id,
         [&](size_t, std::string_view, int node, int64_t score) __attribute__((always_inline)) {
@@ -879,90 +625,17 @@ std::string Extender::MetricsText() const {
   return prometheus::TextSerializer().Serialize(CollectMetrics());
 }
 
-Extender::ModelView Extender::View() const {
+ModelView Extender::View() const {
   MutexLock lock(mutex_);
-  return ViewLocked();
-}
-
-Extender::ModelView Extender::ViewLocked() const {
-  ModelView v;
-  v.nodes.reserve(static_cast<size_t>(cluster_->size()));
-  for (int n = 0; n < cluster_->size(); ++n) {
-    v.nodes.push_back({cluster_->spec(n).name, (node_flags_[n] & kCordoned) != 0, blocked_[n]});
-    for (const auto& [uid, why] : unaccounted_[n]) {
-      const PodRecord* r = pods_.Find(uid);
-      v.unaccounted.push_back({uid, r ? r->key : "", n, why});
-    }
-  }
-  v.placed.reserve(assignments_.size());
-  for (const auto& [uid, a] : assignments_) {
-    const PodRecord* r = pods_.Find(uid);
-    v.placed.push_back({uid, a.pod, a.node, a.gpus, a.request.IsCpuOnly() ? 0 : a.request.gpu_milli,
-                        r != nullptr && r->phase == PodPhase::kAssumed, a.source});
-  }
-  return v;
+  return model_.View();
 }
 
 StatusView Extender::StatusLocked(bool with_fragmentation) const {
-  StatusView v;
+  StatusView v =
+      MakeStatusView(model_, queue_, *headroom_, options_.classes, Now(), with_fragmentation);
   v.policy = options_.policy;
   v.api_mode = api_mode_;
   v.gate = GateLocked().value_or("");
-  v.assumed_pods = pods_.assumed();
-  v.gpu_capacity_milli = cluster_->total_gpu_milli();
-  v.gpu_allocated_milli = cluster_->allocated_gpu_milli();
-  v.model = ViewLocked();
-  v.models = cluster_->models();
-  const TargetWorkload* m =
-      with_fragmentation && engine_ != nullptr ? engine_->workload() : nullptr;
-  v.nodes.reserve(static_cast<size_t>(cluster_->size()));
-  for (int n = 0; n < cluster_->size(); ++n) {
-    const NodeSpec& s = cluster_->spec(n);
-    const NodeState& st = cluster_->state(n);
-    StatusView::Node& node = v.nodes.emplace_back();
-    node.gpu_model = s.gpu_model;
-    node.gpu_count = s.gpu_count;
-    node.cpu_left_milli = st.cpu_left;
-    node.memory_left_mib = st.memory_left;
-    node.gpu_free_milli.assign(st.gpu_free.begin(), st.gpu_free.begin() + s.gpu_count);
-    if (s.topology != nullptr) node.topology = FormatCompactTopology(*s.topology);
-    node.model_id = cluster_->model_id(n);
-    if (m != nullptr) {
-      node.fragmentation_milli = m->NodeFragmentation(*cluster_, n);
-      node.stranded_milli = m->NodeStranded(*cluster_, n);
-    }
-  }
-  const std::vector<int> depth = queue_.CountByClass();
-  const QosClasses& qc = queue_.classes();
-  for (size_t c = 0; c < qc.classes.size(); ++c) v.classes.push_back({qc.classes[c], depth[c]});
-  std::vector<std::pair<const std::string*, const PendingQueue::Entry*>> queued;
-  for (const auto& [uid, e] : queue_.pods()) queued.emplace_back(&uid, &e);
-  std::sort(queued.begin(), queued.end(), [](const auto& a, const auto& b) {
-    return a.second->created_s != b.second->created_s ? a.second->created_s < b.second->created_s
-                                                      : *a.first < *b.first;
-  });
-  const double now = Now();
-  for (const auto& [uid, e] : queued) {
-    const PodRecord* r = pods_.Find(*uid);
-    v.pending.push_back({*uid, e->key, qc.classes[e->cls].name, std::max(0.0, now - e->created_s),
-                         r != nullptr ? r->meta.nominated_node : std::string()});
-  }
-  v.headroom.mode = headroom_->options().mode;
-  v.headroom.target_gpus = headroom_->target();
-  const std::vector<int64_t>& by_model = IdleGpusByModelLocked();  // idle GPUs per model id
-  v.headroom.idle_gpus = IdleGpusLocked();
-  for (size_t k = 0; k < by_model.size(); ++k) {
-    v.headroom.models.push_back(
-        {v.models[k], headroom_->model_target(static_cast<int>(k)), by_model[k], true});
-  }
-  for (const auto& [name, gpus] : headroom_->options().model_gpus) {
-    if (std::find(v.models.begin(), v.models.end(), name) == v.models.end()) {
-      v.headroom.models.push_back({name, 0, 0, false});
-    }
-  }
-  for (const QosClass& k : options_.classes.classes) {
-    if (k.use_headroom) v.headroom.classes.push_back(k.name);
-  }
   return v;
 }
 
@@ -973,12 +646,12 @@ std::string Extender::StateJson() const {
 
 int64_t Extender::gpu_allocated_milli() const {
   MutexLock lock(mutex_);
-  return cluster_->allocated_gpu_milli();
+  return model_.cluster().allocated_gpu_milli();
 }
 
 int64_t Extender::gpu_capacity_milli() const {
   MutexLock lock(mutex_);
-  return cluster_->total_gpu_milli();
+  return model_.cluster().total_gpu_milli();
 }
 
 std::vector<int> Extender::pending_gpu_pods() const {
@@ -994,13 +667,13 @@ void Extender::WaitEndedLocked(const std::string& uid) {
 
 TopologyPtr Extender::node_topology(const std::string& name) const {
   MutexLock lock(mutex_);
-  auto it = nodes_.find(name);
-  return it == nodes_.end() ? TopologyPtr{} : it->second.spec.topology;
+  const NodeRecord* record = model_.node(name);
+  return record == nullptr ? TopologyPtr{} : record->spec.topology;
 }
 
 int Extender::bound_pods() const {
   MutexLock lock(mutex_);
-  return static_cast<int>(assignments_.size());
+  return static_cast<int>(model_.assignments().size());
 }
 
 }  // namespace tessera::k8s

@@ -23,13 +23,15 @@
 #include "k8s/api/disruption_budget.h"
 #include "k8s/api/kube_api.h"
 #include "k8s/api/objects.h"
+#include "k8s/extender/cluster_model.h"
 #include "k8s/extender/evictor.h"
 #include "k8s/extender/extender_protocol.h"
 #include "k8s/extender/filter_passes.h"
-#include "k8s/extender/node_name_index.h"
+#include "k8s/extender/node_filter.h"
 #include "k8s/extender/padded_strings.h"
 #include "k8s/extender/pending_queue.h"
 #include "k8s/extender/pod_state.h"
+#include "k8s/extender/preemptor.h"
 #include "k8s/extender/wire.h"
 #include "k8s/hami/register.h"
 #include "k8s/translate/node_topology.h"
@@ -56,10 +58,6 @@ class Registry;
 namespace tessera::k8s {
 
 struct StatusView;  // k8s/extender/status.h
-
-/// The pod annotation that carries a bound pod's GPU indices on its node: "0-3", "1,3",
-/// "0-1,4" (ranges inclusive). Written with the Binding; read from every bound pod.
-inline constexpr std::string_view kGpuIndicesAnnotation = "tessera.io/gpu-indices";
 
 /// What an API-mode Extender needs besides ExtenderOptions.
 struct LiveOptions {
@@ -141,19 +139,11 @@ inline constexpr std::array<double, 16> kWaitBuckets = {0.1, 0.25, 0.5, 1,   2.5
 inline constexpr std::array<double, 15> kRequestDurationBuckets = {
     0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10};
 
-/// The extender: a Cluster, a Policy and a Scheduler over them, and every pod it knows with its
-/// state (k8s/extender/pod_state.h: seen → assumed → bound → released).
-///
-/// The model is a function of the objects: each node's allocations are placed from the pods
-/// bound (or assumed) on it, facts first — pods whose GPUs the API's objects name
-/// (tessera.io/gpu-indices, HAMi's vgpu-devices-allocated) and this extender's own binds, in
-/// UID order — then the pods without GPU indices, in UID order, on the generic choice. A node
-/// is placed again whenever one of its pods changes, so the result does not depend on the
-/// order events came in. Fail closed: a bound pod always occupies its node; when its request
-/// does not decode, it counts as whole GPUs (FailClosedSpec); when nothing of it can be read,
-/// or it cannot be placed beside the others (its GPUs are taken, the node shrank), the node is
-/// *blocked*: filter refuses every GPU pod there with a reason, /state lists why, and
-/// tessera_nodes_blocked counts it.
+/// The extender: the verbs of kube-scheduler's extender protocol (filter, prioritize, preempt,
+/// bind) over a cluster model (cluster_model.h: the API's objects → the engine's Cluster, facts
+/// then guesses, fail closed, every pod's state), with the GPU queue and its SLO metrics
+/// (pending_queue.h), the headroom (sched/headroom.h, sched/cycle.h), filter's per-group
+/// verdicts (node_filter.h) and the preemption (preemptor.h).
 ///
 /// Two modes. File mode (FromJson): the objects come from kubectl JSON once, Bind only updates
 /// the model, nodes keep the order of the node list (the policy's tie order). API mode
@@ -167,7 +157,7 @@ inline constexpr std::array<double, 15> kRequestDurationBuckets = {
 /// from the bound pods when the model is rebuilt (file mode: from every pod of the file); with
 /// no pods at all, a single class of one whole GPU.
 ///
-/// Thread-safe: every public method takes `mutex_`; all members below it are
+/// Thread-safe: every public method takes `mutex_`; the members below it are
 /// GUARDED_BY(mutex_). Bind never over-allocates: it re-checks the fit under the lock.
 class Extender final : public ClusterEventSink {
  public:
@@ -279,37 +269,8 @@ class Extender final : public ClusterEventSink {
   /// for the known verbs.
   void RecordRequest(std::string_view verb, double seconds);
 
-  /// Where a placed pod's GPUs come from: its annotation, Tessera's own bind, a guess over the
-  /// free GPUs, or an estimate (the pod could not be read; it holds what it asks for).
-  enum class GpuSource : uint8_t { kAnnotation, kTessera, kGuess, kEstimate };
   /// The cluster model as the extender holds it, typed (what `tessera analyze` reads; StateJson
-  /// writes the same): per node whether it is cordoned or blocked, every placed pod's node and
-  /// GPUs, and the pods the model could not account for as given.
-  struct ModelView {
-    struct Node {
-      std::string name;
-      bool cordoned = false;
-      std::string blocked;  ///< why no pod may be placed there; "" when it may
-    };
-    struct Placed {
-      std::string uid;
-      std::string pod;  ///< "namespace/name"
-      int node = -1;    ///< index into nodes
-      GpuSet gpus = 0;
-      int64_t gpu_milli = 0;  ///< per GPU; 0 for a CPU-only pod
-      bool assumed = false;   ///< bind accepted, not yet seen bound
-      GpuSource source = GpuSource::kGuess;
-    };
-    struct Unaccounted {
-      std::string uid;
-      std::string pod;  ///< "namespace/name", "" when unknown
-      int node = -1;
-      std::string why;
-    };
-    std::vector<Node> nodes;               ///< in the model's node order
-    std::vector<Placed> placed;            ///< by UID
-    std::vector<Unaccounted> unaccounted;  ///< by node, then UID
-  };
+  /// writes the same).
   ModelView View() const;
 
   /// {"policy", "mode", "synced", "sync_reason", "gpu_capacity_milli", "gpu_allocated_milli",
@@ -343,53 +304,16 @@ class Extender final : public ClusterEventSink {
   std::vector<int> pending_gpu_pods() const;
 
  private:
-  struct Assignment {
-    std::string pod;  ///< "namespace/name"
-    int node = -1;
-    PodRequest request;
-    GpuSet gpus = 0;
-    GpuSource source = GpuSource::kGuess;
-  };
-  /// A node as last read.
-  struct NodeRecord {
-    NodeSpec spec;
-    bool unschedulable = false;
-    std::vector<HamiDevice> gpus;  ///< HAMi devices by GPU index; empty when unknown
-    uint8_t families = 0;          ///< GpuFamily bits it offers
-    int64_t rank = 0;              ///< file mode: position in the node list (the tie order)
-    std::string topology_note;     ///< the last topology error or warning logged for it
-  };
-  struct Metrics;  // extender.cc: the prometheus-cpp families and cells
-
-  explicit Extender(const ExtenderOptions& options);
-  /// How Filter sorts a candidate.
+  struct Metrics;  // metrics.h: the prometheus-cpp families and cells
+  /// How filter sorts a candidate.
   enum class Candidate : uint8_t { kFits, kFailed, kUnresolvable };
-  /// Why Filter rejects a candidate: one of the kReason* below, or kReasonFit + FitReason.
-  static constexpr int kReasonUnknown = 0;
-  static constexpr int kReasonCordoned = 1;
-  static constexpr int kReasonNotSynced = 2;
-  static constexpr int kReasonBlocked = 3;
-  static constexpr int kReasonNoGpus = 4;
-  static constexpr int kReasonGpuMemoryCapacity = 5;
-  static constexpr int kReasonTesseraFamily = 6;  ///< pod's tessera.io/* not offered
-  static constexpr int kReasonNvidiaFamily = 7;   ///< pod's nvidia.com/* not offered
-  static constexpr int kReasonHeadroom = 8;       ///< would eat idle GPUs kept for a class
-  static constexpr int kReasonNominated = 9;      ///< room held for a pod nominated there
-  static constexpr int kReasonFit = 10;
-  /// Codes from here on: the k-th text of a request's `details` (FilterCandidatesLocked), a
-  /// node's own explanation (a topology shortfall, TopologyShortfall), counted as kTopology.
-  static constexpr int kReasonDetail = kReasonFit + kNumFitReasons;
-  /// The reason text of a kReason* code.
-  static const std::string& ReasonText(int reason);
-  /// ':' and the JSON string of each reason (a failure entry's value), by code.
-  static const PaddedStrings& QuotedReasons();
 
+  Extender(const ExtenderOptions& options, bool api_mode);
   /// Filter's loop; the caller holds the lock and decoded `spec` from `pod`. Remembers the
   /// pod, then calls visit(index, name, node or -1, Candidate, reason) for each candidate
-  /// (reason as above; kReasonUnknown for a fit) and counts the rejections. Returns the
-  /// PodToSpec error (no candidate visited), or OK.
-  /// `names_id`: ExtenderArgsRef::names_id (0 when unknown). A node refused for its topology
-  /// gets the reason kReasonDetail + k, `(*details)[k]` its shortfall, one text per group.
+  /// (node_filter.h's codes; kReasonUnknown for a fit) and counts the rejections. Returns the
+  /// PodToSpec error (no candidate visited), or OK. `names_id`: ExtenderArgsRef::names_id (0
+  /// when unknown). A node's own explanation is kReasonDetail + k, `(*details)[k]` its text.
   template <typename Visit>
   Status FilterCandidatesLocked(const Pod& pod, const Result<PodSpec>& spec,
                                 std::span<const std::string_view> names, uint64_t names_id,
@@ -405,71 +329,25 @@ class Extender final : public ClusterEventSink {
                              uint64_t names_id, Visit&& visit) TESSERA_REQUIRES(mutex_);
   std::string PrioritizeJsonOf(const Pod& pod, std::span<const std::string_view> names,
                                uint64_t names_id);
-  /// Whether `request` (pod `uid` of `priority`) fits node `node` (named `name`) beside the
-  /// pending pods nominated there of at least its priority, each placed first (highest
-  /// priority first) where it fits now — kube-scheduler's RunFilterPluginsWithNominatedPods
-  /// for the GPUs it does not see. True when none is nominated there. Caller holds the lock.
-  bool FitsBesideNominatedLocked(int node, const std::string& name, const std::string& uid,
-                                 int32_t priority, const PodRequest& request) const
-      TESSERA_REQUIRES(mutex_);
-  /// For PreemptionMode::kEvict: the pod fits none of `nodes` (filter's resolvable refusals);
-  /// if it may preempt (not preemptionPolicy: Never, not nominated to a node where pods of
-  /// lower priority are still terminating), chooses the victims on each node without a pending
-  /// nomination and the node as kube-scheduler would (ChoosePreemptionNode), nominates the pod
-  /// there in the model and queues the API writes (Evictor). Caller holds the lock.
-  void PreemptAtFilterLocked(const Pod& pod, const PodRequest& request,
-                             const std::vector<int>& nodes) TESSERA_REQUIRES(mutex_);
-  /// The victim search of Preempt and PreemptAtFilterLocked on the nodes of `proposed` (node
-  /// name → the victims the scheduler sent, possibly none): one answer per node where some
-  /// victim set makes the preemptor (UID `uid`, `priority`) fit, with the node's rank. Skips
-  /// nodes with a pending nomination when `skip_nominated`. Caller holds the lock.
-  std::vector<NodeVictims> VictimsLocked(
-      const std::string& uid, int32_t priority, const PodRequest& request,
-      std::map<std::string, std::vector<std::pair<VictimCandidate, PodMeta>>>& proposed,
-      bool skip_nominated) TESSERA_REQUIRES(mutex_);
 
-  /// Headroom (ExtenderOptions::headroom); the caller holds the lock.
   /// The headroom's view of pod `uid` of class `cls` (sched/cycle.h: held, at risk, preempts
   /// instead of waiting); its wait counts from metadata.creationTimestamp, and a pod not in the
   /// GPU queue is not at risk. Nothing for cls < 0.
   HeadroomPod HeadroomOfLocked(const std::string& uid, int cls) const TESSERA_REQUIRES(mutex_);
-  /// The whole idle GPUs of the cluster now (the scheduler's running count; 0 before the model
-  /// is built).
-  int64_t IdleGpusLocked() const TESSERA_REQUIRES(mutex_);
-  /// The same by GPU model id.
-  const std::vector<int64_t>& IdleGpusByModelLocked() const TESSERA_REQUIRES(mutex_);
-  /// The reason of a held pod refused for the floor of GPU model `model` (an id), naming it,
-  /// with the floor and the model's `idle` GPUs.
-  std::string ModelHeadroomTextLocked(int model, int64_t idle) const TESSERA_REQUIRES(mutex_);
-  /// Moves the headroom to the clock's now (forecast buckets, backlog peaks that aged out).
-  void UpdateHeadroomLocked() TESSERA_REQUIRES(mutex_);
-  /// Feeds a release by a pod of `priority`: the idle GPUs before and after a change of the
-  /// model (kBacklog).
-  void NoteIdleChangeLocked(int64_t idle_before, int priority) TESSERA_REQUIRES(mutex_);
+  /// The headroom gate of a pod in this cycle (the model's idle GPUs now).
+  HeadroomGate GateOfLocked(const HeadroomPod& pod) const TESSERA_REQUIRES(mutex_);
   /// Forgets pod `uid` (deleted or ended) and places its node again; a release it makes feeds
-  /// the headroom's drain rate.
+  /// the headroom's drain rate (kBacklog), unless it was a preemption's victim (its GPUs go to
+  /// its preemptor).
   void RemovePodLocked(const std::string& uid) TESSERA_REQUIRES(mutex_);
-  /// The class index of a pod record's metadata (label tessera.io/class, else priority).
-  int ClassOfRecord(const PodRecord& r) const TESSERA_REQUIRES(mutex_);
-
   /// Why the verbs refuse to answer (out of sync with the API); none when they may answer.
   std::optional<std::string> GateLocked() const TESSERA_REQUIRES(mutex_);
-  /// View under the lock.
-  ModelView ViewLocked() const TESSERA_REQUIRES(mutex_);
   /// What /state and the model's gauges show (status.h), under the lock; F_n(M) and the
   /// stranded GPU per node only `with_fragmentation` (the metrics; /state does not show them).
   StatusView StatusLocked(bool with_fragmentation) const TESSERA_REQUIRES(mutex_);
   /// Remembers a pod seen by Filter/Prioritize (PodStates::See) and, the first time, counts
   /// it for the policy's context (Scheduler::Observe).
   void SeeLocked(const Pod& pod, const PodSpec& spec) TESSERA_REQUIRES(mutex_);
-  /// A pending pod's record from an API object: keeps this extender's own nomination of it
-  /// while the object shows none yet; once the object shows one, that one is the truth.
-  void KeepOwnNominationLocked(const std::string& uid, PodRecord* record) TESSERA_REQUIRES(mutex_);
-  /// The record a pod object gives (request decoded or estimated, annotations, metadata);
-  /// `error` gets PodToSpec's error when the request is an estimate.
-  static PodRecord RecordOf(const Pod& pod, std::string* error);
-  /// The same, with PodToSpec's answer for the pod already at hand.
-  static PodRecord RecordOf(const Pod& pod, const Result<PodSpec>& spec, std::string* error);
   /// Why Bind does not place a pod: the result tessera_binds_total counts it under, and what
   /// the answer says.
   struct BindRefusal {
@@ -491,119 +369,30 @@ class Extender final : public ClusterEventSink {
       TESSERA_REQUIRES(mutex_);
   ExtenderBindingResult BindThroughApi(const ExtenderBindingArgs& args, UniqueMutexLock& lock)
       TESSERA_REQUIRES(mutex_);
-  /// Applies a consistent read of `node`'s pods (PodList JSON items) to the model: pods it
-  /// shows bound there that the watch has not delivered (newer resourceVersions, not removed)
-  /// are observed; nothing is removed (the watch tells that). Caller holds the lock.
-  void MergeNodeReadLocked(const std::string& node, const ListPage& page) TESSERA_REQUIRES(mutex_);
-
-  /// Rebuilds the model if nodes changed (dirty_) and the first sync (or file load) is done.
-  void EnsureModel() TESSERA_REQUIRES(mutex_);
-  void Rebuild() TESSERA_REQUIRES(mutex_);
-  /// Places `node`'s pods again from their records (facts, then guesses; see the class
-  /// comment). No-op before the model is built or for an unknown node.
-  void PlaceNode(const std::string& node) TESSERA_REQUIRES(mutex_);
-  void PlaceNodes(const std::vector<std::string>& nodes) TESSERA_REQUIRES(mutex_);
-  /// The GPUs `r`'s objects (or this extender) name on node `node`, if any; `why` gets a
-  /// malformed annotation's message.
-  std::optional<GpuSet> FactGpus(const PodRecord& r, int node, std::string* why) const
-      TESSERA_REQUIRES(mutex_);
   double Now() const;
   /// The pod `uid` is bound (by this extender's Bind, or the watch shows it so): if it was in
   /// the GPU queue, its wait goes into the wait histogram and the SLO counters.
   void WaitEndedLocked(const std::string& uid) TESSERA_REQUIRES(mutex_);
 
   mutable Mutex mutex_;
-  ExtenderOptions options_;  // GUARDED_BY(mutex_) (immutable)
-  /// The engine (cluster, policy with its target workload, scheduler) as every front door
-  /// assembles it (sched/engine.h); rebuilt when the nodes change. GUARDED_BY(mutex_).
-  std::unique_ptr<Engine> engine_ TESSERA_GUARDED_BY(mutex_);
-  Cluster* cluster_ TESSERA_GUARDED_BY(mutex_) =
-      nullptr;  // &engine_->cluster(); null before the first build
-  Scheduler* scheduler_ TESSERA_GUARDED_BY(mutex_) =
-      nullptr;  // &engine_->scheduler(); null before the first build
-  /// The model's node names: indices by name, candidates resolved, the answers' name pieces
-  /// (immutable once built: a caller may keep reading them after releasing the lock); rebuilt
-  /// with the model. GUARDED_BY(mutex_).
-  NodeNameIndex node_names_ TESSERA_GUARDED_BY(mutex_);
-  std::vector<int> score_nodes_
-      TESSERA_GUARDED_BY(mutex_);  // GUARDED_BY(mutex_), ScoreCandidatesLocked's scratch
-  std::vector<int> candidate_group_
-      TESSERA_GUARDED_BY(mutex_);  // GUARDED_BY(mutex_), ScoreCandidatesLocked's scratch
-  /// Why a node takes no pod of some kind, as bits by node index (node_flags_): a candidate
-  /// whose bits meet the request's mask (RequestMask) is rejected without looking further, so
-  /// the common case costs one byte read.
-  enum NodeFlag : uint8_t {
-    kCordoned = 1,
-    kBlocked = 2,
-    kNoGpus = 4,
-    kNoTessera = 8,  ///< does not offer tessera.io/gpu
-    kNoNvidia = 16,  ///< offers neither nvidia.com/gpu nor a HAMi register
-  };
-  static uint8_t FlagsOf(const NodeRecord& record);
-  /// The node flags that reject a pod with `request` and GPU resource `families`.
-  static uint8_t RequestMask(const PodRequest& request, uint8_t families);
-  /// The kReason* of a candidate whose flags meet the mask.
-  static int FlagReason(uint8_t flags);
-  std::vector<uint8_t> node_flags_
-      TESSERA_GUARDED_BY(mutex_);  // GUARDED_BY(mutex_), NodeFlag bits by node index
-  std::vector<std::string> blocked_
-      TESSERA_GUARDED_BY(mutex_);  // GUARDED_BY(mutex_), by node index; "" = not blocked
-  std::vector<std::vector<std::string>> placed_
-      TESSERA_GUARDED_BY(mutex_);  // GUARDED_BY(mutex_), UIDs by node index
-  uint64_t model_generation_ TESSERA_GUARDED_BY(mutex_) = 0;  // GUARDED_BY(mutex_), +1 per Rebuild
-  /// Filter's fit, or prioritize's score, of each scheduler group (Scheduler::group_of) for
-  /// the current request: valid where `stamp` is the request's group_fit_stamp_.
-  struct GroupFit {
-    uint32_t stamp = 0;
-    int reason = kReasonFit;     ///< kReasonFit + FitReason, or a refined kReason*
-    bool keeps_headroom = true;  ///< a held pod that fits keeps the headroom there (HeldMayUse)
-    /// Where it does not: kReasonHeadroom (H), or the detail code of its model's floor.
-    int headroom_reason = kReasonHeadroom;
-    /// Refused for a topology that no freeing of GPUs would satisfy (the pod does not fit it
-    /// on the node emptied): unresolvable, where other topology refusals are not.
-    bool never = false;
-    int score = 0;
-  };
-  std::vector<GroupFit> group_fit_ TESSERA_GUARDED_BY(mutex_);  // GUARDED_BY(mutex_), by group id
-  uint32_t group_fit_stamp_ TESSERA_GUARDED_BY(mutex_) = 0;     // GUARDED_BY(mutex_)
-  PodStates pods_ TESSERA_GUARDED_BY(mutex_);                   // GUARDED_BY(mutex_)
-  std::map<std::string, Assignment> assignments_
-      TESSERA_GUARDED_BY(mutex_);  // GUARDED_BY(mutex_), placed pods by UID
-  /// Pods counted without knowing all of them, (UID, why) by node index: "estimated ...",
-  /// "unreadable: ...", "not placed: ..." (StateJson's and View's "unaccounted").
-  std::vector<std::vector<std::pair<std::string, std::string>>> unaccounted_
-      TESSERA_GUARDED_BY(mutex_);  // GUARDED_BY
+  const ExtenderOptions options_;
+  const bool api_mode_;  ///< Create: the objects come from the API, Bind writes through it
+  ClusterModel model_ TESSERA_GUARDED_BY(mutex_);
+  GroupVerdicts verdicts_ TESSERA_GUARDED_BY(mutex_);
+  CandidateScores scores_ TESSERA_GUARDED_BY(mutex_);
   /// The nodes Filter passed per pod UID, for Bind's check (filter_pass_seconds).
-  FilterPasses filter_passes_ TESSERA_GUARDED_BY(mutex_);             // GUARDED_BY(mutex_)
-  std::vector<PodDisruptionBudget> pdbs_ TESSERA_GUARDED_BY(mutex_);  // GUARDED_BY(mutex_)
-  std::map<std::string, NodeRecord> nodes_
-      TESSERA_GUARDED_BY(mutex_);  // GUARDED_BY(mutex_), by name
-  std::vector<TopologyPtr> topologies_
-      TESSERA_GUARDED_BY(mutex_);  // GUARDED_BY(mutex_), one per distinct topology
-  std::vector<std::string> warnings_ TESSERA_GUARDED_BY(mutex_);  // GUARDED_BY(mutex_), file mode
-  std::unique_ptr<Metrics> metrics_;               // cells are thread-safe themselves
-  PendingQueue queue_ TESSERA_GUARDED_BY(mutex_);  // GUARDED_BY(mutex_)
-  std::unique_ptr<Headroom> headroom_ TESSERA_GUARDED_BY(mutex_);  // GUARDED_BY(mutex_)
+  FilterPasses filter_passes_ TESSERA_GUARDED_BY(mutex_);
+  std::unique_ptr<Metrics> metrics_;  // cells are thread-safe themselves
+  PendingQueue queue_ TESSERA_GUARDED_BY(mutex_);
+  std::unique_ptr<Headroom> headroom_ TESSERA_GUARDED_BY(mutex_);
+  Preemptor preemptor_ TESSERA_GUARDED_BY(mutex_);
+  std::vector<int> preempt_nodes_ TESSERA_GUARDED_BY(mutex_);  ///< filter's resolvable refusals
 
-  // API mode only (Create); all GUARDED_BY(mutex_).
+  // API mode only (Create).
   LiveOptions live_;
-  bool api_mode_ TESSERA_GUARDED_BY(mutex_) = false;
-  bool loaded_ TESSERA_GUARDED_BY(mutex_) =
-      false;  ///< file loaded, or the first sync came: the model may be built
-  bool dirty_ TESSERA_GUARDED_BY(mutex_) = true;  ///< nodes changed since the model was built
-  SyncStatus sync_ TESSERA_GUARDED_BY(mutex_);    ///< as the cache last said
+  SyncStatus sync_ TESSERA_GUARDED_BY(mutex_);                ///< as the cache last said
   std::set<std::string> binding_ TESSERA_GUARDED_BY(mutex_);  ///< UIDs whose API bind is in flight
   std::condition_variable_any bind_done_;                     ///< signalled when binding_ shrinks
-  std::vector<int> preempt_nodes_
-      TESSERA_GUARDED_BY(mutex_);  ///< filter's scratch: resolvable refusals (kEvict)
-  /// The victims of this extender's own preemptions (kEvict), from the decision until the
-  /// API shows them gone: leaving, before the watch shows them marked and deleted.
-  std::set<std::string> evicting_ TESSERA_GUARDED_BY(mutex_);
-  /// This extender's own nominations (kEvict), preemptor UID → node, until the API shows the
-  /// pod with a nomination (or bound, or gone): an object of the pod written before the
-  /// nomination (kube-scheduler's condition update, in flight) must not make the model forget
-  /// it, or the next filter would preempt again.
-  std::map<std::string, std::string> own_nominations_ TESSERA_GUARDED_BY(mutex_);
   /// The API writes of PreemptionMode::kEvict (null in other modes and in file mode). Last:
   /// destroyed first, so its worker never calls back into a half-destroyed extender.
   std::unique_ptr<Evictor> evictor_;

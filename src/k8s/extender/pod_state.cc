@@ -2,7 +2,14 @@
 
 #include <utility>
 
+#include "k8s/api/objects.h"
+
 namespace tessera::k8s {
+
+int ClassOfRecord(const QosClasses& classes, const PodRecord& r) {
+  auto it = r.meta.labels.find(std::string(kClassKey));
+  return classes.Classify(it == r.meta.labels.end() ? "" : it->second, r.meta.priority);
+}
 
 const char* PodPhaseName(PodPhase phase) {
   switch (phase) {

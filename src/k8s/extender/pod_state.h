@@ -39,6 +39,7 @@
 #include "k8s/hami/annotations.h"
 #include "model/pod.h"
 #include "model/resources.h"
+#include "sched/classes.h"
 
 namespace tessera::k8s {
 
@@ -98,6 +99,10 @@ struct PodRecord {
   /// records last changed before they began).
   uint64_t changed = 0;
 };
+
+/// The class index of a pod record's metadata among `classes`: its label tessera.io/class, else
+/// its priority (QosClasses::Classify).
+int ClassOfRecord(const QosClasses& classes, const PodRecord& r);
 
 /// The pods of one extender by UID, and their transitions. Each transition that can change what
 /// occupies a node returns the names of the nodes concerned (to be placed again).

@@ -9,6 +9,7 @@
 
 #include "k8s/api/json_util.h"
 #include "model/resources.h"
+#include "model/topology_text.h"
 
 namespace tessera::k8s {
 namespace {
@@ -33,6 +34,67 @@ void AddGauge(prometheus::MetricFamily* f, double value, prometheus::Labels labe
 
 }  // namespace
 
+StatusView MakeStatusView(const ClusterModel& model, const PendingQueue& queue,
+                          const Headroom& headroom, const QosClasses& classes, double now,
+                          bool with_fragmentation) {
+  StatusView v;
+  const Cluster& cluster = model.cluster();
+  v.assumed_pods = model.pods().assumed();
+  v.gpu_capacity_milli = cluster.total_gpu_milli();
+  v.gpu_allocated_milli = cluster.allocated_gpu_milli();
+  v.model = model.View();
+  v.models = cluster.models();
+  const TargetWorkload* m = with_fragmentation ? model.engine().workload() : nullptr;
+  v.nodes.reserve(static_cast<size_t>(cluster.size()));
+  for (int n = 0; n < cluster.size(); ++n) {
+    const NodeSpec& s = cluster.spec(n);
+    const NodeState& st = cluster.state(n);
+    StatusView::Node& node = v.nodes.emplace_back();
+    node.gpu_model = s.gpu_model;
+    node.gpu_count = s.gpu_count;
+    node.cpu_left_milli = st.cpu_left;
+    node.memory_left_mib = st.memory_left;
+    node.gpu_free_milli.assign(st.gpu_free.begin(), st.gpu_free.begin() + s.gpu_count);
+    if (s.topology != nullptr) node.topology = FormatCompactTopology(*s.topology);
+    node.model_id = cluster.model_id(n);
+    if (m != nullptr) {
+      node.fragmentation_milli = m->NodeFragmentation(cluster, n);
+      node.stranded_milli = m->NodeStranded(cluster, n);
+    }
+  }
+  const std::vector<int> depth = queue.CountByClass();
+  const QosClasses& qc = queue.classes();
+  for (size_t c = 0; c < qc.classes.size(); ++c) v.classes.push_back({qc.classes[c], depth[c]});
+  std::vector<std::pair<const std::string*, const PendingQueue::Entry*>> queued;
+  for (const auto& [uid, e] : queue.pods()) queued.emplace_back(&uid, &e);
+  std::sort(queued.begin(), queued.end(), [](const auto& a, const auto& b) {
+    return a.second->created_s != b.second->created_s ? a.second->created_s < b.second->created_s
+                                                      : *a.first < *b.first;
+  });
+  for (const auto& [uid, e] : queued) {
+    const PodRecord* r = model.pods().Find(*uid);
+    v.pending.push_back({*uid, e->key, qc.classes[e->cls].name, std::max(0.0, now - e->created_s),
+                         r != nullptr ? r->meta.nominated_node : std::string()});
+  }
+  v.headroom.mode = headroom.options().mode;
+  v.headroom.target_gpus = headroom.target();
+  const std::vector<int64_t>& by_model = model.idle_gpus_by_model();  // idle GPUs per model id
+  v.headroom.idle_gpus = model.idle_gpus();
+  for (size_t k = 0; k < by_model.size(); ++k) {
+    v.headroom.models.push_back(
+        {v.models[k], headroom.model_target(static_cast<int>(k)), by_model[k], true});
+  }
+  for (const auto& [name, gpus] : headroom.options().model_gpus) {
+    if (std::find(v.models.begin(), v.models.end(), name) == v.models.end()) {
+      v.headroom.models.push_back({name, 0, 0, false});
+    }
+  }
+  for (const QosClass& k : classes.classes) {
+    if (k.use_headroom) v.headroom.classes.push_back(k.name);
+  }
+  return v;
+}
+
 std::string WriteStateJson(const StatusView& v) {
   OrderedJson j;
   j["policy"] = v.policy;
@@ -44,7 +106,7 @@ std::string WriteStateJson(const StatusView& v) {
   OrderedJson nodes = OrderedJson::array();
   for (size_t n = 0; n < v.nodes.size(); ++n) {
     const StatusView::Node& s = v.nodes[n];
-    const Extender::ModelView::Node& m = v.model.nodes[n];
+    const ModelView::Node& m = v.model.nodes[n];
     OrderedJson node;
     node["name"] = m.name;
     node["gpu_model"] = s.gpu_model;
@@ -61,7 +123,7 @@ std::string WriteStateJson(const StatusView& v) {
   static constexpr std::array<const char*, 4> kSources = {"annotation", "tessera", "guess",
                                                           "estimate"};
   OrderedJson assignments = OrderedJson::array();
-  for (const Extender::ModelView::Placed& a : v.model.placed) {
+  for (const ModelView::Placed& a : v.model.placed) {
     OrderedJson e;
     e["uid"] = a.uid;
     e["pod"] = a.pod;
@@ -78,7 +140,7 @@ std::string WriteStateJson(const StatusView& v) {
   }
   j["assignments"] = std::move(assignments);
   OrderedJson unaccounted = OrderedJson::array();
-  for (const Extender::ModelView::Unaccounted& u : v.model.unaccounted) {
+  for (const ModelView::Unaccounted& u : v.model.unaccounted) {
     unaccounted.push_back({{"uid", u.uid},
                            {"pod", u.pod},
                            {"node", v.model.nodes[static_cast<size_t>(u.node)].name},
@@ -169,7 +231,7 @@ void AppendModelGauges(const StatusView& v, std::vector<prometheus::MetricFamily
   out->push_back(std::move(model_idle));
   out->push_back(std::move(model_target));
   int blocked = 0;
-  for (const Extender::ModelView::Node& n : v.model.nodes) blocked += n.blocked.empty() ? 0 : 1;
+  for (const ModelView::Node& n : v.model.nodes) blocked += n.blocked.empty() ? 0 : 1;
   prometheus::MetricFamily nodes_blocked =
       GaugeFamily("tessera_nodes_blocked",
                   "Nodes that take no GPU pod because a pod bound to them cannot be fully "

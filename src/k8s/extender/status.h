@@ -2,7 +2,8 @@
 
 // What `tessera serve` says about its model: /state (StateJson) and the gauges of /metrics that
 // describe the model, written from one typed snapshot (StatusView) that the Extender takes
-// under its lock. Pure functions over the view: no lock, no clock, no I/O.
+// under its lock (MakeStatusView). Functions over the view and its inputs: no lock, no clock,
+// no I/O.
 
 #include <prometheus/metric_family.h>
 
@@ -11,7 +12,10 @@
 #include <string>
 #include <vector>
 
-#include "k8s/extender/extender.h"
+#include "k8s/extender/cluster_model.h"
+#include "k8s/extender/pending_queue.h"
+#include "sched/classes.h"
+#include "sched/headroom.h"
 
 namespace tessera::k8s {
 
@@ -36,7 +40,7 @@ struct StatusView {
     int64_t stranded_milli = 0;      ///< with_fragmentation only
   };
   std::vector<Node> nodes;
-  Extender::ModelView model;
+  ModelView model;
   std::vector<std::string> models;  ///< the cluster's GPU model names by id
   struct Class {
     QosClass qos;
@@ -66,6 +70,12 @@ struct StatusView {
   } headroom;
 };
 
+/// The view of `model` with the GPU queue and the headroom beside it, at `now_s` (the queue's
+/// waits); F_n(M) and the stranded GPU per node only `with_fragmentation` (the metrics; /state
+/// does not show them). The caller fills policy, api_mode and gate.
+StatusView MakeStatusView(const ClusterModel& model, const PendingQueue& queue,
+                          const Headroom& headroom, const QosClasses& classes, double now_s,
+                          bool with_fragmentation);
 /// The /state document (Extender::StateJson documents its fields).
 std::string WriteStateJson(const StatusView& v);
 /// The gauges that describe the model (tessera_synced, tessera_idle_gpus, the fragmentation

@@ -60,7 +60,7 @@ struct Decided {
   int quoted;      ///< node index into NodeNameIndex::QuotedNames, or -1 - k for the k-th unknown
                    ///< name
   uint32_t index;  ///< position in the request
-  int reason;      ///< a reason code (Extender::kReason*): reasons[reason], or
+  int reason;      ///< a reason code (node_filter.h, kReason*): reasons[reason], or
                    ///< details[reason - detail_base] from detail_base on
 };
 
