@@ -357,7 +357,7 @@ ApiSnapshot ListSnapshot(k8s::KubeApi& api, const std::string& server) {
 
 Result<std::unique_ptr<k8s::Extender>> MakeFileExtender(const Snapshot& snapshot,
                                                         const k8s::ExtenderOptions& options) {
-  std::vector<k8s::Extender::JsonObject> nodes, pods;
+  std::vector<k8s::JsonObject> nodes, pods;
   for (size_t i = 0; i < snapshot.node_items.size(); ++i) {
     nodes.push_back({&snapshot.node_items[i], snapshot.node_paths[i]});
   }

@@ -23,11 +23,15 @@
 #include "k8s/api/disruption_budget.h"
 #include "k8s/api/kube_api.h"
 #include "k8s/api/objects.h"
+#include "k8s/extender/binder.h"
 #include "k8s/extender/cluster_model.h"
 #include "k8s/extender/evictor.h"
+#include "k8s/extender/extender_options.h"
 #include "k8s/extender/extender_protocol.h"
+#include "k8s/extender/extender_state.h"
 #include "k8s/extender/filter_passes.h"
 #include "k8s/extender/node_filter.h"
+#include "k8s/extender/object_files.h"
 #include "k8s/extender/padded_strings.h"
 #include "k8s/extender/pending_queue.h"
 #include "k8s/extender/pod_state.h"
@@ -57,87 +61,7 @@ class Registry;
 
 namespace tessera::k8s {
 
-struct StatusView;  // k8s/extender/status.h
-
-/// What an API-mode Extender needs besides ExtenderOptions.
-struct LiveOptions {
-  KubeApi* api = nullptr;  ///< not owned; must outlive the Extender
-  /// Before a bind, read the target node's pods from the API (a consistent list by field
-  /// selector) and count every pod it shows bound there that the watch has not delivered yet:
-  /// a lagging or stalled watch, another scheduler's binds, or the previous leader's, can then
-  /// not make this extender hand out a GPU that is taken.
-  bool read_node_before_bind = true;
-};
-
-/// Who carries out a preemption for a GPU pod that fits no node.
-enum class PreemptionMode : uint8_t {
-  /// kube-scheduler: its PostFilter asks the preempt verb, which chooses the victims (Preempt);
-  /// the extender evicts nothing itself. Right for a kube-scheduler whose own filters see the
-  /// GPU resources (not ignoredByScheduler); with deploy/'s configuration its preemption never
-  /// reaches the extender (evictor.h).
-  kVerb,
-  /// The extender: when filter finds no node for a pod that may preempt, it chooses the victims
-  /// and the node as the preempt verb and kube-scheduler would, holds the room for the
-  /// preemptor, and writes what kube-scheduler's preemption writes (Evictor). API mode only.
-  kEvict,
-  /// Nobody: the preempt verb offers no node, filter evicts nothing.
-  kOff,
-};
-
-/// Options of an Extender.
-struct ExtenderOptions {
-  std::string policy = "fgd";  ///< a name MakePolicy knows
-  uint64_t seed = 42;          ///< drives the `random` policy's draws
-  /// Filter and prioritize keep trying the lock this long before they sleep (microseconds;
-  /// util/spin_lock.h).
-  int spin_us = kDefaultSpinMicroseconds;
-  /// Bind only a pod to a node that this extender's own filter passed for that pod UID at most
-  /// this many seconds before (0: no such check). A second wall behind kube-scheduler: a client
-  /// that reaches the port cannot place a pending pod past the scheduler's filters.
-  double filter_pass_seconds = 600;
-  const Clock* clock = nullptr;  ///< not owned; the system clock when null
-  /// The classes of service of the SLO metrics and /state (k8s/extender/pending_queue.h):
-  /// pods by their tessera.io/class label, else by spec.priority; filter and bind read them
-  /// for the headroom (below).
-  QosClasses classes = DefaultQosClasses();
-  /// Pending pods with one of these spec.schedulerName values are in the GPU queue from the
-  /// moment the watch shows them (besides the pods filter or prioritize saw).
-  std::vector<std::string> scheduler_names = {"tessera-scheduler"};
-  /// Whole idle GPUs kept for the classes with use_headroom (sched/headroom.h; its
-  /// min_priority is set from those classes). A pod of a preemptible class below that
-  /// priority is held to it (sched/cycle.h): filter refuses a node where placing it would leave
-  /// fewer idle GPUs than the target, or fewer idle GPUs of the node's model than that model's
-  /// floor (model_gpus; reason "headroom: ...", naming the model for a floor), and bind puts a held
-  /// share on a used GPU when its GPUs would eat the headroom (HeldMayUse, PlaceHeld: the
-  /// replay's rule). On its
-  /// status.nominatedNodeName a held pod is not checked: its preemption freed the GPUs it
-  /// takes there. kStatic keeps `gpus`; kForecast and kBacklog size the target from the
-  /// idle GPUs protected pods take when this extender binds them, and from the GPUs departures
-  /// make idle, on this extender's clock. kNone: nothing is kept.
-  HeadroomOptions headroom;
-  /// The kubelet policy per node pool: the first pool whose selector matches a node sets its
-  /// topology's `kubelet`; a matching node without a known topology keeps none, and that the
-  /// policy cannot be honoured there is logged.
-  std::vector<NodePoolTopology> topology_pools;
-  /// The pods whose request mix is the target workload M of the fgd and tessera policies
-  /// (TargetWorkload::FromPods), e.g. the cluster's own history as `tessera record` writes
-  /// it. Empty: M is rebuilt from the bound pods with the model (below).
-  std::vector<PodSpec> workload;
-  /// Who preempts (PreemptionMode). Pending pods nominated to a node (status.nominatedNodeName,
-  /// whoever wrote it) hold their room there against pods of lower or equal priority in every
-  /// mode, as kube-scheduler holds it for the resources it sees.
-  PreemptionMode preemption = PreemptionMode::kVerb;
-};
-
-/// Upper bounds of the scheduling-wait histogram (creation → bound), in seconds (+Inf is
-/// implicit): from a sub-second LS SLO to half an hour.
-inline constexpr std::array<double, 16> kWaitBuckets = {0.1, 0.25, 0.5, 1,   2.5, 5,   10,   20,
-                                                        30,  60,   120, 300, 600, 900, 1200, 1800};
-
-/// Upper bounds of the request-duration histogram, in seconds (+Inf is implicit); binds wait
-/// for the API server, so the buckets reach seconds.
-inline constexpr std::array<double, 15> kRequestDurationBuckets = {
-    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10};
+struct ExtenderMetrics;  // metrics.h
 
 /// The extender: the verbs of kube-scheduler's extender protocol (filter, prioritize, preempt,
 /// bind) over a cluster model (cluster_model.h: the API's objects → the engine's Cluster, facts
@@ -170,12 +94,6 @@ class Extender final : public ClusterEventSink {
   static Result<std::unique_ptr<Extender>> FromJson(std::string_view nodes_json,
                                                     std::string_view pods_json,
                                                     const ExtenderOptions& options);
-  /// One object of kubectl JSON already parsed, and where it came from for messages
-  /// ("snap.json: items[3]"). The JSON is not owned; it is read during FromObjects only.
-  struct JsonObject {
-    const nlohmann::json* json = nullptr;
-    std::string path;
-  };
   /// FromJson for objects already parsed and sorted by kind (analyze's snapshot reader,
   /// serve's file mode): the Node objects, then the Pod objects, read, accounted and
   /// reported as FromJson does, with each object's path in messages.
@@ -230,7 +148,7 @@ class Extender final : public ClusterEventSink {
   /// File mode: releases the pod with `uid` (it was deleted). False if it held nothing.
   bool Unbind(const std::string& uid);
 
-  /// Chooses preemption victims (k8s/extender/preemption.h, SelectVictims) on each candidate
+  /// Chooses preemption victims (preemptor.h; sched/victims.h, SelectVictims) on each candidate
   /// node of NodeNameToMetaVictims and NodeNameToVictims, among the pods of the model on that
   /// node, with their priority and labels and the budgets of SetDisruptionBudgets. Victims the
   /// scheduler sent are kept; victims are added when they do not free enough. Only nodes with
@@ -304,13 +222,9 @@ class Extender final : public ClusterEventSink {
   std::vector<int> pending_gpu_pods() const;
 
  private:
-  struct Metrics;  // metrics.h: the prometheus-cpp families and cells
-  /// How filter sorts a candidate.
-  enum class Candidate : uint8_t { kFits, kFailed, kUnresolvable };
-
-  Extender(const ExtenderOptions& options, bool api_mode);
+  Extender(const ExtenderOptions& options, const LiveOptions& live);
   /// Filter's loop; the caller holds the lock and decoded `spec` from `pod`. Remembers the
-  /// pod, then calls visit(index, name, node or -1, Candidate, reason) for each candidate
+  /// pod, then calls visit(index, name, node or -1, FilterSection, reason) for each candidate
   /// (node_filter.h's codes; kReasonUnknown for a fit) and counts the rejections. Returns the
   /// PodToSpec error (no candidate visited), or OK. `names_id`: ExtenderArgsRef::names_id (0
   /// when unknown). A node's own explanation is kReasonDetail + k, `(*details)[k]` its text.
@@ -330,69 +244,15 @@ class Extender final : public ClusterEventSink {
   std::string PrioritizeJsonOf(const Pod& pod, std::span<const std::string_view> names,
                                uint64_t names_id);
 
-  /// The headroom's view of pod `uid` of class `cls` (sched/cycle.h: held, at risk, preempts
-  /// instead of waiting); its wait counts from metadata.creationTimestamp, and a pod not in the
-  /// GPU queue is not at risk. Nothing for cls < 0.
-  HeadroomPod HeadroomOfLocked(const std::string& uid, int cls) const TESSERA_REQUIRES(mutex_);
-  /// The headroom gate of a pod in this cycle (the model's idle GPUs now).
-  HeadroomGate GateOfLocked(const HeadroomPod& pod) const TESSERA_REQUIRES(mutex_);
-  /// Forgets pod `uid` (deleted or ended) and places its node again; a release it makes feeds
-  /// the headroom's drain rate (kBacklog), unless it was a preemption's victim (its GPUs go to
-  /// its preemptor).
-  void RemovePodLocked(const std::string& uid) TESSERA_REQUIRES(mutex_);
-  /// Why the verbs refuse to answer (out of sync with the API); none when they may answer.
-  std::optional<std::string> GateLocked() const TESSERA_REQUIRES(mutex_);
-  /// What /state and the model's gauges show (status.h), under the lock; F_n(M) and the
-  /// stranded GPU per node only `with_fragmentation` (the metrics; /state does not show them).
-  StatusView StatusLocked(bool with_fragmentation) const TESSERA_REQUIRES(mutex_);
-  /// Remembers a pod seen by Filter/Prioritize (PodStates::See) and, the first time, counts
-  /// it for the policy's context (Scheduler::Observe).
-  void SeeLocked(const Pod& pod, const PodSpec& spec) TESSERA_REQUIRES(mutex_);
-  /// Why Bind does not place a pod: the result tessera_binds_total counts it under, and what
-  /// the answer says.
-  struct BindRefusal {
-    enum class Kind : uint8_t {
-      kRejected,  ///< it does not fit, or the pod or node is unknown or blocked
-      kRefused,   ///< filter did not pass the node, or the headroom keeps the GPUs
-    };
-    Kind kind = Kind::kRejected;
-    std::string message;
-    const char* result() const { return kind == Kind::kRefused ? "refused" : "rejected"; }
-  };
-  /// File-mode Bind, and API-mode Bind after its API calls: the checks shared by both; none
-  /// when the pod may be bound to the node.
-  std::optional<BindRefusal> CheckBindLocked(const ExtenderBindingArgs& args,
-                                             const std::string& pod_key) const
-      TESSERA_REQUIRES(mutex_);
-  /// Chooses GPUs for `uid` on `node` and assumes it there; none, or why not.
-  std::optional<BindRefusal> AssumeLocked(const std::string& uid, int node, GpuSet* gpus)
-      TESSERA_REQUIRES(mutex_);
-  ExtenderBindingResult BindThroughApi(const ExtenderBindingArgs& args, UniqueMutexLock& lock)
-      TESSERA_REQUIRES(mutex_);
-  double Now() const;
-  /// The pod `uid` is bound (by this extender's Bind, or the watch shows it so): if it was in
-  /// the GPU queue, its wait goes into the wait histogram and the SLO counters.
-  void WaitEndedLocked(const std::string& uid) TESSERA_REQUIRES(mutex_);
-
   mutable Mutex mutex_;
   const ExtenderOptions options_;
-  const bool api_mode_;  ///< Create: the objects come from the API, Bind writes through it
-  ClusterModel model_ TESSERA_GUARDED_BY(mutex_);
+  std::unique_ptr<ExtenderMetrics> metrics_;  // cells are thread-safe themselves
+  /// The cluster model and the queue, headroom and preemptions beside it.
+  ExtenderState state_ TESSERA_GUARDED_BY(mutex_);
   GroupVerdicts verdicts_ TESSERA_GUARDED_BY(mutex_);
   CandidateScores scores_ TESSERA_GUARDED_BY(mutex_);
-  /// The nodes Filter passed per pod UID, for Bind's check (filter_pass_seconds).
-  FilterPasses filter_passes_ TESSERA_GUARDED_BY(mutex_);
-  std::unique_ptr<Metrics> metrics_;  // cells are thread-safe themselves
-  PendingQueue queue_ TESSERA_GUARDED_BY(mutex_);
-  std::unique_ptr<Headroom> headroom_ TESSERA_GUARDED_BY(mutex_);
-  Preemptor preemptor_ TESSERA_GUARDED_BY(mutex_);
+  Binder binder_ TESSERA_GUARDED_BY(mutex_);
   std::vector<int> preempt_nodes_ TESSERA_GUARDED_BY(mutex_);  ///< filter's resolvable refusals
-
-  // API mode only (Create).
-  LiveOptions live_;
-  SyncStatus sync_ TESSERA_GUARDED_BY(mutex_);                ///< as the cache last said
-  std::set<std::string> binding_ TESSERA_GUARDED_BY(mutex_);  ///< UIDs whose API bind is in flight
-  std::condition_variable_any bind_done_;                     ///< signalled when binding_ shrinks
   /// The API writes of PreemptionMode::kEvict (null in other modes and in file mode). Last:
   /// destroyed first, so its worker never calls back into a half-destroyed extender.
   std::unique_ptr<Evictor> evictor_;

@@ -5,7 +5,7 @@
 
 namespace tessera::k8s {
 
-Extender::Metrics::Metrics(const QosClasses& classes) {
+ExtenderMetrics::ExtenderMetrics(const QosClasses& classes) {
   auto& requests = prometheus::BuildCounter()
                        .Name("tessera_requests_total")
                        .Help("Extender HTTP requests, by verb.")
@@ -95,21 +95,21 @@ Extender::Metrics::Metrics(const QosClasses& classes) {
   }
 }
 
-void Extender::Metrics::Waited(int cls, double wait_s) {
+void ExtenderMetrics::Waited(int cls, double wait_s) {
   if (cls < 0 || static_cast<size_t>(cls) >= wait.size()) return;
   wait[cls]->Observe(wait_s);
   if (slo_within[cls] == nullptr) return;
   (wait_s <= slo_s[cls] ? slo_within[cls] : slo_beyond[cls])->Increment();
 }
 
-void Extender::Metrics::Request(std::string_view verb, double seconds) {
+void ExtenderMetrics::Request(std::string_view verb, double seconds) {
   auto it = verbs.find(verb);
   if (it == verbs.end()) it = verbs.find("other");
   it->second.count->Increment();
   it->second.duration->Observe(seconds);
 }
 
-void Extender::Metrics::Bind(std::string_view result) {
+void ExtenderMetrics::Bind(std::string_view result) {
   auto it = binds.find(result);
   if (it != binds.end()) it->second->Increment();
   if (result == "ok") pods_bound->Increment();

@@ -16,12 +16,15 @@
 #include <string_view>
 #include <vector>
 
-#include "k8s/extender/extender.h"
+#include "k8s/extender/extender_options.h"
+#include "k8s/extender/node_filter.h"
+#include "model/fit.h"
+#include "sched/classes.h"
 
 namespace tessera::k8s {
 
-struct Extender::Metrics {
-  explicit Metrics(const QosClasses& classes);
+struct ExtenderMetrics {
+  explicit ExtenderMetrics(const QosClasses& classes);
 
   /// One request of `verb` took `seconds`. Known verbs cost no lock; others count as "other".
   void Request(std::string_view verb, double seconds);

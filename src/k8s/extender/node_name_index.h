@@ -1,7 +1,7 @@
 #pragma once
 
-// The node names of one model (Extender::Rebuild) and what the extender's verbs make of them:
-// the index of a name; a request's candidate names turned into node indices, fast for the
+// The node names of one model (ClusterModel, rebuilt with it) and what the extender's verbs make of
+// them: the index of a name; a request's candidate names turned into node indices, fast for the
 // lists kube-scheduler sends (the same nodes in the same order, request after request); and
 // the names as the JSON pieces the answers are written from.
 //

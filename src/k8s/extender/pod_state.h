@@ -25,7 +25,8 @@
 //  - A bound pod occupies its node whatever its request says; PodRecord::estimated and ::opaque
 //    tell the placement how much of that is known (fail closed).
 // PodStates holds the records and the transitions only; what they take on a node (which GPUs)
-// is the placement's (Extender::PlaceNode). Not thread-safe: the Extender's lock guards it.
+// is the placement's (ClusterModel, cluster_model.h). Not thread-safe: the Extender's lock guards
+// it.
 
 #include <cstdint>
 #include <deque>

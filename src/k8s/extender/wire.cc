@@ -4,8 +4,55 @@
 #include <utility>
 
 #include "k8s/api/json_util.h"
+#include "k8s/extender/node_filter.h"
 
 namespace tessera::k8s {
+
+FilterAnswerBuilder::FilterAnswerBuilder(size_t candidates,
+                                         const std::vector<std::string>* nodes_json)
+    : nodes_json_(nodes_json) {
+  thread_local std::vector<Decided> fits_list, failed_list, unresolvable_list;
+  for (std::vector<Decided>* list : {&fits_list, &failed_list, &unresolvable_list}) {
+    if (list->size() < candidates) list->resize(candidates);
+  }
+  fits_begin_ = fits_end_ = fits_list.data();
+  failed_begin_ = failed_end_ = failed_list.data();
+  unresolvable_begin_ = unresolvable_end_ = unresolvable_list.data();
+  // Known nodes refused are marked with this request's stamp by node index.
+  thread_local std::vector<uint32_t> rejected_stamp;
+  thread_local uint32_t request_stamp = 0;
+  if (++request_stamp == 0) {  // wrapped: forget every mark
+    std::fill(rejected_stamp.begin(), rejected_stamp.end(), 0);
+    request_stamp = 1;
+  }
+  rejected_stamp_ = &rejected_stamp;
+  stamp_ = request_stamp;
+}
+
+size_t FilterAnswerBuilder::ReasonLength(int reason, const std::vector<std::string>& details) {
+  if (reason < kReasonDetail) [[likely]] {
+    return QuotedReasons().length(reason);
+  }
+  while (quoted_details_.size() < details.size()) {
+    std::string q = ":";
+    AppendJsonString(&q, details[quoted_details_.size()]);
+    quoted_details_.Add(q);
+  }
+  return quoted_details_.length(reason - kReasonDetail);
+}
+
+void FilterAnswerBuilder::AppendUnknown(std::string_view name) {
+  AppendJsonString(&unknown_quoted_.emplace_back(), name);
+  bytes_ += unknown_quoted_.back().size() + 1;
+}
+
+std::string FilterAnswerBuilder::Write(const std::string& error) const {
+  return WriteFilterAnswer({std::span<const Decided>(fits_begin_, fits_end_),
+                            std::span<const Decided>(failed_begin_, failed_end_),
+                            std::span<const Decided>(unresolvable_begin_, unresolvable_end_),
+                            *names_, unknown_quoted_, QuotedReasons(), kReasonDetail,
+                            quoted_details_, nodes_json_, bytes_, error});
+}
 
 std::string WriteFilterAnswer(const FilterAnswer& a) {
   static constexpr std::string_view kHead = "{\"Nodes\":";

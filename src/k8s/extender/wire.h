@@ -7,9 +7,11 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include "k8s/extender/padded_strings.h"
@@ -80,6 +82,85 @@ struct FilterAnswer {
 /// The ExtenderFilterResult JSON of `a`: each section lists its candidates in request order;
 /// every item is followed by ',' and the last one is taken back.
 std::string WriteFilterAnswer(const FilterAnswer& a);
+
+/// Where filter puts a candidate: NodeNames, FailedNodes (preemption may help) or
+/// FailedAndUnresolvableNodes.
+enum class FilterSection : uint8_t { kFits, kFailed, kUnresolvable };
+
+/// A filter answer collected as filter decides its candidates (under the model's lock) and
+/// written after the lock is released (WriteFilterAnswer). The decisions go into this thread's
+/// three section lists, kept between requests so that their memory is not allocated each
+/// time; the answer's size is summed as they come. A name the request lists twice is one key of
+/// a failure map: listed once, the first time (as Extender::Filter's maps keep it); NodeNames
+/// keeps every fit. One builder per thread at a time.
+class FilterAnswerBuilder {
+ public:
+  /// For a request of `candidates` names; `nodes_json` non-null: answer Nodes too.
+  FilterAnswerBuilder(size_t candidates, const std::vector<std::string>* nodes_json);
+  /// The model's quoted node names (NodeNameIndex::QuotedNames), before the first Add.
+  void SetNames(std::shared_ptr<const PaddedStrings> names) { names_ = std::move(names); }
+  /// Candidate `i`, `name`, node index `node` (-1: unknown) goes to `section` for `reason` (a
+  /// code of node_filter.h; `details` holds the request's own reasons from kReasonDetail).
+  void Add(size_t i, std::string_view name, int node, FilterSection section, int reason,
+           const std::vector<std::string>& details) __attribute__((always_inline)) {
+    if (section != FilterSection::kFits) {
+      if (node >= 0) [[likely]] {
+        if (static_cast<size_t>(node) >= rejected_stamp_->size()) {
+          rejected_stamp_->resize(static_cast<size_t>(node) + 1);
+        }
+        if ((*rejected_stamp_)[node] == stamp_) return;
+        (*rejected_stamp_)[node] = stamp_;
+      } else if (!rejected_unknown_.insert(name).second) {
+        return;
+      }
+    }
+    int q = node;
+    if (node >= 0) [[likely]] {
+      bytes_ += names_->length(node) + 1;
+    } else {
+      q = -1 - static_cast<int>(unknown_quoted_.size());
+      AppendUnknown(name);
+    }
+    const Decided d{q, static_cast<uint32_t>(i), reason};
+    switch (section) {
+      case FilterSection::kFits:
+        *fits_end_++ = d;
+        if (nodes_json_ != nullptr && i < nodes_json_->size()) {
+          bytes_ += (*nodes_json_)[i].size() + 1;
+        }
+        break;
+      case FilterSection::kFailed:
+        *failed_end_++ = d;
+        bytes_ += ReasonLength(reason, details);
+        break;
+      case FilterSection::kUnresolvable:
+        *unresolvable_end_++ = d;
+        bytes_ += ReasonLength(reason, details);
+        break;
+    }
+  }
+  /// The answer: the sections in request order, or only `error` when it is not empty.
+  std::string Write(const std::string& error) const;
+
+ private:
+  size_t ReasonLength(int reason, const std::vector<std::string>& details);
+  void AppendUnknown(std::string_view name);
+
+  const std::vector<std::string>* nodes_json_;
+  std::shared_ptr<const PaddedStrings> names_;
+  Decided* fits_begin_;
+  Decided* fits_end_;
+  Decided* failed_begin_;
+  Decided* failed_end_;
+  Decided* unresolvable_begin_;
+  Decided* unresolvable_end_;
+  std::vector<uint32_t>* rejected_stamp_;  ///< this thread's marks by node index
+  uint32_t stamp_;                         ///< this request's mark
+  std::unordered_set<std::string_view> rejected_unknown_;
+  std::vector<std::string> unknown_quoted_;
+  PaddedStrings quoted_details_;  ///< ':' and the JSON string of each detail
+  size_t bytes_ = 0;  ///< names, reasons and nodes listed, and their commas (one too many each)
+};
 
 /// One candidate of a prioritize answer: its node (-1: a name no node has) and score 0..10.
 struct ScoredCandidate {
