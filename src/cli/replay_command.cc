@@ -78,7 +78,7 @@ Result<std::vector<ReplayPolicy>> ParsePolicies(const ReplayCliOptions& o) {
   for (const std::string& name : SplitCommaList(text)) {
     Result<ReplayPolicy> p = ReplayPolicyByName(name);
     if (!p) return Error{"--policy: " + p.error().message};
-    if (p->name == "tessera") {
+    if (p->slo_aware) {
       HeadroomOptions& h = p->headroom;
       if (o.headroom_mode == "none") h.mode = HeadroomOptions::Mode::kNone;
       if (o.headroom_mode == "static") h.mode = HeadroomOptions::Mode::kStatic;

@@ -23,6 +23,7 @@ ReplayPolicy TesseraReplayPolicy() {
   p.headroom.bucket_s = 60;    // only how often aged-out backlog peaks leave the window
   p.headroom.quantile = 0.99;  // unused by kBacklog
   p.headroom.factor = 2.5;
+  p.slo_aware = true;
   return p;
 }
 

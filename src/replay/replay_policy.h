@@ -18,6 +18,10 @@ struct ReplayPolicy {
   bool preemption = true;
   double preempt_delay_s = 0;
   HeadroomOptions headroom;
+  /// The SLO-aware policy (TesseraReplayPolicy): the one the command line's headroom,
+  /// preemption-delay and placement settings (--headroom-*, --preempt-delay,
+  /// --tessera-placement) configure; the others are Kubernetes' behaviour as it is.
+  bool slo_aware = false;
 };
 
 /// The tessera replay policy's defaults (docs/REPLAY.md): the `tessera` placement policy
