@@ -198,7 +198,7 @@ Status Extender::FilterCandidatesLocked(const Pod& pod, const Result<PodSpec>& s
   const std::string uid = PodUid(pod);
   const HeadroomPod headroom_pod = state_.HeadroomOf(uid, ClassOfPod(options_.classes, pod));
   const HeadroomGate gate = state_.GateOf(headroom_pod);
-  verdicts_.Begin(request, spec->gpu_spec, gate, details);
+  verdicts_.Begin(state_.model(), state_.headroom(), request, spec->gpu_spec, gate, details);
   const uint8_t mask = RequestMask(request, PodGpuFamilies(pod));
   std::vector<uint64_t>* passed = state_.filter_passes().Begin(
       uid, state_.Now(), state_.model().generation(), state_.model().names().QuotedNames());
@@ -216,7 +216,7 @@ Status Extender::FilterCandidatesLocked(const Pod& pod, const Result<PodSpec>& s
     } else if (const uint8_t flags = state_.model().flags(node) & mask; flags != 0) [[unlikely]] {
       reason = FlagReason(flags);
     } else {
-      const GroupVerdicts::Verdict& v = verdicts_.Of(state_.model(), state_.headroom(), node);
+      const GroupVerdicts::Verdict& v = verdicts_.Of(node);
       reason = v.reason;
       never = v.never && reason >= kReasonDetail;
       if (!v.keeps_headroom && name != pod.nominated_node_name) {

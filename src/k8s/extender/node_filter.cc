@@ -71,17 +71,6 @@ int FlagReason(uint8_t flags) {
   return flags & kNoTessera ? kReasonTesseraFamily : kReasonNvidiaFamily;
 }
 
-bool ResolvableReason(int counted) {
-  if (counted == kReasonHeadroom || counted == kReasonNominated) return true;
-  if (counted < kReasonFit || counted >= kReasonDetail) return false;
-  // A topology shortfall may: ending pods in a domain frees it, and preempt's victim search
-  // checks the fit with the node's topology (a pod no domain of the node could ever hold gets
-  // no victims there).
-  const auto reason = static_cast<FitReason>(counted - kReasonFit);
-  return reason == FitReason::kCpu || reason == FitReason::kMemory || reason == FitReason::kGpu ||
-         reason == FitReason::kGpuMemory || reason == FitReason::kTopology;
-}
-
 std::string ModelHeadroomText(const Headroom& headroom, const Cluster& cluster, int model,
                               int64_t idle) {
   return "headroom: placing the pod here would take idle " +
@@ -90,8 +79,12 @@ std::string ModelHeadroomText(const Headroom& headroom, const Cluster& cluster, 
          std::to_string(headroom.model_target(model)) + " kept, " + std::to_string(idle) + " idle)";
 }
 
-void GroupVerdicts::Begin(const PodRequest& request, std::string_view gpu_spec,
+void GroupVerdicts::Begin(const ClusterModel& model, const Headroom& headroom,
+                          const PodRequest& request, std::string_view gpu_spec,
                           const HeadroomGate& gate, std::vector<std::string>* details) {
+  cluster_ = &model.cluster();
+  scheduler_ = &model.scheduler();
+  headroom_ = &headroom;
   if (++stamp_ == 0) {  // wrapped: forget every stamp
     std::fill(memo_.begin(), memo_.end(), Memo{});
     stamp_ = 1;
@@ -104,21 +97,37 @@ void GroupVerdicts::Begin(const PodRequest& request, std::string_view gpu_spec,
   model_refusals_.clear();
 }
 
-const GroupVerdicts::Verdict& GroupVerdicts::Of(const ClusterModel& model, const Headroom& headroom,
-                                                int node) {
-  const Cluster& cluster = model.cluster();
-  const auto group = static_cast<size_t>(model.scheduler().group_of(node));
+const GroupVerdicts::Verdict& GroupVerdicts::Decide(int node, size_t group) {
   if (group >= memo_.size()) memo_.resize(group + 1);
   Memo& memo = memo_[group];
-  if (memo.stamp == stamp_) return memo.verdict;
   memo.stamp = stamp_;
   Verdict& v = memo.verdict;
-  const PodRequest& request = *request_;
-  v.never = false;
-  const FitReason fit = cluster.Check(node, request);
+  const FitReason fit = cluster_->Check(node, *request_);
   v.reason = kReasonFit + static_cast<int>(fit);
+  v.never = false;
+  v.keeps_headroom = true;
+  v.headroom_reason = kReasonHeadroom;
+  if (fit == FitReason::kFits) {
+    // The headroom depends on the node's state and model too (a group has one of each): once
+    // per group as well.
+    const Headroom::Shortfall why = gate_->MayUse(node, *request_);
+    if (why != Headroom::Shortfall::kNone) [[unlikely]] {
+      v.keeps_headroom = false;
+      if (why == Headroom::Shortfall::kModel) v.headroom_reason = ModelFloor(node);
+    }
+  } else if (fit == FitReason::kGpuModel || fit == FitReason::kGpuMemory ||
+             fit == FitReason::kTopology) [[unlikely]] {
+    Explain(node, fit, &v);
+  }
+  return v;
+}
+
+void GroupVerdicts::Explain(int node, FitReason fit, Verdict* v) {
+  const Cluster& cluster = *cluster_;
+  const PodRequest& request = *request_;
+  const NodeSpec& ns = cluster.spec(node);
   if (fit == FitReason::kGpuModel) {
-    const std::string& node_model = cluster.spec(node).gpu_model;
+    const std::string& node_model = ns.gpu_model;
     auto it = std::find_if(model_refusals_.begin(), model_refusals_.end(),
                            [&](const auto& m) { return m.first == node_model; });
     if (it == model_refusals_.end()) {
@@ -126,50 +135,39 @@ const GroupVerdicts::Verdict& GroupVerdicts::Of(const ClusterModel& model, const
       details_->push_back(ModelRefusal(node_model, gpu_spec_));
       it = model_refusals_.end() - 1;
     }
-    v.reason = it->second;
+    v->reason = it->second;
   } else if (fit == FitReason::kGpuMemory) {
-    const NodeSpec& ns = cluster.spec(node);
     if (ns.gpu_memory_mib > 0 && request.gpu_memory_mib > ns.gpu_memory_mib) {
-      v.reason = kReasonGpuMemoryCapacity;
+      v->reason = kReasonGpuMemoryCapacity;
     }
-  } else if (fit == FitReason::kTopology) [[unlikely]] {
-    const NodeSpec& ns = cluster.spec(node);
-    if (ns.topology != nullptr) {
-      v.reason = kReasonDetail + static_cast<int>(details_->size());
-      details_->push_back(
-          TopologyShortfall(*ns.topology, ns.gpu_count, cluster.state(node), request));
-      // Would preemption help? Only if the pod fits the topology with every GPU free.
-      NodeState empty = cluster.state(node);
-      for (int g = 0; g < ns.gpu_count; ++g) {
-        empty.gpu_free[g] = kMilliPerGpu;
-        empty.gpu_mem_free[g] = static_cast<int32_t>(ns.gpu_memory_mib);
-      }
-      v.never = !TopologyFits(*ns.topology, ns.gpu_count, empty, request);
+  } else if (fit == FitReason::kTopology && ns.topology != nullptr) {
+    v->reason = kReasonDetail + static_cast<int>(details_->size());
+    details_->push_back(
+        TopologyShortfall(*ns.topology, ns.gpu_count, cluster.state(node), request));
+    // Would preemption help? Only if the pod fits the topology with every GPU free.
+    NodeState empty = cluster.state(node);
+    for (int g = 0; g < ns.gpu_count; ++g) {
+      empty.gpu_free[g] = kMilliPerGpu;
+      empty.gpu_mem_free[g] = static_cast<int32_t>(ns.gpu_memory_mib);
     }
+    v->never = !TopologyFits(*ns.topology, ns.gpu_count, empty, request);
   }
-  // The headroom depends on the node's state and model too (a group has one of each): once
-  // per group as well.
-  const Headroom::Shortfall why =
-      v.reason == kReasonFit ? gate_->MayUse(node, request) : Headroom::Shortfall::kNone;
-  v.keeps_headroom = why == Headroom::Shortfall::kNone;
-  v.headroom_reason = kReasonHeadroom;
-  if (why == Headroom::Shortfall::kModel) {
-    const HeadroomIdle node_idle = gate_->IdleOf(node);
-    const int m = node_idle.model;
-    auto it = std::find_if(model_reasons_.begin(), model_reasons_.end(),
-                           [&](const auto& r) { return r.first == m; });
-    if (it == model_reasons_.end()) {
-      model_reasons_.emplace_back(m, kReasonDetail + static_cast<int>(details_->size()));
-      details_->push_back(ModelHeadroomText(headroom, cluster, m, node_idle.model_idle));
-      it = model_reasons_.end() - 1;
-    }
-    v.headroom_reason = it->second;
-  }
-  return v;
 }
 
-int GroupVerdicts::Counted(int reason) const {
-  if (reason < kReasonDetail) return reason;
+int GroupVerdicts::ModelFloor(int node) {
+  const HeadroomIdle node_idle = gate_->IdleOf(node);
+  const int m = node_idle.model;
+  auto it = std::find_if(model_reasons_.begin(), model_reasons_.end(),
+                         [&](const auto& r) { return r.first == m; });
+  if (it == model_reasons_.end()) {
+    model_reasons_.emplace_back(m, kReasonDetail + static_cast<int>(details_->size()));
+    details_->push_back(ModelHeadroomText(*headroom_, *cluster_, m, node_idle.model_idle));
+    it = model_reasons_.end() - 1;
+  }
+  return it->second;
+}
+
+int GroupVerdicts::CountedDetail(int reason) const {
   int counted = kReasonFit + static_cast<int>(FitReason::kTopology);
   for (const auto& [m, code] : model_reasons_) {
     if (code == reason) counted = kReasonHeadroom;

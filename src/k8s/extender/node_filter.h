@@ -51,8 +51,16 @@ uint8_t RequestMask(const PodRequest& request, uint8_t families);
 /// The code of a candidate whose flags meet the mask.
 int FlagReason(uint8_t flags);
 /// Whether preemption may help a node refused for `counted` (FailedNodes rather than
-/// FailedAndUnresolvableNodes).
-bool ResolvableReason(int counted);
+/// FailedAndUnresolvableNodes): not enough cpu, memory, GPU or GPU memory left, a topology
+/// shortfall (ending pods in a domain frees it; preempt's victim search checks the fit with the
+/// node's topology), the headroom, or room held for a nominated pod.
+inline bool ResolvableReason(int counted) {
+  if (counted == kReasonHeadroom || counted == kReasonNominated) return true;
+  if (counted < kReasonFit || counted >= kReasonDetail) return false;
+  const auto reason = static_cast<FitReason>(counted - kReasonFit);
+  return reason == FitReason::kCpu || reason == FitReason::kMemory || reason == FitReason::kGpu ||
+         reason == FitReason::kGpuMemory || reason == FitReason::kTopology;
+}
 /// The refusal of a held pod for the floor of GPU model `model` (an id), naming it, with the
 /// floor and the model's `idle` GPUs.
 std::string ModelHeadroomText(const Headroom& headroom, const Cluster& cluster, int model,
@@ -71,24 +79,43 @@ class GroupVerdicts {
     bool never = false;
   };
 
-  /// A new request: `request` (decoded from a pod allowing GPU models `gpu_spec`) under
-  /// `gate`. Node explanations go to `details` (kReasonDetail + index). The arguments must
-  /// outlive the request's calls.
-  void Begin(const PodRequest& request, std::string_view gpu_spec, const HeadroomGate& gate,
+  /// A new request on `model`: `request` (decoded from a pod allowing GPU models `gpu_spec`)
+  /// under `gate` of `headroom`. Node explanations go to `details` (kReasonDetail + index). The
+  /// arguments must outlive the request's calls.
+  void Begin(const ClusterModel& model, const Headroom& headroom, const PodRequest& request,
+             std::string_view gpu_spec, const HeadroomGate& gate,
              std::vector<std::string>* details);
-  /// The verdict on node `node` (not refused by its flags), decided once per group.
-  const Verdict& Of(const ClusterModel& model, const Headroom& headroom, int node);
+  /// The verdict on node `node` (not refused by its flags), decided once per group: inline
+  /// for the group's other nodes (filter asks once per candidate).
+  const Verdict& Of(int node) {
+    const auto group = static_cast<size_t>(scheduler_->group_of(node));
+    if (group < memo_.size() && memo_[group].stamp == stamp_) [[likely]] {
+      return memo_[group].verdict;
+    }
+    return Decide(node, group);
+  }
   /// What a refusal counts as in tessera_filter_rejections_total: a detail's kind (a topology
   /// shortfall, a model's headroom floor, a model not allowed), else the code itself.
-  int Counted(int reason) const;
+  int Counted(int reason) const { return reason < kReasonDetail ? reason : CountedDetail(reason); }
 
  private:
   struct Memo {
     uint32_t stamp = 0;
     Verdict verdict;
   };
+  int CountedDetail(int reason) const;
+  /// Decides node `node`'s verdict for its group `group` and remembers it.
+  const Verdict& Decide(int node, size_t group);
+  /// A refusal's own explanation (a model not allowed, GPUs with too little memory, a topology
+  /// shortfall) into `v`.
+  [[gnu::noinline]] void Explain(int node, FitReason fit, Verdict* v);
+  /// The detail code of the headroom floor of node `node`'s model.
+  [[gnu::noinline]] int ModelFloor(int node);
   std::vector<Memo> memo_;  ///< by group id; valid where stamp == stamp_
   uint32_t stamp_ = 0;
+  const Cluster* cluster_ = nullptr;
+  const Scheduler* scheduler_ = nullptr;
+  const Headroom* headroom_ = nullptr;
   const PodRequest* request_ = nullptr;
   std::string_view gpu_spec_;
   const HeadroomGate* gate_ = nullptr;

@@ -10,7 +10,7 @@ namespace tessera::k8s {
 
 FilterAnswerBuilder::FilterAnswerBuilder(size_t candidates,
                                          const std::vector<std::string>* nodes_json)
-    : nodes_json_(nodes_json) {
+    : nodes_json_(nodes_json), reasons_(&QuotedReasons()), detail_base_(kReasonDetail) {
   thread_local std::vector<Decided> fits_list, failed_list, unresolvable_list;
   for (std::vector<Decided>* list : {&fits_list, &failed_list, &unresolvable_list}) {
     if (list->size() < candidates) list->resize(candidates);
@@ -29,16 +29,13 @@ FilterAnswerBuilder::FilterAnswerBuilder(size_t candidates,
   stamp_ = request_stamp;
 }
 
-size_t FilterAnswerBuilder::ReasonLength(int reason, const std::vector<std::string>& details) {
-  if (reason < kReasonDetail) [[likely]] {
-    return QuotedReasons().length(reason);
-  }
+size_t FilterAnswerBuilder::DetailLength(int reason, const std::vector<std::string>& details) {
   while (quoted_details_.size() < details.size()) {
     std::string q = ":";
     AppendJsonString(&q, details[quoted_details_.size()]);
     quoted_details_.Add(q);
   }
-  return quoted_details_.length(reason - kReasonDetail);
+  return quoted_details_.length(reason - detail_base_);
 }
 
 void FilterAnswerBuilder::AppendUnknown(std::string_view name) {
@@ -50,8 +47,8 @@ std::string FilterAnswerBuilder::Write(const std::string& error) const {
   return WriteFilterAnswer({std::span<const Decided>(fits_begin_, fits_end_),
                             std::span<const Decided>(failed_begin_, failed_end_),
                             std::span<const Decided>(unresolvable_begin_, unresolvable_end_),
-                            *names_, unknown_quoted_, QuotedReasons(), kReasonDetail,
-                            quoted_details_, nodes_json_, bytes_, error});
+                            *names_, unknown_quoted_, *reasons_, detail_base_, quoted_details_,
+                            nodes_json_, bytes_, error});
 }
 
 std::string WriteFilterAnswer(const FilterAnswer& a) {

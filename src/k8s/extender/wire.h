@@ -143,10 +143,18 @@ class FilterAnswerBuilder {
   std::string Write(const std::string& error) const;
 
  private:
-  size_t ReasonLength(int reason, const std::vector<std::string>& details);
+  size_t ReasonLength(int reason, const std::vector<std::string>& details) {
+    if (reason < detail_base_) [[likely]] {
+      return reasons_->length(reason);
+    }
+    return DetailLength(reason, details);
+  }
+  size_t DetailLength(int reason, const std::vector<std::string>& details);
   void AppendUnknown(std::string_view name);
 
   const std::vector<std::string>* nodes_json_;
+  const PaddedStrings* reasons_;  ///< ':' and the quoted reason, by code (QuotedReasons)
+  int detail_base_;               ///< the first code of the request's own reasons
   std::shared_ptr<const PaddedStrings> names_;
   Decided* fits_begin_;
   Decided* fits_end_;
