@@ -17,8 +17,9 @@ out=${3:-$(mktemp -d)}
 data=${TESSERA_DATA_DIR:-$(cd "$(dirname "$0")/.." && pwd)/../shared/data/alibaba-gpu-v2023/csv}
 [ -d "$data" ] || { echo "frag-compare: no trace at $data" >&2; exit 2; }
 mkdir -p "$out"
-# Builds older than --placements wrote placements.csv without being asked.
-placements_flag() { "$1" frag --help 2>/dev/null | grep -q -- '--placements' && echo --placements; }
+# Builds older than --placements wrote placements.csv without being asked. (grep reads the whole
+# help: with -q it may exit first, and the SIGPIPE of the help fails the pipe under pipefail.)
+placements_flag() { "$1" frag --help 2>/dev/null | grep -- '--placements' >/dev/null && echo --placements; }
 base_flag=$(placements_flag "$base" || true)
 new_flag=$(placements_flag "$new" || true)
 same=0
