@@ -35,6 +35,7 @@ if [ "$with_tests" -eq 1 ]; then
     prometheus                                  # a real Prometheus scrapes tessera serve (e2e)
     python3-jsonschema                          # the Grafana dashboard's schema check (e2e)
     python3-yaml                                # deploy/'s manifests read by the e2e scripts
+    universal-ctags                             # the class-size check (tests/tools/class_sizes.py)
     clang-14 libclang-rt-14-dev                 # libFuzzer, ASan, UBSan: the fuzz harnesses
   )
   # kubectl: a real client for the e2e tests (kubectl prints the Pod/Node JSON the extender is
