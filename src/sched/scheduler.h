@@ -96,6 +96,8 @@ class Scheduler {
   /// a group empties; valid until the next Bind/Unbind. (Read-only; the extender's filter and
   /// prioritize use it to decide one node per group.)
   int group_of(int node) const { return groups_.group_of(node); }
+  /// Every group id is below this (arrays by group id can be sized to it).
+  int group_ids() const { return groups_.ids(); }
   /// The cluster-wide summary a context-using policy sees (Policy::ContextKey).
   const ClusterSummary& summary() const { return counts_.summary(); }
   /// The whole idle GPUs (nothing allocated on them) of the cluster now, kept up to date by

@@ -85,6 +85,10 @@ void GroupVerdicts::Begin(const ClusterModel& model, const Headroom& headroom,
   cluster_ = &model.cluster();
   scheduler_ = &model.scheduler();
   headroom_ = &headroom;
+  // Group ids do not change within a request (no allocation changes during filter).
+  if (memo_.size() < static_cast<size_t>(scheduler_->group_ids())) {
+    memo_.resize(static_cast<size_t>(scheduler_->group_ids()));
+  }
   if (++stamp_ == 0) {  // wrapped: forget every stamp
     std::fill(memo_.begin(), memo_.end(), Memo{});
     stamp_ = 1;
@@ -98,7 +102,6 @@ void GroupVerdicts::Begin(const ClusterModel& model, const Headroom& headroom,
 }
 
 const GroupVerdicts::Verdict& GroupVerdicts::Decide(int node, size_t group) {
-  if (group >= memo_.size()) memo_.resize(group + 1);
   Memo& memo = memo_[group];
   memo.stamp = stamp_;
   Verdict& v = memo.verdict;

@@ -70,10 +70,10 @@ std::string ModelHeadroomText(const Headroom& headroom, const Cluster& cluster, 
 class GroupVerdicts {
  public:
   struct Verdict {
-    int reason = kReasonFit;     ///< kReasonFit + FitReason, a refined kReason*, or a detail
-    bool keeps_headroom = true;  ///< a held pod that fits keeps the headroom there (HeldMayUse)
-    /// Where it does not: kReasonHeadroom, or the detail code of its model's floor.
+    int reason = kReasonFit;  ///< kReasonFit + FitReason, a refined kReason*, or a detail
+    /// Where the headroom refuses: kReasonHeadroom, or the detail code of its model's floor.
     int headroom_reason = kReasonHeadroom;
+    bool keeps_headroom = true;  ///< a held pod that fits keeps the headroom there (HeldMayUse)
     /// Refused for a topology that no freeing of GPUs would satisfy (the pod does not fit it
     /// on the node emptied): unresolvable, where other topology refusals are not.
     bool never = false;
@@ -89,9 +89,8 @@ class GroupVerdicts {
   /// for the group's other nodes (filter asks once per candidate).
   const Verdict& Of(int node) {
     const auto group = static_cast<size_t>(scheduler_->group_of(node));
-    if (group < memo_.size() && memo_[group].stamp == stamp_) [[likely]] {
+    if (memo_[group].stamp == stamp_) [[likely]]
       return memo_[group].verdict;
-    }
     return Decide(node, group);
   }
   /// What a refusal counts as in tessera_filter_rejections_total: a detail's kind (a topology
@@ -111,7 +110,7 @@ class GroupVerdicts {
   [[gnu::noinline]] void Explain(int node, FitReason fit, Verdict* v);
   /// The detail code of the headroom floor of node `node`'s model.
   [[gnu::noinline]] int ModelFloor(int node);
-  std::vector<Memo> memo_;  ///< by group id; valid where stamp == stamp_
+  std::vector<Memo> memo_;  ///< by group id (sized in Begin); valid where stamp == stamp_
   uint32_t stamp_ = 0;
   const Cluster* cluster_ = nullptr;
   const Scheduler* scheduler_ = nullptr;
