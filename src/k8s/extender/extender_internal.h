@@ -1,7 +1,7 @@
 #pragma once
 
-// Helpers shared by extender.cc (file mode, the verbs) and extender_live.cc (API mode).
-// Internal to src/k8s/; pure and thread-safe.
+// Helpers shared by the extender's files (the verbs, the cluster model, its state, bind,
+// preemption, file mode's objects). Internal to src/k8s/; pure and thread-safe.
 
 #include <cstdint>
 #include <string>
